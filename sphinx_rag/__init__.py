@@ -1,0 +1,26 @@
+"""sphinx-rag: serverless semantic + keyword search for Sphinx documentation.
+
+Add ``"sphinx_rag"`` to ``extensions``; ``sphinx-build -b html`` then writes a
+static search index under ``_static/sphinx_rag/``. See ARCHITECTURE.md.
+"""
+
+__version__ = "0.1.0"
+
+
+def setup(app):
+    """Register config values and event handlers (the handlers live in extension.py)."""
+    from . import extension
+    from .config import CONFIG
+
+    app.setup_extension("sphinx.ext.autodoc")  # its events carry the raw docstrings
+    for option in CONFIG:
+        app.add_config_value(option.name, option.default, "html", types=option.types)
+    app.connect("config-inited", extension.on_config_inited)
+    app.connect("builder-inited", extension.on_builder_inited)
+    app.connect("autodoc-process-signature", extension.on_autodoc_signature, priority=400)
+    app.connect("autodoc-process-docstring", extension.on_autodoc_docstring, priority=400)
+    app.connect("doctree-read", extension.on_doctree_read)
+    app.connect("env-purge-doc", extension.on_env_purge_doc)
+    app.connect("env-merge-info", extension.on_env_merge_info)
+    app.connect("build-finished", extension.on_build_finished)
+    return {"version": __version__, "env_version": 1, "parallel_read_safe": True, "parallel_write_safe": True}

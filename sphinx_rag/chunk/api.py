@@ -1,0 +1,142 @@
+"""API chunks from numpydoc docstrings (the ragger-duck format, seed 001).
+
+One chunk for the signature with defaults plus the summaries, then one per
+parameter, return/yield value, attribute, raised exception, and one each for
+See Also, Notes, Examples, References. Every chunk names its fully qualified
+owner in plain words, so that a retrieved ``strategy`` parameter can never be
+mistaken for another class's ``strategy``.
+"""
+
+from __future__ import annotations
+
+import textwrap
+import warnings
+
+from numpydoc.docscrape import NumpyDocString
+
+__all__ = ["DocstringError", "api_chunk_texts", "signature_parameters"]
+
+
+class DocstringError(ValueError):
+    """numpydoc could not parse the docstring (the caller falls back)."""
+
+
+def _join(lines: list[str]) -> str:
+    return textwrap.dedent("\n".join(lines)).strip()
+
+
+def _split_top_level(s: str) -> list[str]:
+    """Split on commas that are not inside brackets or quotes."""
+    parts, depth, quote, cur = [], 0, "", []
+    for ch in s:
+        if quote:
+            if ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append("".join(cur).strip())
+            cur = []
+            continue
+        cur.append(ch)
+    if "".join(cur).strip():
+        parts.append("".join(cur).strip())
+    return parts
+
+
+def signature_parameters(signature: str | None) -> list[str]:
+    """``"(a, b=1, *, c: int = None) -> X"`` -> ``["a", "b (default=1)", "c (default=None)"]``."""
+    if not signature:
+        return []
+    sig = signature.strip()
+    if sig.startswith("("):
+        depth = 0
+        for i, ch in enumerate(sig):
+            depth += ch == "("
+            depth -= ch == ")"
+            if depth == 0:
+                sig = sig[1:i]
+                break
+    out = []
+    for param in _split_top_level(sig):
+        name, _, default = param.partition("=")
+        name = name.split(":")[0].strip()
+        if name in ("self", "cls", "*", "/", ""):
+            continue
+        out.append(f"{name} (default={default.strip()})" if default else name)
+    return out
+
+
+def _describe(name: str, owner: str, desc: list[str], type_: str) -> str:
+    text = f"{name} is described as '{_join(desc)}'" if desc else f"{name} has no description"
+    return text + (f" and has the following type(s): {type_}" if type_ else "")
+
+
+def parse_docstring(docstring: str) -> NumpyDocString:
+    """Parse with numpydoc; numpydoc's own complaints become DocstringError."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return NumpyDocString(docstring)
+        except Exception as exc:  # numpydoc raises ValueError and friends
+            raise DocstringError(str(exc).splitlines()[0]) from exc
+
+
+def api_chunk_texts(fullname: str, objtype: str, docstring: str, signature: str | None = None) -> list[str]:
+    """All chunk texts for one documented object, in docstring order."""
+    doc = parse_docstring(docstring)
+    short = fullname.rsplit(".", 1)[-1]
+    texts = []
+
+    head = [f"{fullname} ({objtype})" if objtype else fullname]
+    params = signature_parameters(signature)
+    if params:
+        head.append(
+            f"The parameters of {short} with their default values when known are: "
+            + ", ".join(params) + "."
+        )
+    summary = _join(doc["Summary"] + [""] + doc["Extended Summary"])
+    if summary:
+        head.append(f"The description of {short} is as follows.\n{summary}")
+    texts.append("\n".join(head))
+
+    for section, label in (("Parameters", "Parameter"), ("Other Parameters", "Parameter")):
+        for p in doc[section]:
+            texts.append(f"{label} {p.name} of {fullname}.\n" + _describe(p.name, fullname, p.desc, p.type))
+    for section, verb in (("Returns", "returned"), ("Yields", "yielded"), ("Receives", "received")):
+        for p in doc[section]:
+            name, type_ = (p.name, p.type) if p.type else ("", p.name)
+            if name:
+                texts.append(f"{name} is {verb} by {fullname}.\n" + _describe(name, fullname, p.desc, type_))
+            else:
+                what = f"A value of type {type_}" if type_ else "A value"
+                desc = f" It is described as '{_join(p.desc)}'" if p.desc else ""
+                texts.append(f"{what} is {verb} by {fullname}.{desc}")
+    for p in doc["Attributes"]:
+        texts.append(f"Attribute {p.name} of {fullname}.\n" + _describe(p.name, fullname, p.desc, p.type))
+    for section, verb in (("Raises", "raised"), ("Warns", "warned")):
+        for p in doc[section]:
+            exc = p.type or p.name
+            desc = f": {_join(p.desc)}" if p.desc else ""
+            texts.append(f"{exc} is {verb} by {fullname}{desc}")
+
+    if doc["See Also"]:
+        lines = []
+        for funcs, desc in doc["See Also"]:
+            names = ", ".join(name for name, _role in funcs)
+            lines.append(f"{names}: {_join(desc)}" if desc else names)
+        texts.append(f"See also, the objects related to {fullname}:\n" + "\n".join(lines))
+    for section, intro in (
+        ("Warnings", f"Warnings about {fullname}:"),
+        ("Notes", f"Notes about {fullname}:"),
+        ("References", f"References for {fullname}:"),
+        ("Examples", f"Here is a usage example of {short} ({fullname}):"),
+    ):
+        body = _join(doc[section]) if isinstance(doc[section], list) else str(doc[section]).strip()
+        if body:
+            texts.append(f"{intro}\n{body}")
+    return texts

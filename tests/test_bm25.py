@@ -1,0 +1,47 @@
+"""BM25 scores must equal rank-bm25's BM25Okapi on the same tokens."""
+
+import numpy as np
+import pytest
+from rank_bm25 import BM25Okapi
+
+from sphinx_rag.assets import load_assets
+from sphinx_rag.bm25 import build_index, edit_distance, typo_candidates
+from sphinx_rag.lexical import tokenize
+
+from conftest import chunks_of
+
+
+def test_matches_rank_bm25_on_demo_chunks(demo_html):
+    corpus = [tokenize(c["text"]) for c in chunks_of(demo_html)]
+    ours, ref = build_index(corpus), BM25Okapi(corpus)
+    queries = ["strategy dummy classifier", "missing values imputation mean", "the of the",
+               "cross validation folds", "fit transform", "regularization alpha ridge"]
+    for q in queries:
+        tokens = tokenize(q)
+        expected = ref.get_scores(tokens)
+        np.testing.assert_allclose(ours.scores(tokens), expected, rtol=1e-5, atol=1e-6)
+        assert expected.max() > 0
+
+
+def test_negative_idf_floor_matches_rank_bm25():
+    corpus = [["common", "rare"], ["common"], ["common", "x"], ["common"]]  # "common" has idf < 0
+    np.testing.assert_allclose(build_index(corpus).scores(["common", "rare"]),
+                               BM25Okapi(corpus).get_scores(["common", "rare"]), rtol=1e-6)
+
+
+def test_assets_round_trip(demo_html):
+    loaded = load_assets(demo_html).bm25
+    corpus = [tokenize(c["text"]) for c in chunks_of(demo_html)]
+    np.testing.assert_array_equal(loaded.scores(["imputer"]), build_index(corpus).scores(["imputer"]))
+
+
+def test_typo_tolerance():
+    assert edit_distance("stratgey", "strategy", 2) == 1  # transposition
+    assert edit_distance("imputer", "imputation", 1) == 2  # over the limit
+    vocab = sorted(["strategy", "stratify", "imputer", "scaler"])
+    assert typo_candidates("stratgy", vocab, lambda t: 1) == [(1, "strategy")]
+    assert typo_candidates("abc", vocab, lambda t: 1) == []  # short terms: no guessing
+    index = build_index([["strategy", "prior"], ["imputer"]])
+    scores = index.scores(["stratgey"])
+    assert scores[0] > 0 and scores[1] == 0
+    assert scores[0] == pytest.approx(index.scores(["strategy"])[0] / 2)

@@ -1,0 +1,76 @@
+"""numpydoc API chunks from a real autodoc + numpydoc build."""
+
+import pytest
+
+from sphinx_rag.chunk.api import api_chunk_texts, signature_parameters
+
+from conftest import chunks_of
+
+
+@pytest.mark.sphinx("html", testroot="api")
+def test_api_chunks_name_their_owner(app):
+    app.build()
+    chunks = chunks_of(app.outdir)
+    texts = {c["text"].split("\n")[0]: c for c in chunks}
+
+    head = texts["apimod.Baseline (class)"]
+    assert "strategy (default='prior'), random_state (default=None)" in head["text"]
+    assert "Predict with simple rules." in head["text"] and "simple baseline" in head["text"]
+
+    param = texts["Parameter strategy of apimod.Baseline."]
+    assert param["kind"] == "api" and param["url"] == "index.html#apimod.Baseline"
+    assert "has the following type(s): {\"most_frequent\", \"prior\", \"uniform\"}, default=\"prior\"" in param["text"]
+    other = texts["Parameter strategy of apimod.Filler."]  # same name, other owner
+    assert "imputation strategy" in other["text"] and other["url"].endswith("#apimod.Filler")
+
+    assert "Attribute classes_ of apimod.Baseline." in texts
+    assert texts["See also, the objects related to apimod.Baseline:"]["text"].endswith("Filler: Fills missing values.")
+    assert "Notes about apimod.Baseline:" in texts
+    assert "References for apimod.Baseline:" in texts
+    assert "Baseline(strategy=\"uniform\")" in texts["Here is a usage example of Baseline (apimod.Baseline):"]["text"]
+
+    # methods get their own chunks, anchored at the method
+    ret = texts["self is returned by apimod.Baseline.fit."]
+    assert ret["url"] == "index.html#apimod.Baseline.fit" and ret["title"] == "API > apimod.Baseline.fit"
+    assert texts["Parameter X of apimod.Baseline.fit."]["kind"] == "api"
+
+    # functions: unnamed returns, yields, raises
+    assert "A value of type tuple of list is returned by apimod.split. It is described as 'Train and test indices.'" in texts
+    assert "A value of type int is yielded by apimod.split. It is described as 'Never, but documented.'" in texts
+    assert "ValueError is raised by apimod.split: If n is negative." in texts
+
+    # the page's own prose is a guide chunk with its heading path
+    intro = [c for c in chunks if c["kind"] == "guide"]
+    assert intro and intro[0]["text"] == "API\nIntro text of the API page."
+    # order and stable ids
+    assert [c["order"] for c in chunks] == list(range(len(chunks)))
+    assert len({c["id"] for c in chunks}) == len(chunks)
+    assert param["id"] == "index#apimod.Baseline:1"
+
+
+def test_signature_parameters():
+    assert signature_parameters("(a, b=1, *, c: dict = {'x': (1, 2)}, **kw) -> int") == [
+        "a", "b (default=1)", "c (default={'x': (1, 2)})", "**kw"]
+    assert signature_parameters(None) == []
+
+
+def test_chunk_texts_without_sphinx():
+    texts = api_chunk_texts("pkg.f", "function", "Summary.\n\nParameters\n----------\nx : int\n    Value.\n", "(x)")
+    assert texts == [
+        "pkg.f (function)\nThe parameters of f with their default values when known are: x.\n"
+        "The description of f is as follows.\nSummary.",
+        "Parameter x of pkg.f.\nx is described as 'Value.' and has the following type(s): int",
+    ]
+
+
+@pytest.mark.sphinx("html", testroot="malformed")
+def test_malformed_docstring_warns_and_falls_back(app, warning):
+    app.build()  # must not raise
+    log = warning.getvalue()
+    assert "numpydoc could not parse the docstring of badmod.broken" in log
+    assert "badmod.py:4" in log  # names the file and line of the object
+    chunks = chunks_of(app.outdir)
+    broken = [c for c in chunks if "badmod.broken" in c["title"]]
+    assert any("Do something useful with x." in c["text"] for c in broken)  # narrative fallback
+    assert any("The same section twice" in c["text"] for c in broken)  # nothing lost
+    assert any(c["text"].startswith("Parameter y of badmod.fine.") for c in chunks)  # others unaffected

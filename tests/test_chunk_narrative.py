@@ -1,0 +1,52 @@
+"""Narrative chunks: inside sections, heading paths, token budget, overlap, exclusions."""
+
+import pytest
+
+from sphinx_rag.chunk.narrative import Block, pack_blocks
+from sphinx_rag.embed import count_tokens, load_tokenizer
+
+from conftest import chunks_of
+
+
+@pytest.mark.sphinx("html", testroot="narrative")
+def test_sections_headers_budget_and_weights(app):
+    app.build()
+    chunks = chunks_of(app.outdir)
+    by_title = {}
+    for c in chunks:
+        by_title.setdefault(c["title"], []).append(c)
+
+    tuning = by_title["User guide > Imputation > Tuning"]
+    assert tuning[0]["url"] == "guide.html#tuning"
+    assert tuning[0]["text"].startswith("User guide > Imputation > Tuning\nChoose the strategy")
+    assert "- mean for symmetric data\n- median for skewed data" in tuning[0]["text"]
+    assert "Note: Imputation statistics are learned on the training set only." in tuning[0]["text"]
+
+    # never across sections: the Imputation chunks hold nothing of Tuning or Scaling
+    for c in by_title["User guide > Imputation"]:
+        assert "cross-validation" not in c["text"] and "Scaling" not in c["text"]
+    # the code block is kept whole
+    assert any('from apimod import Filler\nfiller = Filler(strategy="median")' in c["text"]
+               for c in by_title["User guide > Imputation"])
+
+    # long paragraph split at sentences within the budget (80 tokens, header included) ...
+    tok = load_tokenizer(app.sphinx_rag.model_dir)
+    scaling = by_title["User guide > Scaling"]
+    assert len(scaling) >= 2
+    assert all(count_tokens(tok, c["text"]) <= 80 for c in scaling)
+    # ... with an overlap of whole sentences
+    first_tail = scaling[0]["text"].rsplit(". ", 1)[-1].rstrip(".")
+    assert first_tail in scaling[1]["text"]
+
+    # excluded pages are absent; changelogs are down-weighted by default
+    assert not any(c["doc"].startswith("private/") for c in chunks)
+    assert {c["weight"] for c in chunks if c["doc"] == "changelog"} == {0.3}
+    assert {c["weight"] for c in chunks if c["doc"] == "guide"} == {1.0}
+
+
+def test_pack_blocks_keeps_code_whole_when_it_fits():
+    count = lambda t: len(t.split())  # noqa: E731
+    code = Block("a = 1\nb = 2\nc = 3", code=True)
+    prose = Block(" ".join(["word"] * 25) + ".")
+    texts = pack_blocks("H", [prose, code], count, budget=30, overlap=0)  # 25 + 9 > 29
+    assert texts == ["H\n" + prose.text, "H\na = 1\nb = 2\nc = 3"]

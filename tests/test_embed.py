@@ -1,0 +1,243 @@
+"""Tests for the exported int8 model and the onnxruntime Embedder.
+
+The key check is (b): the weight-only int8 ONNX model must stay practically identical to
+the original fp32 sentence-transformers model on real documentation text, otherwise the
+search ranking (and the browser, which runs the same ONNX file) would drift.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("onnxruntime")
+pytest.importorskip("tokenizers")
+
+from sphinx_rag import export_model as em  # noqa: E402
+from sphinx_rag.embed import Embedder, count_tokens, load_tokenizer  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def cache_root(tmp_path_factory) -> Path:
+    env = os.environ.get("SPHINX_RAG_CACHE")
+    return Path(env) if env else tmp_path_factory.mktemp("sphinx-rag-cache")
+
+
+@pytest.fixture(scope="session")
+def model_dir(cache_root) -> Path:
+    try:
+        return em.cached_model_dir(em.DEFAULT_MODEL, cache_root)
+    except RuntimeError as exc:
+        if "pip install torch" in str(exc):
+            pytest.skip(str(exc))
+        raise
+
+
+@pytest.fixture(scope="session")
+def embedder(model_dir) -> Embedder:
+    return Embedder(model_dir, threads=2)
+
+
+def _doc_passages(limit: int = 400) -> list[str]:
+    """Deterministic documentation passages from installed docstrings (numpy + stdlib).
+
+    Blank-line separated paragraphs, merged until ~200 characters, so the set mixes
+    one-line summaries, parameter sections, examples and long prose.
+    """
+    import argparse
+    import collections
+    import functools
+    import itertools
+    import json as json_mod
+    import logging
+    import pathlib
+    import re
+    import string
+    import subprocess as sp
+    import textwrap
+
+    import numpy.fft
+    import numpy.linalg
+    import numpy.random
+
+    modules = [numpy, numpy.linalg, numpy.fft, argparse, collections, functools,
+               itertools, json_mod, logging, pathlib, re, string, sp, textwrap]
+    objects = []
+    for mod in modules:
+        objects.append(mod)
+        for name in sorted(dir(mod)):
+            if not name.startswith("_"):
+                objects.append(getattr(mod, name, None))
+    objects.append(numpy.random.Generator)
+    objects += [getattr(numpy.random.Generator, n) for n in sorted(dir(numpy.random.Generator))
+                if not n.startswith("_")]
+    seen: set[str] = set()
+    passages: list[str] = []
+    for obj in objects:
+        doc = inspect.getdoc(obj) if obj is not None else None
+        if not doc:
+            continue
+        buf = ""
+        for para in doc.split("\n\n"):
+            para = para.strip()
+            if not para:
+                continue
+            buf = f"{buf}\n\n{para}" if buf else para
+            if len(buf) >= 200:
+                if buf not in seen and len(buf.split()) >= 8:
+                    seen.add(buf)
+                    passages.append(buf)
+                buf = ""
+    # Spread the selection over all sources, deterministically.
+    passages.sort(key=lambda p: hashlib.sha256(p.encode()).hexdigest())
+    return passages[:limit]
+
+
+def test_model_dir_files_and_info(model_dir):
+    for name in ["model.onnx", "tokenizer.json", "vocab.txt", "tokenizer_config.json",
+                 "special_tokens_map.json", "config.json", "model_info.json"]:
+        assert (model_dir / name).is_file(), name
+    info = json.loads((model_dir / "model_info.json").read_text())
+    assert info["format"] == 1
+    assert info["model_id"] == em.DEFAULT_MODEL
+    assert info["dim"] == 384
+    assert info["max_seq_length"] == 256
+    assert info["pooling"] == "mean"
+    assert info["normalize"] is True
+    assert info["do_lower_case"] is True
+    assert info["quantization"] == "weight-int8-per-channel"
+    assert len(info["source_sha256"]) == 64
+    size = (model_dir / "model.onnx").stat().st_size
+    assert 15e6 < size < 30e6, size  # int8, not the 90 MB fp32 export
+
+
+def test_onnx_graph_is_weight_only_int8(model_dir):
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto
+
+    m = onnx.load(str(model_dir / "model.onnx"))
+    big = [t for t in m.graph.initializer if len(t.dims) == 2 and np.prod(t.dims) >= 1024]
+    assert big and all(t.data_type == TensorProto.INT8 for t in big), [
+        (t.name, t.data_type) for t in big if t.data_type != TensorProto.INT8]
+    ops = [n.op_type for n in m.graph.node]
+    assert ops.count("DequantizeLinear") == 36  # 6 layers x (q, k, v, o, ffn in, ffn out)
+    assert "MatMulInteger" not in ops and "DynamicQuantizeLinear" not in ops
+    assert [i.name for i in m.graph.input] == ["input_ids", "attention_mask", "token_type_ids"]
+    assert [o.name for o in m.graph.output] == ["last_hidden_state"]
+
+
+def test_int8_matches_original_model(embedder, model_dir):
+    st = pytest.importorskip("sentence_transformers")
+    passages = _doc_passages(400)
+    assert len(passages) >= 300
+    src = em.resolve_model_source(em.DEFAULT_MODEL)
+    ref_model = st.SentenceTransformer(str(src), device="cpu")
+    assert ref_model.max_seq_length == embedder.max_seq_length
+    ref = ref_model.encode(passages, batch_size=32, convert_to_numpy=True,
+                           normalize_embeddings=True)
+    got = embedder.embed(passages)
+    assert got.shape == (len(passages), 384) and got.dtype == np.float32
+    assert np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
+    cos = (ref * got).sum(axis=1)
+    assert cos.mean() >= 0.999, (cos.mean(), cos.min())
+    assert cos.min() >= 0.99, cos.min()
+
+    queries = np.linspace(0, len(passages) - 1, 50).astype(int)
+    overlaps = []
+    for q in queries:
+        s_ref, s_got = ref @ ref[q], got @ got[q]
+        s_ref[q] = s_got[q] = -np.inf  # a passage is not its own neighbour
+        top_ref = set(np.argsort(-s_ref, kind="stable")[:10])
+        top_got = set(np.argsort(-s_got, kind="stable")[:10])
+        overlaps.append(len(top_ref & top_got) / 10)
+    assert np.mean(overlaps) >= 0.97, np.mean(overlaps)
+
+
+def test_count_tokens_and_truncation(model_dir, embedder):
+    tok = load_tokenizer(model_dir)
+    assert count_tokens(tok, "hello world") == 4  # [CLS] hello world [SEP]
+    long_text = " ".join(f"parameter{i} controls the array shape" for i in range(120))
+    n = count_tokens(tok, long_text)
+    assert n > 256, n
+    assert len(tok.encode(long_text).ids) == 256  # the embedding tokenizer truncates
+    assert len(tok.encode("short").ids) == 3  # ... and does not pad (tokenizer.json pads to 128)
+    vec = embedder.embed([long_text, "short"])
+    assert vec.shape == (2, 384) and np.isfinite(vec).all()
+
+
+def test_batch_and_order_invariance(embedder):
+    texts = _doc_passages(400)[:12] + ["numpy.linalg.svd", "How do I invert a matrix?"]
+    together = embedder.embed(texts, batch_size=4)
+    alone = np.stack([embedder.embed_query(t) for t in texts])
+    assert ((together * alone).sum(axis=1) > 0.9999).all()
+    rev = embedder.embed(texts[::-1], batch_size=32)[::-1]
+    assert ((together * rev).sum(axis=1) > 0.9999).all()
+    again = embedder.embed(texts, batch_size=4)
+    assert np.array_equal(together, again)  # deterministic
+
+    seen = []
+    embedder.embed(texts, batch_size=5, progress=seen.append)
+    assert seen == [5, 10, 14]
+    assert embedder.embed([]).shape == (0, 384)
+
+
+def test_cache_reused_and_no_torch_when_loading(model_dir, cache_root):
+    mtime = (model_dir / "model.onnx").stat().st_mtime_ns
+    again = em.cached_model_dir("all-MiniLM-L6-v2", cache_root)
+    assert again == model_dir
+    assert (again / "model.onnx").stat().st_mtime_ns == mtime
+    # An exported directory can be passed directly.
+    assert em.cached_model_dir(str(model_dir)) == model_dir.resolve()
+
+    code = (
+        "import sys; from sphinx_rag.embed import Embedder; "
+        f"Embedder({str(model_dir)!r}).embed(['x']); "
+        "from sphinx_rag.export_model import cached_model_dir, DEFAULT_MODEL; "
+        f"assert cached_model_dir(DEFAULT_MODEL, {str(cache_root)!r}) == "
+        f"cached_model_dir({str(model_dir)!r}); "
+        "print(any(m in sys.modules for m in ('torch', 'optimum', 'transformers')))"
+    )
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(REPO)] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=env, cwd=str(REPO), timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"
+
+
+def test_sentence_transformers_config(tmp_path):
+    src = em.resolve_model_source(em.DEFAULT_MODEL)
+    cfg = em.read_sentence_transformers_config(src)
+    assert (cfg["pooling"], cfg["normalize"], cfg["max_seq_length"], cfg["dim"]) == (
+        "mean", True, 256, 384)
+    # A plain Hugging Face model directory: mean pooling + normalisation, with a note.
+    (tmp_path / "config.json").write_text(json.dumps({"hidden_size": 8}))
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps({"model_max_length": 10**30}))
+    cfg = em.read_sentence_transformers_config(tmp_path)
+    assert (cfg["pooling"], cfg["normalize"], cfg["max_seq_length"], cfg["dim"]) == (
+        "mean", True, 512, 8)
+    assert cfg["notes"]
+    (tmp_path / "modules.json").write_text(json.dumps([
+        {"path": "", "type": "sentence_transformers.models.Transformer"},
+        {"path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}]))
+    (tmp_path / "1_Pooling").mkdir()
+    (tmp_path / "1_Pooling" / "config.json").write_text(json.dumps(
+        {"pooling_mode_max_tokens": True, "word_embedding_dimension": 8}))
+    with pytest.raises(RuntimeError, match="unsupported pooling"):
+        em.read_sentence_transformers_config(tmp_path)
+
+
+def test_unknown_model_error_is_clear(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(RuntimeError, match=r"could not download model .*local directory"):
+        em.resolve_model_source("nobody/no-such-model-sphinx-rag")
