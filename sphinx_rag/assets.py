@@ -109,6 +109,14 @@ def find_asset_dir(path: Path) -> Path:
     )
 
 
+def load_chunk_records(asset_dir: Path) -> list[dict]:
+    """chunks.json of an existing index of this format (ValueError otherwise)."""
+    manifest = read_json(Path(asset_dir) / "manifest.json")
+    if manifest.get("format_version") != FORMAT_VERSION:
+        raise ValueError("other index format")
+    return read_json(Path(asset_dir) / "chunks.json")
+
+
 def load_assets(path: Path) -> Assets:
     root = find_asset_dir(path)
     manifest = read_json(root / "manifest.json")

@@ -1,10 +1,13 @@
 """Sphinx event handlers: the only module that wires sphinx-rag into a build.
 
-read phase (parallel-safe):  autodoc events stash raw docstrings and signatures;
-                             ``doctree-read`` turns each page into chunks kept on
-                             the environment (purged/merged per document).
-build-finished (main process, HTML builders only): weights, BM25, embeddings and
-                             the static assets under ``_static/sphinx_rag/``.
+read phase (parallel-safe):  autodoc events keep each page's raw docstrings and
+                             signatures on the environment (purged/merged per doc).
+write phase (main process):  ``doctree-resolved`` turns each written page into
+                             chunks (references and ``only`` nodes are resolved by
+                             then, so chunk text reads like the HTML page).
+build-finished (HTML only):  pages not rewritten keep their chunks from the previous
+                             index (as Sphinx's own search index does); then
+                             weights, BM25, embeddings and ``_static/sphinx_rag/``.
 """
 
 from __future__ import annotations
@@ -28,9 +31,7 @@ from .config import CONFIG, ConfigError, unknown_names, validate
 
 logger = logging.getLogger(__name__)
 
-ENV_KEY = "sphinx_rag_chunks"
-_DOCSTRINGS = "sphinx_rag_docstrings"  # env.temp_data: raw docstrings of the page being read
-_SIGNATURES = "sphinx_rag_signatures"
+ENV_KEY = "sphinx_rag_docstrings"  # env attribute: {docname: {fullname: ApiSource}}
 
 
 def _is_html(app) -> bool:
@@ -49,11 +50,12 @@ def on_config_inited(app, config):
 
 
 class _State:
-    """Per-build objects (tokenizer, model dir); created once, before workers fork."""
+    """Per-build objects (tokenizer, model dir) and the chunks of the pages written."""
 
-    model_dir: Path | None = None
-    tokenizer = None
-    budget = 256
+    def __init__(self):
+        self.model_dir: Path | None = None
+        self.budget = 256
+        self.fresh: dict[str, list[Chunk]] = {}
 
 
 def on_builder_inited(app):
@@ -77,15 +79,25 @@ def on_builder_inited(app):
 
 # -- read phase ---------------------------------------------------------------
 
+def _page_sources(env) -> dict:
+    store = getattr(env, ENV_KEY, None)
+    if store is None:
+        store = {}
+        setattr(env, ENV_KEY, store)
+    return store.setdefault(env.docname, {})
+
+
 def on_autodoc_signature(app, what, name, obj, options, signature, return_annotation):
-    app.env.temp_data.setdefault(_SIGNATURES, {})[name] = signature
+    _page_sources(app.env).setdefault(name, {})["signature"] = signature
 
 
 def on_autodoc_docstring(app, what, name, obj, options, lines):
     """Runs before numpydoc rewrites the lines, so we get the raw docstring."""
-    store = app.env.temp_data.setdefault(_DOCSTRINGS, {})
-    previous = store.get(name, (what, "", obj))[1]
-    store[name] = (what, (previous + "\n\n" if previous else "") + "\n".join(lines), obj)
+    source = _page_sources(app.env).setdefault(name, {})
+    previous = source.get("docstring", "")
+    source["docstring"] = (previous + "\n\n" if previous else "") + "\n".join(lines)
+    source["what"] = what
+    source["location"] = _object_location(obj)
 
 
 def _excluded(docname: str, patterns) -> bool:
@@ -108,11 +120,18 @@ def _gallery_source(app, docname: str) -> Path | None:
     return None
 
 
-def _object_location(obj, docname: str, env) -> str:
+def _object_location(obj) -> str:
     try:
         return f"{inspect.getsourcefile(obj)}:{inspect.getsourcelines(obj)[1]}"
     except (TypeError, OSError):
-        return env.doc2path(docname)
+        return ""
+
+
+def _anchor_of(node) -> str:
+    """Id of the nearest enclosing section (for nodes walked out of their section)."""
+    while node is not None and not (isinstance(node, nodes.section) and node.get("ids")):
+        node = node.parent
+    return node["ids"][0] if node is not None else ""
 
 
 def _chunk_page(app, docname: str, doctree) -> list[Chunk]:
@@ -135,10 +154,14 @@ def _chunk_page(app, docname: str, doctree) -> list[Chunk]:
             chunks += [Chunk(doc=docname, anchor=anchor, headings=headings, kind="example", text=t) for t in texts]
         return chunks
 
-    docstrings = app.env.temp_data.get(_DOCSTRINGS, {})
-    signatures = app.env.temp_data.get(_SIGNATURES, {})
+    sources = getattr(app.env, ENV_KEY, {}).get(docname, {})
 
     def api_object(node, headings):
+        if isinstance(node, addnodes.only):  # resolved at write time; decide now for HTML
+            if not app.builder.tags.eval_condition(node["expr"]):
+                return []
+            return chunk_doctree(node, headings=headings, anchor=_anchor_of(node), kind="guide",
+                                 special=api_object, **common)
         if not (isinstance(node, addnodes.desc) and node.get("domain") == "py"):
             return None
         sig = next(iter(node.findall(addnodes.desc_signature)), None)
@@ -148,15 +171,18 @@ def _chunk_page(app, docname: str, doctree) -> list[Chunk]:
         owner = headings if headings and headings[-1] == fullname else headings + [fullname]
         content = next((c for c in node.children if isinstance(c, addnodes.desc_content)), None)
         out: list[Chunk] = []
-        what, raw, obj = docstrings.get(fullname, (node.get("objtype", ""), None, None))
+        source = sources.get(fullname, {})
+        raw = source.get("docstring")
         if raw is not None:
             try:
-                texts = api_chunk_texts(fullname, node.get("objtype", what), raw, signatures.get(fullname))
+                texts = api_chunk_texts(fullname, node.get("objtype", source.get("what", "")), raw,
+                                        source.get("signature"))
                 out = [Chunk(doc=docname, anchor=fullname, headings=owner, kind="api", text=t) for t in texts]
             except DocstringError as exc:
                 logger.warning(
                     f"[sphinx-rag] numpydoc could not parse the docstring of {fullname} "
-                    f"({_object_location(obj, docname, app.env)}): {exc}; falling back to narrative chunks",
+                    f"({source.get('location') or app.env.doc2path(docname)}): {exc}; "
+                    "falling back to narrative chunks",
                     location=docname, type="sphinx_rag", subtype="docstring",
                 )
                 raw = None
@@ -173,32 +199,44 @@ def _chunk_page(app, docname: str, doctree) -> list[Chunk]:
     return chunk_doctree(doctree, kind="guide", special=api_object, **common)
 
 
-def on_doctree_read(app, doctree):
-    if app.sphinx_rag.model_dir is None:
-        return
-    docname = app.env.docname
-    if _excluded(docname, app.config.sphinx_rag_exclude):
-        return
-    chunks = [c for c in _chunk_page(app, docname, doctree) if c.text.strip()]
-    if not hasattr(app.env, ENV_KEY):
-        setattr(app.env, ENV_KEY, {})
-    getattr(app.env, ENV_KEY)[docname] = number_chunks(chunks)
-
-
 def on_env_purge_doc(app, env, docname):
     getattr(env, ENV_KEY, {}).pop(docname, None)
 
 
 def on_env_merge_info(app, env, docnames, other):
+    theirs = getattr(other, ENV_KEY, {})
     mine = getattr(env, ENV_KEY, None)
     if mine is None:
         mine = {}
         setattr(env, ENV_KEY, mine)
-    theirs = getattr(other, ENV_KEY, {})
     mine.update({d: theirs[d] for d in docnames if d in theirs})
 
 
 # -- write phase ----------------------------------------------------------------
+
+def on_doctree_resolved(app, doctree, docname):
+    """Chunk each page as it is written (always in the main process)."""
+    state = getattr(app, "sphinx_rag", None)
+    if state is None or state.model_dir is None or _excluded(docname, app.config.sphinx_rag_exclude):
+        return
+    chunks = [c for c in _chunk_page(app, docname, doctree) if c.text.strip()]
+    state.fresh[docname] = number_chunks(chunks)
+
+
+def _previous_chunks(out_dir: Path) -> dict[str, list[Chunk]]:
+    """Chunks of the last build, by page, for pages this build did not rewrite."""
+    try:
+        records = assets.load_chunk_records(out_dir)
+    except (OSError, ValueError, KeyError):
+        return {}
+    by_doc: dict[str, list[Chunk]] = {}
+    for r in records:
+        anchor = r["url"].partition("#")[2]
+        chunk = Chunk(doc=r["doc"], anchor=anchor, headings=r["headings"], kind=r["kind"], text=r["text"],
+                      order=r["order"], id=r["id"])
+        by_doc.setdefault(r["doc"], []).append(chunk)
+    return by_doc
+
 
 def _weight(docname: str, patterns: dict) -> float:
     weights = [w for p, w in patterns.items() if fnmatch.fnmatch(docname, p)]
@@ -209,17 +247,18 @@ def on_build_finished(app, exception):
     if exception is not None or not _is_html(app) or app.sphinx_rag.model_dir is None:
         return
     cfg = app.config
-    per_doc = getattr(app.env, ENV_KEY, {})
+    out_dir = Path(app.outdir) / assets.ASSET_DIR
+    fresh = app.sphinx_rag.fresh
+    previous = _previous_chunks(out_dir) if set(fresh) != set(app.env.found_docs) else {}
     chunks: list[Chunk] = []
-    for docname in sorted(d for d in per_doc if d in app.env.found_docs):
+    for docname in sorted(app.env.found_docs):
         if _excluded(docname, cfg.sphinx_rag_exclude):
             continue
         weight = _weight(docname, cfg.sphinx_rag_downweight)
-        for chunk in per_doc[docname]:
+        for chunk in fresh.get(docname, previous.get(docname, [])):
             chunk.weight = weight
             chunks.append(chunk)
     urls = {d: app.builder.get_target_uri(d) for d in {c.doc for c in chunks}}
-    out_dir = Path(app.outdir) / "_static" / "sphinx_rag"
     index.build(
         chunks,
         urls=urls,

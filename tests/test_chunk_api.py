@@ -17,26 +17,28 @@ def test_api_chunks_name_their_owner(app):
     assert "strategy (default='prior'), random_state (default=None)" in head["text"]
     assert "Predict with simple rules." in head["text"] and "simple baseline" in head["text"]
 
-    param = texts["Parameter strategy of apimod.Baseline."]
+    param = texts["Parameter strategy of apimod.Baseline (Predict with simple rules)."]
     assert param["kind"] == "api" and param["url"] == "index.html#apimod.Baseline"
-    assert "has the following type(s): {\"most_frequent\", \"prior\", \"uniform\"}, default=\"prior\"" in param["text"]
-    other = texts["Parameter strategy of apimod.Filler."]  # same name, other owner
+    # type and default first (a set of values is named as such), then the description
+    assert param["text"].split("\n")[1] == 'strategy accepts the values {"most_frequent", "prior", "uniform"}, default="prior"'
+    assert param["text"].split("\n")[2] == "strategy is described as 'Strategy to use to generate predictions."
+    other = texts["Parameter strategy of apimod.Filler (Fill missing values)."]  # same name, other owner
     assert "imputation strategy" in other["text"] and other["url"].endswith("#apimod.Filler")
 
-    assert "Attribute classes_ of apimod.Baseline." in texts
+    assert "Attribute classes_ of apimod.Baseline (Predict with simple rules)." in texts
     assert texts["See also, the objects related to apimod.Baseline:"]["text"].endswith("Filler: Fills missing values.")
     assert "Notes about apimod.Baseline:" in texts
     assert "References for apimod.Baseline:" in texts
     assert "Baseline(strategy=\"uniform\")" in texts["Here is a usage example of Baseline (apimod.Baseline):"]["text"]
 
     # methods get their own chunks, anchored at the method
-    ret = texts["self is returned by apimod.Baseline.fit."]
+    ret = texts["self is returned by apimod.Baseline.fit (Fit the baseline)."]
     assert ret["url"] == "index.html#apimod.Baseline.fit" and ret["title"] == "API > apimod.Baseline.fit"
-    assert texts["Parameter X of apimod.Baseline.fit."]["kind"] == "api"
+    assert texts["Parameter X of apimod.Baseline.fit (Fit the baseline)."]["kind"] == "api"
 
     # functions: unnamed returns, yields, raises
-    assert "A value of type tuple of list is returned by apimod.split. It is described as 'Train and test indices.'" in texts
-    assert "A value of type int is yielded by apimod.split. It is described as 'Never, but documented.'" in texts
+    assert "A value of type tuple of list is returned by apimod.split (Split indices in two). It is described as 'Train and test indices.'" in texts
+    assert "A value of type int is yielded by apimod.split (Split indices in two). It is described as 'Never, but documented.'" in texts
     assert "ValueError is raised by apimod.split: If n is negative." in texts
 
     # the page's own prose is a guide chunk with its heading path
@@ -55,11 +57,14 @@ def test_signature_parameters():
 
 
 def test_chunk_texts_without_sphinx():
-    texts = api_chunk_texts("pkg.f", "function", "Summary.\n\nParameters\n----------\nx : int\n    Value.\n", "(x)")
+    doc = "Summary.\n\nParameters\n----------\nx : int, default=2\n    Value.\n"
+    texts = api_chunk_texts("pkg.fit_model", "function", doc, "(x=2)")
     assert texts == [
-        "pkg.f (function)\nThe parameters of f with their default values when known are: x.\n"
-        "The description of f is as follows.\nSummary.",
-        "Parameter x of pkg.f.\nx is described as 'Value.' and has the following type(s): int",
+        "pkg.fit_model (function)\nThe parameters of fit_model with their default values when known are: "
+        "x (default=2).\nThe description of fit_model is as follows.\nSummary.",
+        # the owner in plain words and its summary: the chunk stands on its own
+        "Parameter x of pkg.fit_model (fit model; Summary).\nx has the following type(s): int, default=2\n"
+        "x is described as 'Value.'",
     ]
 
 
@@ -73,4 +78,4 @@ def test_malformed_docstring_warns_and_falls_back(app, warning):
     broken = [c for c in chunks if "badmod.broken" in c["title"]]
     assert any("Do something useful with x." in c["text"] for c in broken)  # narrative fallback
     assert any("The same section twice" in c["text"] for c in broken)  # nothing lost
-    assert any(c["text"].startswith("Parameter y of badmod.fine.") for c in chunks)  # others unaffected
+    assert any(c["text"].startswith("Parameter y of badmod.fine (Return y unchanged).") for c in chunks)  # others unaffected

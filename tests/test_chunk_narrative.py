@@ -38,6 +38,10 @@ def test_sections_headers_budget_and_weights(app):
     first_tail = scaling[0]["text"].rsplit(". ", 1)[-1].rstrip(".")
     assert first_tail in scaling[1]["text"]
 
+    # definition lists keep their terms apart from their definitions
+    assert by_title["User guide > Strategies"][0]["text"] == (
+        "User guide > Strategies\n- mean: Replace by the column mean.\n- median: Replace by the column median.")
+
     # excluded pages are absent; changelogs are down-weighted by default
     assert not any(c["doc"].startswith("private/") for c in chunks)
     assert {c["weight"] for c in chunks if c["doc"] == "changelog"} == {0.3}

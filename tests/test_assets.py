@@ -1,0 +1,49 @@
+"""The static index: hashes in the manifest, determinism, parallel builds."""
+
+import hashlib
+import json
+from pathlib import Path
+
+import numpy as np
+
+from sphinx_rag.assets import ASSET_DIR, load_assets
+from sphinx_rag.index import quantize_vectors
+
+from conftest import DEMO, build_site
+
+
+def _files(html: Path) -> dict[str, bytes]:
+    root = html / ASSET_DIR
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_manifest_lists_every_index_file_with_its_hash(demo_html):
+    manifest = json.loads((demo_html / ASSET_DIR / "manifest.json").read_text())
+    assert manifest["format_version"] == 1
+    assert manifest["model"]["dim"] == 384 and manifest["model"]["max_seq_length"] == 256
+    for name, entry in manifest["files"].items():
+        data = (demo_html / ASSET_DIR / name).read_bytes()
+        assert entry == {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}, name
+    assets = load_assets(demo_html)
+    assert assets.vectors_i8.shape == (manifest["counts"]["chunks"], 384)
+    norms = np.linalg.norm(assets.vectors_i8.astype(np.float64) * assets.scales[:, None], axis=1)
+    np.testing.assert_allclose(norms, 1.0, atol=0.01)  # normalized vectors survive int8
+
+
+def test_rebuild_in_parallel_is_byte_identical(demo_html, tmp_path):
+    again = build_site(DEMO, tmp_path / "html", "-j", "2", "-d", str(tmp_path / "doctrees"))
+    first, second = _files(demo_html), _files(again)
+    index_files = {k for k in first if not k.endswith((".js", ".mjs", ".wasm", ".css"))}
+    assert index_files and index_files <= set(second)
+    for name in sorted(index_files):
+        assert first[name] == second[name], name
+
+
+def test_int8_vectors_keep_the_direction():
+    rng = np.random.default_rng(0)
+    v = rng.normal(size=(20, 384)).astype(np.float32)
+    v /= np.linalg.norm(v, axis=1, keepdims=True)
+    q, s = quantize_vectors(v)
+    approx = q.astype(np.float32) * s[:, None]
+    cos = (approx * v).sum(1) / np.linalg.norm(approx, axis=1)
+    assert cos.min() > 0.9999
