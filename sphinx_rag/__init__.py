@@ -9,7 +9,7 @@ __version__ = "0.1.0"
 
 def setup(app):
     """Register config values and event handlers (the handlers live in extension.py)."""
-    from . import extension
+    from . import extension, searchbar
     from .config import CONFIG
 
     app.setup_extension("sphinx.ext.autodoc")  # its events carry the raw docstrings
@@ -19,8 +19,10 @@ def setup(app):
     app.connect("builder-inited", extension.on_builder_inited)
     app.connect("autodoc-process-signature", extension.on_autodoc_signature, priority=400)
     app.connect("autodoc-process-docstring", extension.on_autodoc_docstring, priority=400)
-    app.connect("doctree-read", extension.on_doctree_read)
+    app.connect("doctree-resolved", extension.on_doctree_resolved)
     app.connect("env-purge-doc", extension.on_env_purge_doc)
     app.connect("env-merge-info", extension.on_env_merge_info)
     app.connect("build-finished", extension.on_build_finished)
-    return {"version": __version__, "env_version": 1, "parallel_read_safe": True, "parallel_write_safe": True}
+    app.connect("builder-inited", searchbar.on_builder_inited)
+    app.connect("build-finished", searchbar.on_build_finished, priority=600)  # after the index is written
+    return {"version": __version__, "env_version": 2, "parallel_read_safe": True, "parallel_write_safe": True}

@@ -24,6 +24,8 @@ __all__ = ["FORMAT_VERSION", "ASSET_DIR", "write_assets", "load_assets", "Assets
 
 FORMAT_VERSION = 1
 ASSET_DIR = Path("_static") / "sphinx_rag"
+_UMASK = os.umask(0)
+os.umask(_UMASK)
 MODEL_FILES = ("model.onnx", "model_info.json", "tokenizer.json", "vocab.txt")
 
 
@@ -46,6 +48,7 @@ def _write(path: Path, data: bytes) -> dict:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
     with os.fdopen(fd, "wb") as f:
         f.write(data)
+    os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600: web servers run as other users
     os.replace(tmp, path)
     return {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
 

@@ -60,11 +60,35 @@ class BM25Index:
 
     def scores(self, tokens: list[str]) -> np.ndarray:
         """BM25 score of every chunk for the (already tokenized) query."""
+        return self._scores(tokens, {t: self.query_terms([t]) for t in dict.fromkeys(tokens)})
+
+    def _scores(self, tokens: list[str], terms: dict) -> np.ndarray:
         out = np.zeros(self.n_docs, dtype=np.float64)
-        for tid, weight in self.query_terms(tokens):
-            lo, hi = self.offsets[tid], self.offsets[tid + 1]
-            out[self.docs[lo:hi]] += weight * self.impacts[lo:hi].astype(np.float64)
+        for token in tokens:
+            for tid, weight in terms[token]:
+                lo, hi = self.offsets[tid], self.offsets[tid + 1]
+                out[self.docs[lo:hi]] += weight * self.impacts[lo:hi].astype(np.float64)
         return out
+
+    def keyword_scores(self, tokens: list[str]) -> np.ndarray:
+        """BM25 times coverage: the share of the query's distinct known terms a chunk has.
+
+        Coverage is Lucene's classic "coord" factor. It separates a chunk that
+        matches every part of "strategy parameter of a dummy classifier" from a
+        longer one matching fewer (demo docs: fused MRR@10 0.772 -> 0.789;
+        neutral on the scikit-learn API questions, see eval/RESULTS.md).
+        """
+        terms = {t: self.query_terms([t]) for t in dict.fromkeys(tokens)}
+        known = [ids for ids in terms.values() if ids]
+        hits = np.zeros(self.n_docs, dtype=np.float64)
+        for ids in known:
+            has = np.zeros(self.n_docs, dtype=bool)
+            for tid, _ in ids:
+                has[self.docs[self.offsets[tid]:self.offsets[tid + 1]]] = True
+            hits += has
+        if not known:
+            return hits
+        return self._scores(tokens, terms) * (hits / len(known))
 
 
 def build_index(corpus: list[list[str]], *, k1=K1, b=B, epsilon=EPSILON) -> BM25Index:

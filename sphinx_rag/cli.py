@@ -31,11 +31,117 @@ def _search(args) -> int:
     return 0
 
 
+def _manifest_llm(searcher) -> dict:
+    """``manifest["settings"]["llm"]`` of the built site, or {} (read defensively)."""
+    settings = searcher.assets.manifest.get("settings")
+    llm = settings.get("llm") if isinstance(settings, dict) else None
+    return llm if isinstance(llm, dict) else {}
+
+
+def _ask(args) -> int:
+    from . import llm
+    from .retrieve import Searcher
+
+    searcher = Searcher(args.build_dir, fusion=args.fusion)
+    site = _manifest_llm(searcher)
+
+    def setting(name, flag, default=None, kind=str):
+        value = flag if flag is not None else site.get(name)
+        if value is None or value == "" or isinstance(value, bool):
+            return default
+        try:
+            return kind(value) if kind is not str or isinstance(value, str) else default
+        except (TypeError, ValueError):
+            return default
+
+    endpoint = setting("endpoint", args.endpoint)
+    if not isinstance(endpoint, str):
+        print("[sphinx-rag] no LLM endpoint: pass --endpoint URL (e.g. http://127.0.0.1:8080/v1 for "
+              "llama.cpp, http://127.0.0.1:11434/v1 for Ollama), or set sphinx_rag_llm = "
+              "{\"endpoint\": ..., \"model\": ...} in conf.py and rebuild.", file=sys.stderr)
+        return 2
+    try:
+        endpoint = llm.normalize_endpoint(endpoint)
+    except ValueError as exc:
+        print(f"[sphinx-rag] {exc}", file=sys.stderr)
+        return 2
+    model = setting("model", args.model)
+    timeout = setting("timeout", args.timeout, llm.DEFAULTS["timeout"], float)
+    temperature = setting("temperature", args.temperature, llm.DEFAULTS["temperature"], float)
+    max_tokens = setting("max_context_tokens", args.max_context_tokens,
+                         llm.DEFAULTS["max_context_tokens"], int)
+    prompt = setting("prompt", None, llm.DEFAULT_PROMPT)
+    project = setting("project", args.project, "documented")
+
+    results = searcher.search(args.question, k=args.k)
+    if not results:
+        print("no results: nothing to ask the LLM about")
+        return 0
+    try:
+        built = llm.build_messages(args.question, results, project=project, prompt=prompt,
+                                   max_context_tokens=max_tokens)
+    except ValueError as exc:  # a bad prompt in the manifest
+        print(str(exc), file=sys.stderr)
+        return 2
+    sent = built.passages
+    print("Retrieved passages:")
+    for n, r in enumerate(results, start=1):
+        note = "" if n <= len(sent) else "  (not sent: over max_context_tokens)"
+        print(f"[{n}] {r.title} \u2014 {r.url}{note}")
+    print(flush=True)
+    if not sent:
+        print(f"[sphinx-rag] warning: no passage fits in max_context_tokens={max_tokens}; "
+              "the LLM gets the question alone (raise --max-context-tokens)", file=sys.stderr)
+
+    code = 0
+    written = ["\n"]  # the last text written to stdout
+    try:
+        if not model:
+            models = llm.list_models(endpoint, timeout=timeout)
+            if len(models) != 1:
+                offered = ", ".join(models) or "none"
+                raise llm.LLMError(f"no LLM model given: pass --model NAME (the server at {endpoint} "
+                                   f"offers: {offered}) or set sphinx_rag_llm[\"model\"].")
+            model = models[0]
+
+        def on_token(text: str):
+            sys.stdout.write(text)
+            sys.stdout.flush()
+            written.append(text)
+
+        llm.stream_chat(endpoint, model, built.messages, temperature=temperature, timeout=timeout,
+                        on_token=on_token)
+    except llm.LLMError as exc:
+        if not written[-1].endswith("\n"):
+            sys.stdout.write("\n")
+            written.append("\n")
+        sys.stdout.flush()
+        print(f"[sphinx-rag] {exc}", file=sys.stderr, flush=True)
+        code = 3
+    if len(written) > 1:  # something was streamed: end it with a blank line
+        print("" if written[-1].endswith("\n") else "\n")
+    print("Sources:")
+    for n, r in enumerate(sent, start=1):
+        print(f"[{n}] {r.title} \u2014 {r.url}")
+    return code
+
+
 def _export(args) -> int:
     from .export_model import export_model
 
     out = export_model(args.model, args.out_dir)
     print(f"exported {args.model} -> {out}")
+    return 0
+
+
+def _evaluate(args) -> int:
+    from .evaluate import evaluate, format_table, load_questions
+
+    report = evaluate(args.build_dir, load_questions(args.questions), methods=args.methods.split(","))
+    print(format_table(report, title=args.title or str(args.questions)))
+    if args.json_out:
+        with open(args.json_out, "w", encoding="utf-8") as f:
+            json.dump(report, f, indent=1)
     return 0
 
 
@@ -50,6 +156,30 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print a JSON list of results")
     p.add_argument("--fusion", choices=("rrf", "bm25", "dense"), help="override the site's fusion method")
     p.set_defaults(func=_search)
+
+    p = sub.add_parser("evaluate", help="Recall@k / MRR@10 of each fusion method on a question set")
+    p.add_argument("build_dir")
+    p.add_argument("questions", help="JSON list of {id, question, style, relevant: [{url, text_contains}]}")
+    p.add_argument("--methods", default="bm25,dense,rrf")
+    p.add_argument("--title", default="")
+    p.add_argument("--json-out", help="also write the full report (per question) as JSON")
+    p.set_defaults(func=_evaluate)
+
+    p = sub.add_parser("ask", help="answer a question with a local LLM from the site's search results")
+    p.add_argument("build_dir", help="the HTML output directory of sphinx-build")
+    p.add_argument("question")
+    p.add_argument("--endpoint", help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1 "
+                   "(default: sphinx_rag_llm of the built site)")
+    p.add_argument("--model", help="model name (default: the site's, else the server's only model)")
+    p.add_argument("--k", type=int, default=8, help="passages retrieved (default 8)")
+    p.add_argument("--timeout", type=float, help="seconds without any data from the server before "
+                   "giving up (default: the site's, else 60)")
+    p.add_argument("--temperature", type=float, help="sampling temperature (default: the site's, else 0.1)")
+    p.add_argument("--max-context-tokens", type=int,
+                   help="the model's context window (default: the site's, else 4096)")
+    p.add_argument("--project", help="project name in the prompt (default: the site's)")
+    p.add_argument("--fusion", choices=("rrf", "bm25", "dense"), help="override the site's fusion method")
+    p.set_defaults(func=_ask)
 
     p = sub.add_parser("export-model", help="export a model to int8 ONNX (for CI caches)")
     p.add_argument("model", help="Hugging Face model id or local sentence-transformers directory")

@@ -49,10 +49,9 @@ def _weights(v):
 
 
 def _llm(v):
-    allowed = {"endpoint", "model", "max_context_tokens", "temperature", "timeout", "prompt"}
-    bad = sorted(set(v) - allowed)
-    if bad:
-        return f"has unknown keys {bad}; allowed: {sorted(allowed)}"
+    from .llm import llm_settings  # raises ConfigError with the full explanation
+
+    llm_settings(v)
     return None
 
 

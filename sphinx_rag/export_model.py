@@ -364,7 +364,7 @@ def _export_fp32(src: Path, out: Path) -> Path:
     except ImportError as exc:
         raise _err(
             "exporting a model needs `pip install torch==2.13.0 'sphinx-rag[export]'` "
-            f"({exc}); or point sphinx_rag_model at an exported model directory"
+            f"({exc}); or pass the directory of an already exported model instead"
         ) from exc
     main_export(
         str(src),
@@ -400,12 +400,12 @@ def export_model(model: str, out_dir: str | os.PathLike) -> Path:
     src = resolve_model_source(model)
     cfg = read_sentence_transformers_config(src)
     sha = source_sha256(src)
-    out_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="sphinx-rag-export-") as tmp:
         tmp = Path(tmp)
         fp32 = _export_fp32(src, tmp)
         m = onnx.load(str(fp32))
         quantize_weights_int8(m)
+        out_dir.mkdir(parents=True, exist_ok=True)
         onnx.save(m, str(out_dir / "model.onnx"))
         for name in TOKENIZER_FILES:
             for cand in (src / name, tmp / name):

@@ -28,6 +28,7 @@ from .chunk.api import DocstringError, api_chunk_texts
 from .chunk.gallery import gallery_chunk_texts
 from .chunk.narrative import chunk_doctree, page_title
 from .config import CONFIG, ConfigError, unknown_names, validate
+from .llm import browser_settings
 
 logger = logging.getLogger(__name__)
 
@@ -271,6 +272,7 @@ def on_build_finished(app, exception):
             "chunk_tokens": app.sphinx_rag.budget,
             "chunk_overlap": cfg.sphinx_rag_chunk_overlap,
             "sphinx_rag_version": __version__,
+            "llm": browser_settings(cfg.sphinx_rag_llm, cfg.project),
         },
         batch_size=cfg.sphinx_rag_embed_batch_size,
         threads=cfg.sphinx_rag_threads or None,

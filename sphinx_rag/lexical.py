@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["STOP_WORDS", "tokenize", "stem", "word_parts"]
+__all__ = ["STOP_WORDS", "tokenize", "stem", "word_parts", "split_words", "fold"]
 
 # Small on purpose: words such as "not", "default" or "none" matter in API docs.
 STOP_WORDS = frozenset(
@@ -32,22 +32,26 @@ STOP_WORDS = frozenset(
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 
 
-def _fold(text: str) -> str:
+def fold(text: str) -> str:
+    """NFKD without combining marks: ``café`` -> ``cafe``."""
     decomposed = unicodedata.normalize("NFKD", text)
     return "".join(c for c in decomposed if unicodedata.category(c) != "Mn")
 
 
-def _words(text: str) -> list[str]:
-    words, current = [], []
+def split_words(text: str) -> list[tuple[str, bool]]:
+    """Text cut into (piece, is_word) runs; joining the pieces gives the text back."""
+    pieces: list[tuple[str, bool]] = []
     for char in text:
-        if char == "_" or char.isalnum():
-            current.append(char)
-        elif current:
-            words.append("".join(current))
-            current = []
-    if current:
-        words.append("".join(current))
-    return words
+        is_word = char == "_" or char.isalnum()
+        if pieces and pieces[-1][1] == is_word:
+            pieces[-1] = (pieces[-1][0] + char, is_word)
+        else:
+            pieces.append((char, is_word))
+    return pieces
+
+
+def _words(text: str) -> list[str]:
+    return [piece for piece, is_word in split_words(text) if is_word]
 
 
 def stem(token: str) -> str:
@@ -80,7 +84,7 @@ def _keep(token: str) -> bool:
 def tokenize(text: str) -> list[str]:
     """Text -> BM25 tokens (with repetitions, in reading order)."""
     tokens: list[str] = []
-    for word in _words(_fold(text)):
+    for word in _words(fold(text)):
         parts = word_parts(word)
         whole = word.lower().strip("_")
         if len(parts) > 1 and _keep(whole):

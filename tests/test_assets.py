@@ -24,6 +24,7 @@ def test_manifest_lists_every_index_file_with_its_hash(demo_html):
     for name, entry in manifest["files"].items():
         data = (demo_html / ASSET_DIR / name).read_bytes()
         assert entry == {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}, name
+        assert (demo_html / ASSET_DIR / name).stat().st_mode & 0o044 == 0o044, name  # readable by a web server
     assets = load_assets(demo_html)
     assert assets.vectors_i8.shape == (manifest["counts"]["chunks"], 384)
     norms = np.linalg.norm(assets.vectors_i8.astype(np.float64) * assets.scales[:, None], axis=1)

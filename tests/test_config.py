@@ -16,6 +16,7 @@ def test_defaults_are_valid():
     ("sphinx_rag_exclude", [1], "glob patterns"),
     ("sphinx_rag_downweight", {"changelog*": 2}, "weights in (0, 1]"),
     ("sphinx_rag_llm", {"endpont": "x"}, "unknown keys ['endpont']"),
+    ("sphinx_rag_llm", {"endpoint": "http://127.0.0.1:8080"}, "'model'] is required"),
 ])
 def test_bad_values_get_clear_errors(name, value, message):
     with pytest.raises(ConfigError) as info:

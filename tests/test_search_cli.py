@@ -19,7 +19,7 @@ def test_dummy_classifier_strategy_question_finds_its_parameter_first(demo_html)
     assert [r["rank"] for r in results] == [1, 2, 3, 4, 5]
     assert set(results[0]) == {"rank", "score", "url", "title", "kind", "text", "id"}
     top = results[0]
-    assert top["text"].startswith("Parameter strategy of mlkit.dummy.DummyClassifier.")
+    assert top["text"].startswith("Parameter strategy of mlkit.dummy.DummyClassifier (")
     assert top["url"].endswith("mlkit.dummy.DummyClassifier.html#mlkit.dummy.DummyClassifier")
     assert top["kind"] == "api"
     # the imputer's strategy, if present, ranks below

@@ -203,8 +203,8 @@ class DummyClassifier(BaseEstimator):
         -------
         proba : ndarray of shape (n_samples, n_classes)
             Probability of each class for each sample, where classes are
-            ordered as they are in :attr:`classes_`. With the "prior"
-            strategy every row equals :attr:`class_prior_`.
+            ordered as they are in ``classes_``. With the "prior"
+            strategy every row equals ``class_prior_``.
         """
         check_is_fitted(self, "classes_")
         n = _num_samples(X)
@@ -366,7 +366,7 @@ class DummyRegressor(BaseEstimator):
         Returns
         -------
         y_pred : ndarray of shape (n_samples,)
-            Predicted target values for X, all equal to :attr:`constant_`.
+            Predicted target values for X, all equal to ``constant_``.
         """
         check_is_fitted(self, "constant_")
         return np.full(_num_samples(X), self.constant_)

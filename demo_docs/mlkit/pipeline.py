@@ -76,7 +76,12 @@ class Pipeline(BaseEstimator):
 
     @property
     def named_steps(self):
-        """Access the steps by name."""
+        """Dictionary mapping each step name to its estimator object.
+
+        The mapping is rebuilt from ``steps`` on every access, so it always
+        reflects the current steps. Use it to inspect a fitted step, e.g.
+        ``pipe.named_steps["standardscaler"].mean_``.
+        """
         return dict(self.steps)
 
     @property
@@ -85,7 +90,7 @@ class Pipeline(BaseEstimator):
 
     @property
     def classes_(self):
-        """The class labels of the final step."""
+        """Class labels of the final step, when that step is a classifier."""
         return self.steps[-1][1].classes_
 
     def get_params(self, deep=True):
@@ -289,7 +294,7 @@ def _name_estimators(estimators):
 
 
 def make_pipeline(*steps, verbose=False):
-    """Construct a :class:`Pipeline` from the given estimators.
+    """Construct a pipeline from the given estimators.
 
     This is a shorthand for the :class:`Pipeline` constructor; it does not
     require, and does not permit, naming the estimators. Instead, their

@@ -1,0 +1,582 @@
+// @ts-check
+/**
+ * The "Ask" action of the search dialog: the question and the top passages of the
+ * current results go to an OpenAI-compatible LLM server (llm.js: buildMessages +
+ * streamChat, on the main thread), and the streamed answer is rendered with
+ * renderMarkdown (DOM nodes only, never innerHTML), its [n] citations linked to the
+ * cited passages, above a "Sources" list of the passages sent.
+ *
+ * Settings: the site's (`manifest.json` settings.llm, passed in by the backend, no
+ * request of its own) under the reader's override, kept in localStorage under
+ * STORAGE_KEY as {endpoint, model, timeout?} — the only thing ever stored. With
+ * neither, the Ask button is hidden; the gear button's settings panel lets a reader
+ * enable it. The only request made is to the configured endpoint (llm.js may also
+ * probe `<endpoint>/models` once, to tell a stopped server from a CORS refusal).
+ *
+ * State for tests and tools: the answer section's `data-state` is idle | searching |
+ * waiting | streaming | done | error (then `data-error-kind` is llm.js's error kind),
+ * and `timings` ({start, firstToken, end}, performance.now() ms) describes the last
+ * answer. The panel is `window.sphinxRag.ask`.
+ *
+ * @module ask
+ */
+
+import { DEFAULTS, LLMError, buildMessages, normalizeEndpoint, renderMarkdown, streamChat } from "./llm.js";
+import { displayText } from "./highlight.js";
+
+/** localStorage key of the reader's own settings. */
+export const STORAGE_KEY = "sphinx-rag-llm";
+/** Passages offered to the model, as `sphinx-rag ask --k` (fewer if the context is small). */
+export const ASK_PASSAGES = 8;
+const PREFIX = "sphinx-rag";
+
+/**
+ * @typedef {{endpoint: string, model: string, timeout?: number}} ReaderSettings
+ * @typedef {import("./llm.js").LLMSettings & {source: "site" | "reader"}} Settings
+ * @typedef {{title: string, url: string, text: string, id?: string}} Passage
+ * @typedef {{start: number, firstToken: number | null, end: number | null}} Timings
+ */
+
+/** @param {unknown} v */
+function positive(v) {
+  return typeof v === "number" && Number.isFinite(v) && v > 0;
+}
+
+/** The `localStorage` of the page, or null where it is unavailable (sandboxed frames...). */
+export function pageStorage() {
+  try {
+    return globalThis.localStorage ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The reader's settings from storage, or null (none, or unreadable).
+ * @param {Storage | null} storage
+ * @returns {ReaderSettings | null}
+ */
+export function readReaderSettings(storage) {
+  let value;
+  try {
+    const raw = storage?.getItem(STORAGE_KEY);
+    if (!raw) return null;
+    value = JSON.parse(raw);
+  } catch {
+    return null;
+  }
+  if (!value || typeof value !== "object" || typeof value.endpoint !== "string" || !value.endpoint.trim()) {
+    return null;
+  }
+  /** @type {ReaderSettings} */
+  const out = { endpoint: value.endpoint.trim(), model: typeof value.model === "string" ? value.model.trim() : "" };
+  if (positive(value.timeout)) out.timeout = value.timeout;
+  return out;
+}
+
+/**
+ * The site's LLM settings (manifest settings.llm) if they name an endpoint, else null.
+ * @param {unknown} site
+ * @returns {Record<string, any> | null}
+ */
+export function siteLLM(site) {
+  const s = /** @type {any} */ (site);
+  return s && typeof s === "object" && typeof s.endpoint === "string" && s.endpoint.trim() ? s : null;
+}
+
+/**
+ * What an answer uses: the site's settings with the reader's endpoint, model and timeout
+ * on top; prompt, context size and temperature stay the site's (or Python's defaults).
+ * Null when neither names an endpoint (Ask is off).
+ * @param {unknown} site  manifest settings.llm ({} when the site set none)
+ * @param {ReaderSettings | null} reader
+ * @param {string} [project]  the project name, when the site settings have none
+ * @returns {Settings | null}
+ */
+export function effectiveSettings(site, reader, project = "") {
+  const s = siteLLM(site);
+  if (!reader && !s) return null;
+  const num = (/** @type {unknown} */ v, /** @type {number} */ d) => (typeof v === "number" && Number.isFinite(v) ? v : d);
+  return {
+    endpoint: reader ? reader.endpoint : /** @type {any} */ (s).endpoint,
+    model: reader ? reader.model : String(s?.model ?? ""),
+    max_context_tokens: num(s?.max_context_tokens, DEFAULTS.max_context_tokens),
+    temperature: num(s?.temperature, DEFAULTS.temperature),
+    timeout: reader?.timeout ?? (positive(s?.timeout) ? s?.timeout : DEFAULTS.timeout),
+    prompt: typeof s?.prompt === "string" && s.prompt ? s.prompt : DEFAULTS.prompt,
+    project: (typeof s?.project === "string" && s.project) || project || "documented",
+    source: reader ? "reader" : "site",
+  };
+}
+
+/**
+ * @param {string} tag
+ * @param {Record<string, string>} [attrs]
+ * @param {(Node | string)[]} [children]
+ * @returns {HTMLElement}
+ */
+function h(tag, attrs = {}, children = []) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
+  for (const c of children) el.append(c); // strings become text nodes
+  return el;
+}
+
+/** An inline SVG gear (settings): a ring, a hub and eight square teeth. */
+function gearIcon() {
+  const ns = "http://www.w3.org/2000/svg";
+  const svg = document.createElementNS(ns, "svg");
+  svg.setAttribute("viewBox", "0 0 24 24");
+  svg.setAttribute("aria-hidden", "true");
+  svg.setAttribute("class", `${PREFIX}-icon ${PREFIX}-gear-icon`);
+  const circle = (/** @type {string} */ r) => {
+    const c = document.createElementNS(ns, "circle");
+    c.setAttribute("cx", "12");
+    c.setAttribute("cy", "12");
+    c.setAttribute("r", r);
+    return c;
+  };
+  const teeth = document.createElementNS(ns, "path");
+  let d = "";
+  for (let k = 0; k < 8; k++) {
+    const a = (k * Math.PI) / 4;
+    const p = (/** @type {number} */ r) => `${(12 + r * Math.cos(a)).toFixed(2)} ${(12 + r * Math.sin(a)).toFixed(2)}`;
+    d += `M${p(6.5)} L${p(9.6)} `;
+  }
+  teeth.setAttribute("d", d.trim());
+  teeth.setAttribute("stroke-width", "3.4");
+  teeth.setAttribute("stroke-linecap", "butt");
+  svg.append(circle("6.6"), circle("2.4"), teeth);
+  return svg;
+}
+
+/**
+ * The part of SearchDialog the panel uses.
+ * @typedef {{input: HTMLInputElement, bar: HTMLElement, askSlot: HTMLElement, listbox: HTMLElement,
+ *            results: Passage[], resultListeners: ((q: string, r: any[], m: string) => void)[],
+ *            close(): void}} DialogLike
+ */
+
+export class AskPanel {
+  /**
+   * @param {{dialog: DialogLike, siteRoot: URL, project?: string, storage?: Storage | null}} options
+   */
+  constructor({ dialog, siteRoot, project = "", storage = pageStorage() }) {
+    this.dialog = dialog;
+    this.siteRoot = siteRoot;
+    this.project = project;
+    this.storage = storage;
+    /** manifest settings.llm, once the index is read */
+    /** @type {Record<string, any>} */
+    this.site = {};
+    this.siteKnown = false;
+    /** @type {AbortController | null} */
+    this.controller = null;
+    this.run = 0;
+    /** @type {string | null} a question waiting for its search results */
+    this.pending = null;
+    /** @type {Timings | null} */
+    this.timings = null;
+    this.build();
+    this.update();
+  }
+
+  /** Settings of the next answer, or null when Ask is off. */
+  settings() {
+    return effectiveSettings(this.site, readReaderSettings(this.storage), this.project);
+  }
+
+  /** The site's settings arrived (manifest settings; `llm` is {} when the site set none). @param {any} settings */
+  setSiteSettings(settings) {
+    const llm = settings && typeof settings === "object" ? settings.llm : null;
+    this.site = llm && typeof llm === "object" ? llm : {};
+    this.siteKnown = true;
+    this.update();
+  }
+
+  build() {
+    const id = (/** @type {string} */ s) => `${PREFIX}-${s}`;
+    const d = this.dialog;
+
+    // -- the bar: Ask and the gear, before the close button ----------------------------------
+    const shortcut = /Mac|iPhone|iPad/.test(navigator.platform || navigator.userAgent) ? "⌘Enter" : "Ctrl+Enter";
+    this.askButton = h("button", {
+      type: "button",
+      class: id("askbutton"),
+      "aria-keyshortcuts": "Control+Enter Meta+Enter",
+      title: `Ask the LLM, from the results below (${shortcut})`,
+      hidden: "",
+    }, ["Ask"]);
+    this.gearButton = h("button", {
+      type: "button",
+      class: id("gear"),
+      "aria-label": "Answer settings",
+      "aria-expanded": "false",
+      "aria-controls": id("settings"),
+      title: "Answer settings (LLM server)",
+    }, [gearIcon()]);
+    const closeButton = d.bar.querySelector(`.${PREFIX}-close`);
+    d.bar.insertBefore(this.askButton, closeButton);
+    d.bar.insertBefore(this.gearButton, closeButton);
+
+    // -- the settings panel, below the bar ------------------------------------------------------
+    const field = (/** @type {string} */ name, /** @type {string} */ label, /** @type {Record<string, string>} */ attrs) => {
+      const input = /** @type {HTMLInputElement} */ (h("input", {
+        id: id(`llm-${name}`), name, type: "text", autocomplete: "off", spellcheck: "false", ...attrs,
+      }));
+      return { input, row: h("div", { class: id("field") }, [h("label", { for: input.id }, [label]), input]) };
+    };
+    const endpoint = field("endpoint", "Endpoint URL", {
+      inputmode: "url", autocapitalize: "off", placeholder: "http://127.0.0.1:11434/v1",
+      "aria-describedby": id("settings-site"),
+    });
+    const model = field("model", "Model", { autocapitalize: "off", placeholder: "e.g. gemma3" });
+    const timeout = field("timeout", "Timeout (s)", { type: "number", min: "0.1", step: "any", inputmode: "decimal" });
+    this.endpointInput = endpoint.input;
+    this.modelInput = model.input;
+    this.timeoutInput = timeout.input;
+    this.siteNote = h("p", { id: id("settings-site"), class: id("settings-site") });
+    this.settingsMessage = h("p", { class: id("settings-message"), role: "status" });
+    this.resetButton = h("button", { type: "button", class: id("reset") }, ["Reset to site default"]);
+    const closeSettings = h("button", { type: "button", class: id("settings-close") }, ["Close"]);
+    this.form = /** @type {HTMLFormElement} */ (h("form", {
+      id: id("settings"), class: id("settings"), "aria-label": "Answer settings", hidden: "", novalidate: "",
+    }, [
+      h("p", { class: id("settings-intro") }, [
+        "“Ask” sends your question and the passages found to an OpenAI-compatible LLM server, " +
+        "usually one on your own machine (llama.cpp’s llama-server, Ollama). These settings are " +
+        "kept in this browser only.",
+      ]),
+      h("div", { class: id("fields") }, [endpoint.row, model.row, timeout.row]),
+      this.siteNote,
+      this.settingsMessage,
+      h("div", { class: id("settings-actions") }, [
+        h("button", { type: "submit", class: id("save") }, ["Save"]), this.resetButton, closeSettings,
+      ]),
+    ]));
+    d.bar.after(this.form);
+
+    // -- the answer (the dialog's askSlot, between the status line and the results) ---------------
+    this.slot = d.askSlot;
+    this.slot.setAttribute("data-state", "idle");
+    this.heading = h("p", { class: id("ask-title") });
+    this.stopButton = h("button", { type: "button", class: id("stop"), hidden: "" }, ["Stop"]);
+    const dismiss = h("button", { type: "button", class: id("ask-dismiss"), "aria-label": "Close the answer" }, ["×"]);
+    this.answer = h("div", { class: id("answer"), "aria-live": "polite", "aria-busy": "false" });
+    this.note = h("p", { class: id("ask-note"), role: "alert", hidden: "" });
+    this.sourcesList = h("ol", { class: id("sources-list") });
+    this.sources = h("div", { class: id("sources"), hidden: "" }, [
+      h("p", { class: id("sources-title"), id: id("sources-title") }, ["Sources"]),
+      this.sourcesList,
+    ]);
+    this.sourcesList.setAttribute("aria-labelledby", id("sources-title"));
+    this.disclaimer = h("p", { class: id("ask-disclaimer"), hidden: "" });
+    this.slot.append(
+      h("div", { class: id("ask-head") }, [this.heading, this.stopButton, dismiss]),
+      this.answer, this.note, this.sources, this.disclaimer,
+    );
+
+    // -- events ---------------------------------------------------------------------------------
+    this.askButton.addEventListener("click", () => this.ask());
+    this.gearButton.addEventListener("click", () => (this.form.hidden ? this.openSettings() : this.closeSettings()));
+    this.form.addEventListener("submit", (e) => {
+      e.preventDefault();
+      this.save();
+    });
+    this.form.addEventListener("keydown", (e) => {
+      if (e.key === "Escape") { // close the panel, not the dialog
+        e.preventDefault();
+        e.stopPropagation();
+        this.closeSettings();
+      }
+    });
+    this.resetButton.addEventListener("click", () => this.reset());
+    closeSettings.addEventListener("click", () => this.closeSettings());
+    this.stopButton.addEventListener("click", () => this.stop());
+    dismiss.addEventListener("click", () => {
+      this.stop();
+      this.pending = null;
+      this.slot.hidden = true;
+      this.slot.setAttribute("data-state", "idle");
+      d.input.focus();
+    });
+    this.slot.addEventListener("click", (e) => {
+      const a = /** @type {HTMLElement} */ (e.target).closest?.("a");
+      if (a && !(e instanceof MouseEvent && (e.ctrlKey || e.metaKey || e.shiftKey || e.button !== 0))) {
+        d.close(); // same-page links only change the hash: do not leave the dialog open
+      }
+    });
+    d.input.addEventListener("input", () => {
+      if (this.pending !== null && d.input.value.trim() !== this.pending) { // the question changed
+        this.pending = null;
+        this.slot.hidden = true;
+        this.slot.setAttribute("data-state", "idle");
+      }
+    });
+    d.resultListeners.push((query, results) => {
+      if (this.pending !== null && query === this.pending) {
+        this.pending = null;
+        this.start(query, results);
+      }
+    });
+  }
+
+  /** Show the Ask button when an endpoint is configured; refresh the panel's texts. */
+  update() {
+    const settings = this.settings();
+    this.askButton.hidden = !settings;
+    const site = siteLLM(this.site);
+    this.siteNote.textContent = site
+      ? `Site default: ${site.endpoint}, model ${site.model}.`
+      : this.siteKnown
+        ? "This site sets no LLM server: enter yours to enable “Ask”."
+        : "";
+    this.resetButton.toggleAttribute("disabled", !readReaderSettings(this.storage));
+  }
+
+  openSettings() {
+    const reader = readReaderSettings(this.storage);
+    const settings = this.settings();
+    this.endpointInput.value = settings?.endpoint ?? "";
+    this.modelInput.value = settings?.model ?? "";
+    this.timeoutInput.value = reader?.timeout ? String(reader.timeout) : "";
+    this.timeoutInput.placeholder = String(settings?.timeout ?? DEFAULTS.timeout);
+    this.showSettingsMessage("");
+    this.update();
+    this.form.hidden = false;
+    this.gearButton.setAttribute("aria-expanded", "true");
+    this.endpointInput.focus();
+  }
+
+  closeSettings() {
+    this.form.hidden = true;
+    this.gearButton.setAttribute("aria-expanded", "false");
+    this.gearButton.focus();
+  }
+
+  /** @param {string} message @param {HTMLInputElement} [invalid] the field at fault */
+  showSettingsMessage(message, invalid) {
+    this.settingsMessage.textContent = message;
+    this.settingsMessage.toggleAttribute("data-error", Boolean(invalid));
+    for (const input of [this.endpointInput, this.modelInput, this.timeoutInput]) {
+      if (input === invalid) input.setAttribute("aria-invalid", "true");
+      else input.removeAttribute("aria-invalid");
+    }
+    invalid?.focus();
+  }
+
+  save() {
+    let endpoint;
+    try {
+      endpoint = normalizeEndpoint(this.endpointInput.value);
+    } catch (err) {
+      const message = this.endpointInput.value.trim()
+        ? `The endpoint URL is not valid: ${/** @type {Error} */ (err).message}.`
+        : "Enter the endpoint URL of the LLM server, e.g. http://127.0.0.1:8080/v1 (llama.cpp) " +
+          "or http://127.0.0.1:11434/v1 (Ollama); or use “Reset to site default”.";
+      this.showSettingsMessage(message, this.endpointInput);
+      return;
+    }
+    const model = this.modelInput.value.trim();
+    if (!model) {
+      this.showSettingsMessage("Enter the model name the server serves (Ollama: see `ollama list`; " +
+        "llama.cpp’s llama-server accepts any name).", this.modelInput);
+      return;
+    }
+    /** @type {ReaderSettings} */
+    const value = { endpoint, model };
+    const rawTimeout = this.timeoutInput.value.trim();
+    if (rawTimeout) {
+      const t = Number(rawTimeout);
+      if (!positive(t)) {
+        this.showSettingsMessage("The timeout must be a number of seconds above 0, e.g. 60.", this.timeoutInput);
+        return;
+      }
+      value.timeout = t;
+    }
+    try {
+      this.storage?.setItem(STORAGE_KEY, JSON.stringify(value));
+      if (!this.storage) throw new Error("no localStorage");
+    } catch (err) {
+      this.showSettingsMessage(`The settings could not be saved in this browser (${/** @type {Error} */ (err).message}).`,
+        this.endpointInput);
+      return;
+    }
+    this.update();
+    this.form.hidden = true;
+    this.gearButton.setAttribute("aria-expanded", "false");
+    this.dialog.input.focus();
+  }
+
+  reset() {
+    try {
+      this.storage?.removeItem(STORAGE_KEY);
+    } catch {
+      // nothing stored, then
+    }
+    const site = siteLLM(this.site);
+    this.endpointInput.value = site?.endpoint ?? "";
+    this.modelInput.value = site?.model ?? "";
+    this.timeoutInput.value = "";
+    this.timeoutInput.placeholder = String(positive(site?.timeout) ? site?.timeout : DEFAULTS.timeout);
+    this.update();
+    this.showSettingsMessage(site ? "Using the site’s default LLM settings." : "No LLM server is set: “Ask” is off.");
+    this.gearButton.focus(); // the reset button is now disabled
+  }
+
+  /** The Ask action (button, Ctrl/Cmd+Enter): answer the question in the search box. */
+  ask() {
+    const question = this.dialog.input.value.trim();
+    if (!this.settings()) {
+      this.openSettings();
+      return;
+    }
+    if (!question) {
+      this.dialog.input.focus();
+      return;
+    }
+    this.stop();
+    const box = this.dialog.listbox;
+    if (box.getAttribute("data-query") === question) {
+      this.start(question, this.dialog.results);
+      return;
+    }
+    // The results of this question are not in yet: answer when they are.
+    this.pending = question;
+    this.resetAnswer(question);
+    this.slot.setAttribute("data-state", "searching");
+    this.answer.append(h("p", { class: `${PREFIX}-waiting` }, ["Searching the documentation…"]));
+  }
+
+  stop() {
+    this.controller?.abort();
+  }
+
+  /** Clear the answer area for a new question. @param {string} question */
+  resetAnswer(question) {
+    this.run++;
+    this.slot.hidden = false;
+    this.slot.removeAttribute("data-error-kind");
+    this.heading.replaceChildren(h("span", { class: `${PREFIX}-ask-label` }, ["Answer"]), " to ",
+      h("q", {}, [question]));
+    this.answer.replaceChildren();
+    this.note.hidden = true;
+    this.note.textContent = "";
+    this.sources.hidden = true;
+    this.sourcesList.replaceChildren();
+    this.disclaimer.hidden = true;
+    this.stopButton.hidden = true;
+  }
+
+  /** @param {string} text @param {string} kind */
+  showNote(text, kind) {
+    this.note.hidden = false;
+    this.note.textContent = text;
+    this.note.setAttribute("data-kind", kind);
+  }
+
+  /**
+   * Ask the model about `results` (the top ASK_PASSAGES of them).
+   * @param {string} question @param {Passage[]} results
+   */
+  async start(question, results) {
+    const settings = this.settings();
+    if (!settings) return;
+    this.stop();
+    this.resetAnswer(question);
+    const run = this.run;
+    const state = (/** @type {string} */ s) => this.slot.setAttribute("data-state", s);
+    const passages = results.slice(0, ASK_PASSAGES);
+    if (!passages.length) {
+      state("done");
+      this.showNote(`No search results for “${question}”: nothing to ask the model about.`, "empty");
+      return;
+    }
+    let built;
+    try {
+      built = buildMessages(question, passages, settings);
+    } catch (err) {
+      state("error");
+      this.slot.setAttribute("data-error-kind", "invalid");
+      this.showNote(/** @type {Error} */ (err).message, "invalid");
+      return;
+    }
+    const sent = built.passages;
+    const urls = sent.map((p) => new URL(p.url, this.siteRoot).href);
+    this.renderSources(sent, urls);
+    if (!sent.length) {
+      this.showNote(`No passage fits in max_context_tokens=${settings.max_context_tokens}: the model ` +
+        "gets the question alone.", "warning");
+    }
+    const controller = new AbortController();
+    this.controller = controller;
+    const timings = /** @type {Timings} */ ({ start: performance.now(), firstToken: null, end: null });
+    this.timings = timings;
+    state("waiting");
+    this.answer.setAttribute("aria-busy", "true");
+    this.answer.replaceChildren(h("p", { class: `${PREFIX}-waiting` }, [`Asking ${settings.model}…`]));
+    this.stopButton.hidden = false;
+    let text = "";
+    const render = () => {
+      this.answer.replaceChildren(renderMarkdown(text, {
+        doc: document,
+        citationUrl: (n) => urls[n - 1] ?? null,
+      }));
+    };
+    try {
+      await streamChat({
+        endpoint: settings.endpoint,
+        model: settings.model,
+        messages: built.messages,
+        temperature: settings.temperature,
+        timeoutMs: settings.timeout * 1000,
+        signal: controller.signal,
+        onToken: (piece) => {
+          if (run !== this.run) return;
+          if (timings.firstToken === null) {
+            timings.firstToken = performance.now();
+            state("streaming");
+          }
+          text += piece;
+          render();
+        },
+      });
+      if (run !== this.run) return;
+      if (!text.trim()) this.showNote(`${settings.model} returned an empty answer.`, "empty");
+      state("done");
+    } catch (err) {
+      if (run !== this.run) return;
+      const e = err instanceof LLMError ? err : new LLMError("invalid", String(/** @type {any} */ (err)?.message ?? err));
+      text = e.partial || text;
+      if (text) render();
+      else this.answer.replaceChildren();
+      this.showNote(e.message, e.kind);
+      this.slot.setAttribute("data-error-kind", e.kind);
+      state("error");
+    } finally {
+      if (run === this.run) {
+        timings.end = performance.now();
+        this.answer.setAttribute("aria-busy", "false");
+        this.stopButton.hidden = true;
+        if (this.controller === controller) this.controller = null;
+        this.disclaimer.hidden = !text.trim();
+        this.disclaimer.textContent = `Generated by ${settings.model} from the sources above: check them.`;
+      }
+    }
+  }
+
+  /** @param {Passage[]} sent @param {string[]} urls */
+  renderSources(sent, urls) {
+    this.sourcesList.replaceChildren(...sent.map((p, i) => {
+      const link = h("a", { href: urls[i], class: `${PREFIX}-source` });
+      p.title.split(" > ").forEach((part, j) => {
+        if (j) link.append(h("span", { class: `${PREFIX}-sep`, "aria-hidden": "true" }, [" › "]));
+        link.append(part);
+      });
+      const body = displayText(p.text, p.title);
+      const excerpt = body.length > 90 ? `${body.slice(0, 90).replace(/\s+\S*$/, "")}…` : body;
+      return h("li", { "data-id": p.id ?? "" }, [link, h("span", { class: `${PREFIX}-source-text` }, [excerpt])]);
+    }));
+    this.sources.hidden = !sent.length;
+  }
+}

@@ -1,0 +1,129 @@
+// @ts-check
+/**
+ * Pure helpers for displaying a result: the passage snippet around the query
+ * terms, split into plain/highlighted segments. The UI turns segments into text
+ * nodes and <mark> elements (never HTML), so document text can not inject markup.
+ * @module highlight
+ */
+
+import { tokenize } from "./lexical.js";
+
+/** @typedef {{text: string, hit: boolean}} Segment */
+
+const WORD = /[\p{L}\p{N}_]+/gu;
+
+/**
+ * The chunk text as shown: without the leading heading line (the title path is
+ * displayed separately), without reST inline-literal backquotes, whitespace collapsed.
+ * @param {string} text
+ * @param {string} title
+ * @returns {string}
+ */
+export function displayText(text, title) {
+  let body = text;
+  const firstBreak = body.indexOf("\n");
+  if (title && firstBreak > 0 && body.slice(0, firstBreak).trim() === title.trim()) {
+    body = body.slice(firstBreak + 1);
+  }
+  return body.replace(/``/g, "").replace(/\s+/g, " ").trim();
+}
+
+/**
+ * Positions of the words of `text` that match a query token (same tokenizer as BM25,
+ * so "strategies" matches the query word "strategy").
+ * @param {string} text
+ * @param {Set<string>} queryTokens
+ * @returns {{start: number, end: number, tokens: string[]}[]}
+ */
+export function findHits(text, queryTokens) {
+  const hits = [];
+  if (!queryTokens.size) return hits;
+  for (const m of text.matchAll(WORD)) {
+    const tokens = tokenize(m[0]).filter((t) => queryTokens.has(t));
+    if (tokens.length) hits.push({ start: m.index ?? 0, end: (m.index ?? 0) + m[0].length, tokens });
+  }
+  return hits;
+}
+
+/**
+ * Split `text` into segments, marking the query hits.
+ * @param {string} text
+ * @param {Set<string>} queryTokens
+ * @returns {Segment[]}
+ */
+export function highlight(text, queryTokens) {
+  return segmentsOf(text, findHits(text, queryTokens), 0, text.length);
+}
+
+/**
+ * @param {string} text
+ * @param {{start: number, end: number}[]} hits
+ * @param {number} from
+ * @param {number} to
+ * @returns {Segment[]}
+ */
+function segmentsOf(text, hits, from, to) {
+  /** @type {Segment[]} */
+  const out = [];
+  let pos = from;
+  for (const h of hits) {
+    if (h.start < from || h.end > to) continue;
+    if (h.start > pos) out.push({ text: text.slice(pos, h.start), hit: false });
+    out.push({ text: text.slice(h.start, h.end), hit: true });
+    pos = h.end;
+  }
+  if (pos < to) out.push({ text: text.slice(pos, to), hit: false });
+  return out;
+}
+
+/**
+ * A window of about `maxChars` characters of `text` covering the most distinct
+ * query tokens (ties: the most hits, then the earliest), cut at word boundaries,
+ * with "…" where text was cut.
+ * @param {string} text  already cleaned by displayText
+ * @param {Set<string>} queryTokens
+ * @param {number} [maxChars]
+ * @returns {Segment[]}
+ */
+export function snippet(text, queryTokens, maxChars = 240) {
+  const hits = findHits(text, queryTokens);
+  let start = 0;
+  if (text.length > maxChars && hits.length) {
+    let best = { distinct: -1, count: -1, start: 0 };
+    for (let i = 0; i < hits.length; i++) {
+      const from = Math.max(0, hits[i].start - 40);
+      const seen = new Set();
+      let count = 0;
+      for (let j = i; j < hits.length && hits[j].end <= from + maxChars; j++) {
+        hits[j].tokens.forEach((t) => seen.add(t));
+        count++;
+      }
+      if (seen.size > best.distinct || (seen.size === best.distinct && count > best.count)) {
+        best = { distinct: seen.size, count, start: from };
+      }
+    }
+    start = Math.min(best.start, Math.max(0, text.length - maxChars));
+  }
+  let end = Math.min(text.length, start + maxChars);
+  if (start > 0) {
+    const space = text.indexOf(" ", start);
+    if (space >= 0 && space < start + 30) start = space + 1;
+  }
+  if (end < text.length) {
+    const space = text.lastIndexOf(" ", end);
+    if (space > start + maxChars / 2) end = space;
+  }
+  const segments = segmentsOf(text, hits, start, end);
+  if (start > 0) segments.unshift({ text: "… ", hit: false });
+  if (end < text.length) segments.push({ text: " …", hit: false });
+  return segments;
+}
+
+/**
+ * The set of BM25 tokens of the query.
+ * @param {string} query
+ * @returns {Set<string>}
+ */
+export function queryTokens(query) {
+  return new Set(tokenize(query));
+}

@@ -1,0 +1,149 @@
+// @ts-check
+/**
+ * The search worker (a module Web Worker, built by build.mjs into worker.js): owns
+ * the index so that loading, hashing and scoring never block the page.
+ *
+ * Protocol
+ *   main -> worker  {type: "init", base, ortBase, threads}
+ *                   {type: "search", id, query, k}
+ *   worker -> main  {type: "status", mode: "loading"|"keyword"|"hybrid"|"error", message}
+ *                   {type: "settings", settings}   the manifest's `settings` (e.g. `llm`), once
+ *                   {type: "results", id, mode, results: [{rank, score, url, title, kind, text, id}]}
+ *
+ * Loading order: manifest, then BM25 + chunks (keyword results at once), then the
+ * model + embeddings (the mode becomes "hybrid" and the latest query is run again).
+ * Only the latest query is answered: one that a newer query overtook while it was
+ * being embedded is dropped. onnxruntime-web comes from the site's own _static
+ * (ortBase), never a CDN; 1 thread unless the page is cross-origin isolated.
+ */
+
+import * as ort from "onnxruntime-web/wasm";
+import { AssetLoader } from "./assets.js";
+import { Embedder } from "./embed.js";
+import { Searcher, correctSpelling, modelWords } from "./retrieve.js";
+
+/** @typedef {{id: number, query: string, k: number}} Request */
+
+const worker = /** @type {any} */ (self);
+
+/** @type {Searcher | null} */
+let searcher = null;
+/** @type {Embedder | null} */
+let embedder = null;
+/** @type {Set<string>} whole words of the model's vocabulary, for spelling correction */
+let words = new Set();
+/** @type {"loading" | "keyword" | "hybrid" | "error"} */
+let mode = "loading";
+/** @type {Request | null} */
+let latest = null;
+/** @type {{request: Request, mode: string} | null} */
+let answered = null;
+let busy = false;
+let started = false;
+
+/**
+ * @param {typeof mode} m
+ * @param {string} message
+ */
+function status(m, message) {
+  mode = m;
+  worker.postMessage({ type: "status", mode: m, message });
+}
+
+/** @param {unknown} err */
+function describe(err) {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** Answer the latest request in the current mode, unless that is done already. */
+async function pump() {
+  if (busy || !searcher || !latest) return;
+  if (answered && answered.request === latest && answered.mode === mode) return;
+  busy = true;
+  const request = latest;
+  const m = mode;
+  try {
+    let results;
+    if (m === "hybrid" && embedder) {
+      const vector = await embedder.embed(correctSpelling(request.query, searcher.bm25, words));
+      if (latest !== request) return; // overtaken while embedding: drop it
+      results = searcher.hybridSearch(request.query, vector, request.k);
+    } else {
+      results = searcher.keywordSearch(request.query, request.k);
+    }
+    answered = { request, mode: m };
+    worker.postMessage({
+      type: "results",
+      id: request.id,
+      mode: m === "hybrid" ? "hybrid" : "keyword",
+      results: results.map((r) => ({
+        rank: r.rank, score: r.score, url: r.url, title: r.title, kind: r.kind, text: r.text, id: r.id,
+      })),
+    });
+  } catch (err) {
+    answered = { request, mode: m };
+    worker.postMessage({ type: "results", id: request.id, mode: m, results: [] });
+    worker.postMessage({ type: "status", mode: "error", message: `sphinx-rag: search failed: ${describe(err)}` });
+  } finally {
+    busy = false;
+    queueMicrotask(pump); // a newer request, or a mode change, may be waiting
+  }
+}
+
+/**
+ * @param {{base: string, ortBase: string, threads?: number}} options
+ */
+async function init({ base, ortBase, threads = 1 }) {
+  if (started) return;
+  started = true;
+  status("loading", "Loading the search index…");
+  const loader = new AssetLoader(base);
+  let keyword;
+  let semantic = false;
+  try {
+    keyword = await loader.keyword();
+    const files = keyword.manifest.files;
+    semantic = "embeddings.i8" in files && "model/model.onnx" in files;
+    searcher = new Searcher({ ...keyword, vectors: null, scales: null });
+    worker.postMessage({ type: "settings", settings: keyword.manifest.settings ?? {} });
+  } catch (err) {
+    status("error", describe(err));
+    return;
+  }
+  status(
+    "keyword",
+    semantic
+      ? "Keyword results — semantic model loading…"
+      : "Keyword search: this site's index has no semantic embeddings",
+  );
+  pump();
+  if (!semantic) return;
+
+  try {
+    ort.env.wasm.wasmPaths = ortBase;
+    ort.env.wasm.proxy = false;
+    ort.env.logLevel = "error";
+    const isolated = Boolean(/** @type {any} */ (globalThis).crossOriginIsolated);
+    const numThreads = isolated ? Math.max(1, threads) : 1;
+    const [dense, model] = await Promise.all([loader.vectors(), loader.model()]);
+    if (!dense || !model) throw new Error("the manifest lists no model or embeddings");
+    embedder = await Embedder.create(ort, { ...model, numThreads });
+    words = modelWords(model.vocab);
+    searcher = new Searcher({ ...keyword, vectors: dense.vectors, scales: dense.scales });
+  } catch (err) {
+    status("keyword", `Keyword only: the semantic model failed to load (${describe(err)})`);
+    return;
+  }
+  status("hybrid", "Hybrid search: keyword + semantic");
+  pump(); // run the latest query again, now hybrid
+}
+
+worker.addEventListener("message", (/** @type {MessageEvent} */ e) => {
+  const msg = e.data || {};
+  if (msg.type === "init") {
+    init(msg);
+  } else if (msg.type === "search") {
+    latest = { id: msg.id, query: String(msg.query ?? ""), k: Number(msg.k) || 10 };
+    pump();
+  }
+});

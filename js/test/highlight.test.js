@@ -1,0 +1,44 @@
+// @ts-check
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { displayText, findHits, highlight, queryTokens, snippet } from "../src/highlight.js";
+
+const joined = (/** @type {{text: string}[]} */ segs) => segs.map((s) => s.text).join("");
+const hits = (/** @type {{text: string, hit: boolean}[]} */ segs) => segs.filter((s) => s.hit).map((s) => s.text);
+
+test("displayText drops the heading line, reST backquotes and extra whitespace", () => {
+  const text = "Guide > Baselines\nThe ``strategy``   parameter\n\nselects the rule.";
+  assert.equal(displayText(text, "Guide > Baselines"), "The strategy parameter selects the rule.");
+  assert.equal(displayText("Parameter strategy of X.\nmore", "X > Y"), "Parameter strategy of X. more");
+});
+
+test("hits use the BM25 tokenizer: plurals and identifier parts match", () => {
+  const q = queryTokens("strategy classifier");
+  assert.deepEqual(hits(highlight("Several strategies for a DummyClassifier.", q)), ["strategies", "DummyClassifier"]);
+  assert.deepEqual(findHits("the of and", queryTokens("the of")), []); // stop words never match
+});
+
+test("segments rebuild the text exactly, markup included", () => {
+  const text = '<img src=x onerror="alert(1)"> strategy';
+  const segs = highlight(text, queryTokens("strategy"));
+  assert.equal(joined(segs), text);
+  assert.deepEqual(hits(segs), ["strategy"]);
+});
+
+test("snippet windows the passage around the most query terms", () => {
+  const filler = "lorem ipsum dolor sit amet ".repeat(30);
+  const text = `${filler}the strategy parameter of the dummy classifier ${filler}`;
+  const segs = snippet(text, queryTokens("dummy strategy"), 120);
+  const out = joined(segs);
+  assert.ok(out.startsWith("… ") && out.endsWith(" …"), out);
+  assert.ok(out.length <= 120 + 4, String(out.length));
+  assert.deepEqual(hits(segs), ["strategy", "dummy"]);
+});
+
+test("snippet of a short text or without hits is its start, uncut", () => {
+  assert.equal(joined(snippet("short text", queryTokens("zzz"))), "short text");
+  const long = "word ".repeat(100).trim();
+  const out = joined(snippet(long, queryTokens("zzz"), 50));
+  assert.ok(out.startsWith("word") && out.endsWith(" …") && out.length <= 52, out);
+});

@@ -1,0 +1,419 @@
+// Tests of js/src/llm.js: prompt parity with sphinx_rag/llm.py, SSE parsing, every error kind
+// against tests/fake_llm_server.py (a real HTTP server process), and safe Markdown rendering
+// with a tiny fake DOM. Nothing here measures time.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+
+import {
+  estimateTokens, formatPassages, validatePrompt, sentenceEnds, fitPassages, buildMessages,
+  normalizeEndpoint, SSEParser, streamChat, LLMError, safeUrl, renderMarkdown, DEFAULT_PROMPT, DEFAULTS,
+} from '../src/llm.js';
+
+const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const PYTHON = process.env.PYTHON || 'python3';
+
+// -- the fake server process ------------------------------------------------------------------
+
+/** @type {import('node:child_process').ChildProcess} */
+let server;
+let BASE = '';
+
+before(async () => {
+  server = spawn(PYTHON, [path.join(REPO, 'tests', 'fake_llm_server.py'), '--idle-minutes', '5'],
+    { stdio: ['ignore', 'pipe', 'inherit'] });
+  const rl = createInterface({ input: server.stdout });
+  const port = await new Promise((resolve, reject) => {
+    rl.once('line', (line) => resolve(Number(line)));
+    server.once('exit', (code) => reject(new Error(`fake server exited (${code})`)));
+  });
+  rl.close();
+  BASE = `http://127.0.0.1:${port}`;
+});
+
+after(() => {
+  server?.kill('SIGTERM');
+});
+
+async function lastRequest() {
+  return (await fetch(`${BASE}/_last_request`)).json();
+}
+
+async function closedPort() {
+  const s = createServer();
+  await new Promise((resolve) => s.listen(0, '127.0.0.1', resolve));
+  const { port } = /** @type {import('node:net').AddressInfo} */ (s.address());
+  await new Promise((resolve) => s.close(resolve));
+  return port;
+}
+
+/** Run a streamChat that must fail; return the LLMError. */
+async function failure(options) {
+  try {
+    await streamChat(options);
+  } catch (err) {
+    assert.ok(err instanceof LLMError, `not an LLMError: ${err}`);
+    return err;
+  }
+  assert.fail('streamChat did not fail');
+}
+
+// -- prompt, same as Python -----------------------------------------------------------------------
+
+const PY_CASES = `
+import json, sys
+from sphinx_rag import llm
+def passage(n, sentences, title=None):
+    text = " ".join(f"Sentence {i} of passage {n} says something useful here, e.g. this. Ünïcødé ok!"
+                    for i in range(sentences))
+    return {"title": title or f"Title {n}", "url": f"page{n}.html#s{n}", "text": text}
+passages = [passage(n, 3 + 7 * n) for n in range(1, 9)]
+custom = "Project {project}; use {{braces}}.\\n{passages}\\nQ: {question}"
+cases = []
+for prompt in (llm.DEFAULT_PROMPT, custom):
+    for mct in (1024, 1100, 1200, 1500, 2048, 4096, 8192):
+        s = llm.browser_settings({"endpoint": "http://127.0.0.1:1", "model": "m", "prompt": prompt,
+                                  "max_context_tokens": mct}, "mlkit")
+        built = llm.build_messages("How do I frobnicate?", passages, project="mlkit", prompt=prompt,
+                                   max_context_tokens=mct)
+        cases.append({"settings": s, "messages": built.messages, "passages": built.passages})
+cut = {"title": "T", "url": "u", "text": "Use a baseline, e.g. the prior one. It is cheap!\\ndef fit(X): pass\\nEnd here."}
+fits = [[b, llm.fit_passages([cut], b, 0)] for b in range(0, 40)]
+ends = llm.sentence_ends(cut["text"])
+json.dump({"cases": cases, "passages": passages, "fits": fits, "cut": cut, "ends": ends}, sys.stdout)
+`;
+
+test('buildMessages and fitPassages give the same messages as Python', () => {
+  const proc = spawnSync(PYTHON, ['-c', PY_CASES], { cwd: REPO, encoding: 'utf8' });
+  assert.equal(proc.status, 0, proc.stderr);
+  const py = JSON.parse(proc.stdout);
+  const keptCounts = new Set();
+  for (const c of py.cases) {
+    const built = buildMessages('How do I frobnicate?', py.passages, c.settings);
+    assert.deepEqual(built.messages, c.messages);
+    assert.deepEqual(built.passages, c.passages);
+    keptCounts.add(c.passages.length);
+  }
+  assert.ok(keptCounts.size >= 4, 'the cases should keep different numbers of passages');
+  assert.deepEqual(sentenceEnds(py.cut.text), py.ends);
+  for (const [budget, kept] of py.fits) assert.deepEqual(fitPassages([py.cut], budget, 0), kept, `budget ${budget}`);
+  assert.ok(py.fits.some(([, kept]) => kept.length && kept[0].text !== py.cut.text), 'some cut happens');
+});
+
+test('DEFAULT_PROMPT and DEFAULTS are Python\'s', () => {
+  const code = 'import json, sys\nfrom sphinx_rag import llm\njson.dump({"prompt": llm.DEFAULT_PROMPT, "defaults": llm.DEFAULTS}, sys.stdout)';
+  const proc = spawnSync(PYTHON, ['-c', code], { cwd: REPO, encoding: 'utf8' });
+  assert.equal(proc.status, 0, proc.stderr);
+  const py = JSON.parse(proc.stdout);
+  assert.equal(DEFAULT_PROMPT, py.prompt);
+  const { endpoint, model, ...rest } = py.defaults;
+  assert.deepEqual({ ...DEFAULTS }, rest);
+  assert.equal(validatePrompt(DEFAULT_PROMPT), null);
+});
+
+test('estimateTokens counts code points / 4', () => {
+  assert.equal(estimateTokens(''), 0);
+  assert.equal(estimateTokens('abcde'), 2);
+  assert.equal(estimateTokens('😀😀😀😀'), 1);
+});
+
+test('formatPassages numbers [n] Title (URL)', () => {
+  assert.equal(formatPassages([{ title: 'A', url: 'a.html', text: ' x ' }, { title: 'B', url: 'b.html', text: 'y' }]),
+    '[1] A (a.html)\nx\n\n[2] B (b.html)\ny');
+});
+
+test('fitPassages drops lowest-ranked first, never cuts mid-sentence', () => {
+  const p = (n) => ({ title: `T${n}`, url: `u${n}`, text: 'One sentence here. Another one there. '.repeat(10) });
+  const all = [p(1), p(2), p(3)];
+  const two = estimateTokens(formatPassages(all.slice(0, 2)));
+  assert.deepEqual(fitPassages(all, two + 5, 0), all.slice(0, 2));
+  for (let budget = 10; budget < estimateTokens(formatPassages([all[0]])); budget += 3) {
+    const kept = fitPassages(all, budget, 0);
+    if (!kept.length) continue;
+    assert.equal(kept.length, 1);
+    assert.match(kept[0].text, /(here|there)\.$/);
+    assert.ok(all[0].text.startsWith(kept[0].text));
+  }
+});
+
+test('validatePrompt mirrors Python', () => {
+  assert.equal(validatePrompt('{passages} {question} {project} {{x}}'), null);
+  assert.match(validatePrompt('{passages}'), /placeholder \{question\}/);
+  assert.match(validatePrompt('{question}'), /placeholder \{passages\}/);
+  assert.match(validatePrompt('{passages} {question} {projct}'), /unknown placeholder \{projct\}/);
+  assert.match(validatePrompt('{passages} {question} }'), /not a valid template/);
+  assert.throws(() => buildMessages('q', [], { prompt: '{passages}', project: 'p', max_context_tokens: 4096 }),
+    /must contain the placeholder \{question\}/);
+});
+
+test('normalizeEndpoint accepts base URLs with or without /v1', () => {
+  const cases = {
+    'http://127.0.0.1:8080': 'http://127.0.0.1:8080/v1',
+    'http://127.0.0.1:8080/v1/': 'http://127.0.0.1:8080/v1',
+    'http://localhost:11434/v1/chat/completions': 'http://localhost:11434/v1',
+    'localhost:11434': 'http://localhost:11434/v1',
+    'https://llm.example.org/openai': 'https://llm.example.org/openai/v1',
+    'http://host:8000/v2/': 'http://host:8000/v2',
+  };
+  for (const [given, expected] of Object.entries(cases)) assert.equal(normalizeEndpoint(given), expected);
+  for (const bad of ['', 'ftp://host/v1', 'http://']) assert.throws(() => normalizeEndpoint(bad));
+});
+
+// -- SSE ---------------------------------------------------------------------------------------------------
+
+test('SSEParser handles split chunks, CRLF, comments, multi-line data and a missing last blank line', () => {
+  const stream = ': keep-alive\r\nevent: message\r\ndata: {"a":\r\ndata: 1}\r\n\r\ndata:[DONE]';
+  for (let size = 1; size <= stream.length; size++) {
+    const parser = new SSEParser();
+    const out = [];
+    for (let i = 0; i < stream.length; i += size) out.push(...parser.push(stream.slice(i, i + size)));
+    out.push(...parser.end());
+    assert.deepEqual(out, ['{"a":\n1}', '[DONE]'], `chunk size ${size}`);
+  }
+});
+
+/** A fetch returning a fixed body (for protocol edge cases). */
+const fixedFetch = (body, headers = { 'content-type': 'text/event-stream' }, status = 200) =>
+  async () => new Response(body, { status, headers });
+
+const chunk = (content, finish = null) =>
+  `data: ${JSON.stringify({ choices: [{ index: 0, delta: content ? { content } : {}, finish_reason: finish }] })}\n\n`;
+
+test('streamChat: finish_reason without [DONE] completes; no end is incomplete; bad JSON is invalid', async () => {
+  const base = { endpoint: 'http://127.0.0.1:9', model: 'm', messages: [] };
+  assert.equal(await streamChat({ ...base, fetch: fixedFetch(chunk('Hi') + chunk(' there', 'stop')) }), 'Hi there');
+  const inc = await failure({ ...base, fetch: fixedFetch(chunk('Hi') + chunk(' there')) });
+  assert.equal(inc.kind, 'incomplete');
+  assert.equal(inc.partial, 'Hi there');
+  const bad = await failure({ ...base, fetch: fixedFetch(chunk('Hi') + 'data: {oops\n\n') });
+  assert.equal(bad.kind, 'invalid');
+  assert.equal(bad.partial, 'Hi');
+  const sse = await streamChat({ ...base, fetch: fixedFetch(chunk('plain') + 'data: [DONE]\n\n', { 'content-type': 'text/plain' }) });
+  assert.equal(sse, 'plain');
+  const inStream = await failure({ ...base, fetch: fixedFetch('data: {"error": {"message": "context too long"}}\n\n') });
+  assert.equal(inStream.kind, 'http');
+  assert.match(inStream.message, /context too long/);
+});
+
+// -- against the fake server ---------------------------------------------------------------------------
+
+const PASSAGES = [
+  { title: 'Dummy estimators > Baselines', url: 'user_guide/dummy.html#baselines', text: 'Use DummyClassifier. It predicts the prior.' },
+  { title: 'DummyClassifier', url: 'api/dummy.html#DummyClassifier', text: 'strategy: "prior" or "uniform".' },
+];
+const SETTINGS = {
+  prompt: 'Expert of {project}.\n---\n{passages}\n\nQuestion: {question}', project: 'mlkit', max_context_tokens: 4096,
+};
+
+function ask(model, extra = {}) {
+  const { messages } = buildMessages('What strategies exist?', PASSAGES, SETTINGS);
+  return { endpoint: BASE, model, messages, temperature: 0.1, timeoutMs: 30000, ...extra };
+}
+
+test('normal: tokens stream, the passages were sent', async () => {
+  const tokens = [];
+  const answer = await streamChat(ask('normal', { onToken: (t) => tokens.push(t) }));
+  assert.ok(tokens.length > 5);
+  assert.equal(tokens.join(''), answer);
+  assert.match(answer, /"Dummy estimators > Baselines" answers this \[1\]/);
+  assert.match(answer, /\[2\]/);
+  const body = await lastRequest();
+  assert.equal(body.stream, true);
+  assert.equal(body.model, 'normal');
+  assert.equal(body.messages[0].content, 'Expert of mlkit.');
+  assert.ok(body.messages[1].content.includes('[1] Dummy estimators > Baselines (user_guide/dummy.html#baselines)\nUse DummyClassifier.'));
+  assert.ok(body.messages[1].content.includes('[2] DummyClassifier (api/dummy.html#DummyClassifier)'));
+});
+
+test('json: a server ignoring stream answers with one JSON body', async () => {
+  const tokens = [];
+  const answer = await streamChat(ask('json', { onToken: (t) => tokens.push(t), endpoint: `${BASE}/v1/` }));
+  assert.deepEqual(tokens, [answer]);
+  assert.match(answer, /answers this \[1\]/);
+});
+
+test('http: error500 carries the server message', async () => {
+  const err = await failure(ask('error500'));
+  assert.equal(err.kind, 'http');
+  assert.equal(err.status, 500);
+  assert.equal(err.serverMessage, 'model crashed: out of memory');
+  assert.match(err.message, /HTTP 500.*model crashed: out of memory/);
+});
+
+test('incomplete: disconnect keeps the partial answer', async () => {
+  const err = await failure(ask('disconnect'));
+  assert.equal(err.kind, 'incomplete');
+  assert.match(err.message, /incomplete/);
+  assert.match(err.partial, /^According to the documentation,/);
+});
+
+test('timeout: slow with a short timeout', async () => {
+  const err = await failure(ask('slow', { timeoutMs: 300 }));
+  assert.equal(err.kind, 'timeout');
+  assert.match(err.message, /did not answer within 0\.3 s/);
+});
+
+test('aborted: the Stop button (signal) keeps the partial answer', async () => {
+  const stop = new AbortController();
+  const err = await failure(ask('slow', { signal: stop.signal, onToken: (t) => { if (t.trim()) stop.abort(); } }));
+  assert.equal(err.kind, 'aborted');
+  assert.ok(err.partial.trim().length > 0);
+  const already = await failure(ask('normal', { signal: AbortSignal.abort() }));
+  assert.equal(already.kind, 'aborted');
+});
+
+test('unreachable: nothing listens on the port', async () => {
+  const err = await failure(ask('normal', { endpoint: `http://127.0.0.1:${await closedPort()}` }));
+  assert.equal(err.kind, 'unreachable');
+  assert.match(err.message, /connection refused/);
+});
+
+test('nocors: the server sends no CORS header (Node fetch is not subject to CORS)', async () => {
+  const res = await fetch(`${BASE}/v1/chat/completions`, {
+    method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'nocors', stream: true, messages: [] }),
+  });
+  assert.equal(res.headers.get('access-control-allow-origin'), null);
+  await res.text();
+  const normal = await fetch(`${BASE}/v1/models`);
+  assert.equal(normal.headers.get('access-control-allow-origin'), '*');
+  const preflight = await fetch(`${BASE}/nocors/v1/chat/completions`, { method: 'OPTIONS' });
+  assert.equal(preflight.headers.get('access-control-allow-origin'), null);
+  assert.match(await streamChat(ask('nocors')), /answers this \[1\]/);
+});
+
+test('cors vs unreachable in a browser: a no-cors probe tells them apart', async () => {
+  const calls = [];
+  const browserLike = (probeOk) => async (url, init) => {
+    calls.push(init?.mode ?? 'cors');
+    if (init?.mode === 'no-cors' && probeOk) return new Response(null, { status: 200 });
+    throw new TypeError('Failed to fetch');
+  };
+  const cors = await failure(ask('normal', { fetch: browserLike(true) }));
+  assert.equal(cors.kind, 'cors');
+  assert.match(cors.message, /OLLAMA_ORIGINS=/);
+  assert.deepEqual(calls, ['cors', 'no-cors']);
+  const down = await failure(ask('normal', { fetch: browserLike(false) }));
+  assert.equal(down.kind, 'unreachable');
+  assert.match(down.message, /Is the server running/);
+  assert.match(down.message, /CORS/);
+  assert.match(down.message, /OLLAMA_ORIGINS=/);
+});
+
+// -- safe Markdown with a tiny fake DOM --------------------------------------------------------------
+
+class FakeNode {
+  constructor(nodeType, name, text = '') {
+    this.nodeType = nodeType;
+    this.nodeName = name;
+    this.tagName = nodeType === 1 ? name.toUpperCase() : undefined;
+    this.data = text;
+    /** @type {FakeNode[]} */
+    this.childNodes = [];
+    /** @type {Map<string, string>} */
+    this.attributes = new Map();
+  }
+
+  appendChild(node) {
+    if (node.nodeType === 11) {
+      this.childNodes.push(...node.childNodes);
+      node.childNodes = [];
+    } else this.childNodes.push(node);
+    return node;
+  }
+
+  setAttribute(name, value) { this.attributes.set(name.toLowerCase(), String(value)); }
+
+  getAttribute(name) { return this.attributes.get(name.toLowerCase()) ?? null; }
+
+  get textContent() { return this.nodeType === 3 ? this.data : this.childNodes.map((c) => c.textContent).join(''); }
+
+  set innerHTML(_) { throw new Error('innerHTML must never be used'); }
+
+  set outerHTML(_) { throw new Error('outerHTML must never be used'); }
+
+  insertAdjacentHTML() { throw new Error('insertAdjacentHTML must never be used'); }
+
+  /** @returns {FakeNode[]} every element below this node */
+  elements() { return this.childNodes.flatMap((c) => (c.nodeType === 1 ? [c, ...c.elements()] : [])); }
+}
+
+const fakeDocument = {
+  createElement: (tag) => new FakeNode(1, tag.toLowerCase()),
+  createTextNode: (text) => new FakeNode(3, '#text', String(text)),
+  createDocumentFragment: () => new FakeNode(11, '#document-fragment'),
+  write() { throw new Error('document.write must never be used'); },
+};
+
+const cites = { 1: 'user_guide/dummy.html#baselines', 2: 'api/dummy.html#DummyClassifier' };
+const render = (text) => /** @type {FakeNode} */ (/** @type {unknown} */ (renderMarkdown(text, {
+  doc: /** @type {any} */ (fakeDocument), citationUrl: (n) => cites[n] ?? null,
+})));
+const tags = (frag) => frag.elements().map((e) => e.nodeName);
+
+test('xss answer from the server renders as inert text', async () => {
+  const answer = await streamChat(ask('xss'));
+  assert.match(answer, /<script>alert\(1\)<\/script>/);
+  const frag = render(answer);
+  const elements = frag.elements();
+  const allowed = new Set(['p', 'strong', 'em', 'code', 'pre', 'ul', 'ol', 'li', 'a', 'br']);
+  for (const e of elements) assert.ok(allowed.has(e.nodeName), `unexpected <${e.nodeName}>`);
+  assert.ok(!elements.some((e) => ['script', 'img', 'iframe'].includes(e.nodeName)));
+  for (const e of elements) {
+    for (const [name, value] of e.attributes) {
+      assert.ok(!name.startsWith('on'), `event handler attribute ${name}`);
+      if (name === 'href') assert.match(value, /^(https?:|[^:]*$)/, `unsafe href ${value}`);
+    }
+  }
+  const text = frag.textContent;
+  assert.ok(text.includes('<script>alert(1)</script>'), 'the HTML is shown as text');
+  assert.ok(text.includes('<img src=x onerror=alert(1)>'));
+  assert.ok(text.includes('a click link') && !text.includes('javascript:'), 'javascript: link shows its text only');
+  assert.ok(text.includes('a data link and') && !text.includes('data:text'), 'data: link shows its text only');
+  const strong = elements.find((e) => e.nodeName === 'strong');
+  assert.equal(strong?.textContent, 'bold');
+  const links = elements.filter((e) => e.nodeName === 'a');
+  assert.deepEqual(links.map((a) => a.getAttribute('href')),
+    ['user_guide/dummy.html#baselines', 'https://example.org/page', 'api/dummy.html#DummyClassifier']);
+});
+
+test('renderMarkdown: blocks, inline code, lists, citations', () => {
+  const md = [
+    '### Answer', '',
+    'Use `DummyClassifier(strategy="prior")` and *not* `**this**` [1][2], see [3] and [1, 2].',
+    'Second line.', '',
+    '- first **item**', '- second item', '  continued', '',
+    '3. three', '4. four', '',
+    '```python', 'clf = DummyClassifier()', '<b>not html</b>', '```',
+    'Link: [docs](../index.html) and [evil](vbscript:msgbox(1)) and \\*literal\\*.',
+  ].join('\n');
+  const frag = render(md);
+  assert.deepEqual(frag.childNodes.map((n) => n.nodeName), ['p', 'p', 'ul', 'ol', 'pre', 'p']);
+  assert.equal(frag.childNodes[0].textContent, 'Answer');
+  const [, para, ul, ol, pre, last] = frag.childNodes;
+  const codes = para.elements().filter((e) => e.nodeName === 'code').map((e) => e.textContent);
+  assert.deepEqual(codes, ['DummyClassifier(strategy="prior")', '**this**']);
+  assert.equal(para.elements().find((e) => e.nodeName === 'em')?.textContent, 'not');
+  const cite = para.elements().filter((e) => e.getAttribute('class') === 'sphinx-rag-cite');
+  assert.deepEqual(cite.map((a) => [a.textContent, a.getAttribute('href')]), [
+    ['[1]', cites[1]], ['[2]', cites[2]], ['[1]', cites[1]], ['[2]', cites[2]]]);
+  assert.ok(para.textContent.includes('see [3] and'), 'an unknown citation stays text');
+  assert.ok(tags(para).includes('br'));
+  assert.deepEqual(ul.childNodes.map((li) => li.textContent), ['first item', 'second item continued']);
+  assert.equal(ol.getAttribute('start'), '3');
+  assert.deepEqual(ol.childNodes.map((li) => li.textContent), ['three', 'four']);
+  assert.equal(pre.childNodes[0].getAttribute('class'), 'language-python');
+  assert.equal(pre.textContent, 'clf = DummyClassifier()\n<b>not html</b>');
+  assert.deepEqual(last.elements().map((e) => [e.nodeName, e.getAttribute('href')]), [['a', '../index.html']]);
+  assert.equal(last.textContent, 'Link: docs and evil and *literal*.');
+});
+
+test('safeUrl allows http(s) and relative URLs only', () => {
+  for (const ok of ['https://x.org/a', 'http://x', 'page.html#a:b', '../a', '/a', '#frag']) assert.equal(safeUrl(ok), ok);
+  for (const bad of ['javascript:alert(1)', 'JavaScript:alert(1)', ' javascript:x', 'java\tscript:x',
+    'data:text/html,x', 'vbscript:x', 'file:///etc/passwd', '', null]) assert.equal(safeUrl(bad), null);
+});

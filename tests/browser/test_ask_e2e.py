@@ -1,0 +1,468 @@
+"""The "Ask" action end to end: real Chromium, real HTTP, tests/fake_llm_server.py.
+
+The demo docs (built once per session, without LLM config) get the reader's override
+in localStorage before the page loads (the settings panel's storage key), pointing at
+the fake server; each server mode is chosen by the `/<mode>/v1` endpoint prefix (which
+even the CORS preflight sees). A tiny keyword-only site (tests/roots/test-searchbar
+plus a hostile page) is built with `sphinx_rag_llm` pointing at the fake server, for
+the site-config path. Every wait is for a state or a text, never a duration.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from test_search_e2e import INPUT, OPTIONS, QUESTION, STATUS, THEME_NOISE, open_with_shortcut, results_for
+
+REPO = Path(__file__).resolve().parents[2]
+ROOTS = REPO / "tests" / "roots"
+STORAGE_KEY = "sphinx-rag-llm"  # js/src/ask.js STORAGE_KEY
+ASK = "section.sphinx-rag-ask"
+ANSWER = ".sphinx-rag-answer"
+NOTE = ".sphinx-rag-ask-note"
+SOURCES = ".sphinx-rag-sources-list a"
+ASK_BUTTON = "button.sphinx-rag-askbutton"
+GEAR = "button.sphinx-rag-gear"
+SETTINGS = "form.sphinx-rag-settings"
+LONG = 60_000  # generous: the machine may be busy loading the semantic model
+QUERY = "DummyClassifier strategy"
+PAYLOAD_WORD = "quokkaflux"
+PAYLOAD_SCRIPT = "<script>window.__pwned = 1</script>"
+PAYLOAD_IMG = '<img src=x onerror="window.__pwned = 1">'
+PASSAGE = re.compile(r"^\[(\d+)\] (.+) \((\S*)\)$", re.M)
+
+
+# -- fixtures ------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def fake_llm():
+    """tests/fake_llm_server.py in a subprocess: its base URL http://127.0.0.1:<port>."""
+    proc = subprocess.Popen([sys.executable, str(REPO / "tests" / "fake_llm_server.py"), "--idle-minutes", "30"],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        port = int(proc.stdout.readline())
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@pytest.fixture(scope="session")
+def ask_site(tmp_path_factory, fake_llm) -> Path:
+    """test-searchbar (alabaster, keyword-only) + a hostile page, with sphinx_rag_llm set in conf.py."""
+    src = tmp_path_factory.mktemp("ask-src")
+    shutil.copytree(ROOTS / "test-searchbar", src, dirs_exist_ok=True)
+    with open(src / "conf.py", "a") as f:
+        f.write('\nimport os\nsphinx_rag_llm = {"endpoint": os.environ["SPHINX_RAG_TEST_LLM"], "model": "normal"}\n')
+    title = f"Payload {PAYLOAD_SCRIPT} page"
+    (src / "payload.rst").write_text(
+        f":orphan:\n\n{title}\n{'=' * len(title)}\n\nHostile passage\n---------------\n\n"
+        f"The {PAYLOAD_WORD} setting is documented here. {PAYLOAD_SCRIPT} and {PAYLOAD_IMG}\n"
+        "must both be shown as plain text.\n")
+    out = tmp_path_factory.mktemp("ask") / "html"
+    cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-E", str(src), str(out), "-d", str(out.parent / "dt")]
+    env = {**os.environ, "SPHINX_RAG_TEST_LLM": f"{fake_llm}/v1"}
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=src, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return out
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def set_reader_llm(context, settings: dict):
+    """The reader's override, in localStorage before any page script runs."""
+    value = json.dumps(json.dumps(settings))
+    context.add_init_script(f"try {{ localStorage.setItem({json.dumps(STORAGE_KEY)}, {value}); }} catch (e) {{}}")
+
+
+def last_request(base: str):
+    with urllib.request.urlopen(f"{base}/_last_request", timeout=10) as r:
+        return json.loads(r.read())
+
+
+def chunks(html: Path) -> list[dict]:
+    return json.loads((html / "_static" / "sphinx_rag" / "chunks.json").read_text())
+
+
+def problems(page) -> list[str]:
+    return [p for p in page.log.problems() if not any(rx.match(p) for rx in THEME_NOISE)]
+
+
+# -- helpers -------------------------------------------------------------------------------------
+
+
+def ask(page, question: str, mode: str | None = None) -> list[str]:
+    """Type the question, wait for its results, press Ctrl+Enter; the result ids asked about."""
+    page.fill(INPUT, question)
+    ids = results_for(page, question, mode)
+    page.keyboard.press("Control+Enter")
+    return ids
+
+
+def wait_state(page, state: str):
+    expect(page.locator(ASK)).to_have_attribute("data-state", state, timeout=LONG)
+
+
+def sent_passages(body: dict) -> list[tuple[str, str]]:
+    """[(title, url)] of the numbered passages in the request's messages."""
+    text = "\n".join(m["content"] for m in body["messages"])
+    found = [(int(n), title, url) for n, title, url in PASSAGE.findall(text)]
+    assert [n for n, _, _ in found] == list(range(1, len(found) + 1)), found
+    return [(title, url) for _, title, url in found]
+
+
+def assert_results_visible(page, question: str):
+    """The search results of the question are still listed (maybe upgraded from keyword to hybrid)."""
+    expect(page.locator(OPTIONS).first).to_be_visible()
+    expect(page.locator("#sphinx-rag-listbox")).to_have_attribute("data-query", question)
+
+
+def only_site_and_endpoint(page, server_url: str, endpoint_origin: str):
+    foreign = [u for u in page.log.requests if not (u.startswith(server_url) or u.startswith(endpoint_origin + "/"))]
+    assert foreign == []
+
+
+def injected(page) -> dict:
+    """What a successful injection would leave behind, inside the dialog and in the page."""
+    return page.evaluate("""() => {
+        const d = document.querySelector("dialog.sphinx-rag");
+        const hrefs = [...d.querySelectorAll("a")].map(a => a.getAttribute("href") || "");
+        return {
+            scripts: d.querySelectorAll("script").length,
+            imgs: d.querySelectorAll("img").length,
+            handlers: [...d.querySelectorAll("*")].filter(e => [...e.attributes].some(a => /^on/i.test(a.name))).length,
+            badHrefs: hrefs.filter(h => !/^(https?:|#|[^:]*$)/i.test(h.trim())),
+            pwned: typeof window.__pwned,
+        };
+    }""")
+
+
+# -- reader override on the demo site (pydata-sphinx-theme, hybrid) -------------------------------
+
+
+def test_normal_answer_cites_and_lists_the_passages(page, context, site, serve, fake_llm):
+    server = serve(site)
+    set_reader_llm(context, {"endpoint": f"{fake_llm}/v1", "model": "normal"})
+    page.goto(server.url + "index.html")
+    open_with_shortcut(page)
+    expect(page.locator(ASK_BUTTON)).to_be_visible()
+    expect(page.locator(STATUS)).to_have_attribute("data-mode", "hybrid", timeout=120_000)
+    ids = ask(page, QUESTION, "hybrid")
+    wait_state(page, "done")
+
+    answer = page.locator(ANSWER)
+    expect(answer).to_contain_text("According to the documentation, the passage titled")
+    expect(page.locator(ASK)).to_contain_text(QUESTION)
+    body = last_request(fake_llm)
+    assert body["stream"] is True and body["model"] == "normal"
+    assert body["messages"][0]["role"] == "system"
+    assert body["messages"][-1]["content"].endswith("Question: " + QUESTION)
+    sent = sent_passages(body)
+    by_id = {c["id"]: c for c in chunks(site)}
+    assert len(sent) >= 2
+    assert sent == [(by_id[i]["title"], by_id[i]["url"]) for i in ids[:len(sent)]]
+
+    # [1] and [2] link to the cited passages' pages + anchors, resolved from the site root.
+    cites = page.locator(f"{ANSWER} a.sphinx-rag-cite")
+    expect(cites).to_have_count(2)
+    assert cites.all_inner_texts() == ["[1]", "[2]"]
+    assert [cites.nth(k).get_attribute("href") for k in range(2)] == [server.url + url for _, url in sent[:2]]
+    assert all("#" in url for _, url in sent[:2])
+    # Sources: one link per passage sent, in citation order.
+    links = page.locator(SOURCES)
+    expect(links).to_have_count(len(sent))
+    assert [links.nth(k).get_attribute("href") for k in range(len(sent))] == [server.url + u for _, u in sent]
+    assert links.all_inner_texts() == [t.replace(" > ", " › ") for t, _ in sent]
+    expect(page.locator(".sphinx-rag-ask-disclaimer")).to_contain_text("Generated by normal")
+    assert_results_visible(page, QUESTION)
+    assert page.evaluate("window.sphinxRag.ask.timings.firstToken !== null")
+
+    only_site_and_endpoint(page, server.url, fake_llm)
+    assert any(u == f"{fake_llm}/v1/chat/completions" for u in page.log.requests)
+    assert problems(page) == []
+
+    cites.first.click()  # a citation leads to the passage
+    page.wait_for_url(server.url + sent[0][1])
+    expect(page.locator("dialog.sphinx-rag")).not_to_have_attribute("open", "")
+
+
+def test_stop_keeps_the_partial_answer(page, context, site, serve, fake_llm):
+    server = serve(site)
+    set_reader_llm(context, {"endpoint": f"{fake_llm}/slow/v1", "model": "m"})
+    page.goto(server.url + "index.html")
+    open_with_shortcut(page)
+    ask(page, QUERY)
+    stop = page.locator("button.sphinx-rag-stop")
+    expect(stop).to_be_visible()
+    expect(page.locator(ANSWER)).to_contain_text("Asking m")
+    wait_state(page, "streaming")
+    expect(page.locator(ANSWER)).to_contain_text("According", timeout=LONG)
+    stop.click()
+    wait_state(page, "error")
+    expect(page.locator(ASK)).to_have_attribute("data-error-kind", "aborted")
+    expect(page.locator(NOTE)).to_have_text("Stopped: the answer is incomplete.")
+    expect(page.locator(ANSWER)).to_contain_text("According")
+    expect(stop).to_be_hidden()
+    assert_results_visible(page, QUERY)
+
+
+def test_timeout_is_shown(page, context, site, serve, fake_llm):
+    server = serve(site)
+    set_reader_llm(context, {"endpoint": f"{fake_llm}/slow/v1", "model": "m", "timeout": 0.5})
+    page.goto(server.url + "index.html")
+    open_with_shortcut(page)
+    ask(page, QUERY)
+    wait_state(page, "error")
+    expect(page.locator(ASK)).to_have_attribute("data-error-kind", "timeout")
+    expect(page.locator(NOTE)).to_contain_text("did not answer within 0.5 s")
+    expect(page.locator(NOTE)).to_contain_text("raise it for slow models")
+    assert_results_visible(page, QUERY)
+
+
+def test_disconnect_keeps_the_partial_answer_with_a_note(page, context, site, serve, fake_llm):
+    server = serve(site)
+    set_reader_llm(context, {"endpoint": f"{fake_llm}/disconnect/v1", "model": "m"})
+    page.goto(server.url + "index.html")
+    open_with_shortcut(page)
+    ask(page, QUERY)
+    wait_state(page, "error")
+    expect(page.locator(ASK)).to_have_attribute("data-error-kind", "incomplete")
+    expect(page.locator(ANSWER)).to_have_text("According to the documentation,")
+    expect(page.locator(NOTE)).to_contain_text("the answer is incomplete")
+    assert_results_visible(page, QUERY)
+
+
+def test_non_streaming_json_answer(page, context, site, serve, fake_llm):
+    server = serve(site)
+    set_reader_llm(context, {"endpoint": f"{fake_llm}/json/v1", "model": "m"})
+    page.goto(server.url + "index.html")
+    open_with_shortcut(page)
+    ask(page, QUERY)
+    wait_state(page, "done")
+    expect(page.locator(ANSWER)).to_contain_text("See also the second passage for details")
+    expect(page.locator(f"{ANSWER} a.sphinx-rag-cite")).to_have_count(2)
+    expect(page.locator(NOTE)).to_be_hidden()
+    assert_results_visible(page, QUERY)
+
+
+def test_server_error_message_is_shown(page, context, site, serve, fake_llm):
+    server = serve(site)
+    set_reader_llm(context, {"endpoint": f"{fake_llm}/error500/v1", "model": "m"})
+    page.goto(server.url + "index.html")
+    open_with_shortcut(page)
+    ask(page, QUERY)
+    wait_state(page, "error")
+    expect(page.locator(ASK)).to_have_attribute("data-error-kind", "http")
+    expect(page.locator(NOTE)).to_contain_text("HTTP 500")
+    expect(page.locator(NOTE)).to_contain_text("model crashed: out of memory")
+    assert_results_visible(page, QUERY)
+
+
+def test_cors_refusal_explains_ollama_origins(page, context, site, serve, fake_llm):
+    server = serve(site)
+    set_reader_llm(context, {"endpoint": f"{fake_llm}/nocors/v1", "model": "m"})
+    page.goto(server.url + "index.html")
+    open_with_shortcut(page)
+    ask(page, QUERY)
+    wait_state(page, "error")
+    expect(page.locator(ASK)).to_have_attribute("data-error-kind", "cors")
+    note = page.locator(NOTE)
+    expect(note).to_contain_text("does not allow requests from this site (CORS)")
+    expect(note).to_contain_text(f"OLLAMA_ORIGINS={server.url.rstrip('/')} ollama serve")
+    expect(note).to_contain_text("llama-server")
+    assert_results_visible(page, QUERY)
+    only_site_and_endpoint(page, server.url, fake_llm)
+
+
+def test_unreachable_server(page, context, site, serve):
+    server = serve(site)
+    endpoint = f"http://127.0.0.1:{closed_port()}"
+    set_reader_llm(context, {"endpoint": f"{endpoint}/v1", "model": "m"})
+    page.goto(server.url + "index.html")
+    open_with_shortcut(page)
+    ask(page, QUERY)
+    wait_state(page, "error")
+    expect(page.locator(ASK)).to_have_attribute("data-error-kind", "unreachable")
+    expect(page.locator(NOTE)).to_contain_text(f"Could not reach the LLM server at {endpoint}/v1")
+    expect(page.locator(NOTE)).to_contain_text("Is the server running?")
+    assert_results_visible(page, QUERY)
+    only_site_and_endpoint(page, server.url, endpoint)
+
+
+def test_no_config_hides_ask_and_the_panel_enables_it(page, site, serve, fake_llm):
+    """No site config, no reader setting: no Ask button and no request to any LLM; the gear's
+    panel (keyboard only) saves the reader's endpoint in localStorage, and Ask appears."""
+    server = serve(site)
+    page.goto(server.url + "index.html")
+    open_with_shortcut(page)
+    page.keyboard.type("DummyClassifier strategy")
+    results_for(page, "DummyClassifier strategy")
+    expect(page.locator(".sphinx-rag-settings-site")).to_have_count(1)
+    expect(page.locator(ASK_BUTTON)).to_be_hidden()
+    page.keyboard.press("Tab")
+    expect(page.locator(GEAR)).to_be_focused()
+    expect(page.locator(GEAR)).to_have_attribute("aria-label", "Answer settings")
+    page.keyboard.press("Enter")
+    form = page.locator(SETTINGS)
+    expect(form).to_be_visible()
+    expect(page.locator(GEAR)).to_have_attribute("aria-expanded", "true")
+    expect(page.locator("#sphinx-rag-llm-endpoint")).to_be_focused()
+    expect(form).to_contain_text("This site sets no LLM server")
+    for label in ("Endpoint URL", "Model", "Timeout (s)"):
+        expect(page.get_by_label(label, exact=True)).to_be_visible()
+
+    page.keyboard.type("ftp://nope")
+    page.keyboard.press("Enter")  # submits
+    expect(page.locator(".sphinx-rag-settings-message")).to_contain_text("The endpoint URL is not valid")
+    expect(page.locator("#sphinx-rag-llm-endpoint")).to_have_attribute("aria-invalid", "true")
+    page.fill("#sphinx-rag-llm-endpoint", fake_llm.removeprefix("http://"))  # no scheme, no /v1: normalised
+    page.keyboard.press("Tab")
+    expect(page.locator("#sphinx-rag-llm-model")).to_be_focused()
+    page.keyboard.type("normal")
+    page.keyboard.press("Enter")
+    expect(form).to_be_hidden()
+    expect(page.locator(INPUT)).to_be_focused()
+    stored = json.loads(page.evaluate(f"localStorage.getItem({json.dumps(STORAGE_KEY)})"))
+    assert stored == {"endpoint": f"{fake_llm}/v1", "model": "normal"}
+    assert not any(u.startswith(fake_llm) for u in page.log.requests)  # nothing sent before asking
+
+    expect(page.locator(ASK_BUTTON)).to_be_visible()
+    page.keyboard.press("Control+Enter")
+    wait_state(page, "done")
+    expect(page.locator(ANSWER)).to_contain_text("According to the documentation")
+    assert last_request(fake_llm)["model"] == "normal"
+
+    # Esc in the panel closes the panel, not the dialog; reset removes the reader's setting.
+    page.locator(GEAR).click()
+    page.keyboard.press("Escape")
+    expect(form).to_be_hidden()
+    expect(page.locator("dialog.sphinx-rag")).to_have_attribute("open", "")
+    expect(page.locator(GEAR)).to_be_focused()
+    page.keyboard.press("Enter")
+    page.get_by_role("button", name="Reset to site default").click()
+    expect(page.locator(".sphinx-rag-settings-message")).to_have_text("No LLM server is set: “Ask” is off.")
+    assert page.evaluate(f"localStorage.getItem({json.dumps(STORAGE_KEY)})") is None
+    expect(page.locator(ASK_BUTTON)).to_be_hidden()
+    only_site_and_endpoint(page, server.url, fake_llm)
+
+
+def test_panel_in_dark_mode(page, context, site, serve, fake_llm):
+    server = serve(site)
+    set_reader_llm(context, {"endpoint": f"{fake_llm}/v1", "model": "normal"})
+    page.goto(server.url + "index.html")
+    page.evaluate("document.documentElement.dataset.theme = 'dark'")
+    open_with_shortcut(page)
+    ask(page, "DummyClassifier strategy")
+    wait_state(page, "done")
+    page.locator(GEAR).click()
+
+    def rgb(selector, prop="backgroundColor"):
+        return page.evaluate(f"""() => getComputedStyle(document.querySelector({json.dumps(selector)}))
+            .{prop}.match(/\\d+/g).slice(0, 3).map(Number)""")
+
+    assert sum(rgb(SETTINGS)) < 250 and sum(rgb("#sphinx-rag-llm-endpoint")) < 250
+    assert sum(rgb("#sphinx-rag-llm-endpoint", "color")) > 500
+    assert sum(rgb(ANSWER, "color")) > 500
+
+
+# -- site config (conf.py sphinx_rag_llm) on a tiny keyword-only site -----------------------------
+
+
+def test_site_config_enables_ask_and_markup_stays_text(page, context, ask_site, serve, fake_llm):
+    """Ask with the site's endpoint; a passage whose title and text hold <script>/<img onerror>
+    is sent, quoted back by the model, and shown as text everywhere."""
+    manifest = json.loads((ask_site / "_static" / "sphinx_rag" / "manifest.json").read_text())
+    assert manifest["settings"]["llm"]["endpoint"] == f"{fake_llm}/v1"
+    dialogs = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    server = serve(ask_site)
+    page.goto(server.url + "index.html")
+    page.locator("button.sphinx-rag-trigger").click()
+    expect(page.locator(INPUT)).to_be_focused()
+    expect(page.locator(ASK_BUTTON)).to_be_visible(timeout=LONG)  # from the manifest, no extra request
+    ids = ask(page, PAYLOAD_WORD)
+    assert ids[0] == "payload#hostile-passage:0"
+    wait_state(page, "done")
+    body = last_request(fake_llm)
+    assert body["model"] == "normal" and body["stream"] is True
+    assert body["messages"][0]["content"].startswith("You are an expert of the searchbar project.")
+    title = f"Payload {PAYLOAD_SCRIPT} page > Hostile passage"
+    assert sent_passages(body)[0] == (title, "payload.html#hostile-passage")
+    assert PAYLOAD_IMG in body["messages"][-1]["content"]
+
+    answer = page.locator(ANSWER)
+    expect(answer).to_contain_text(f'the passage titled "{title}" answers this')
+    expect(page.locator(SOURCES).first).to_have_text(title.replace(" > ", " › "))
+    expect(page.locator(SOURCES).first).to_have_attribute("href", server.url + "payload.html#hostile-passage")
+    assert injected(page) == {"scripts": 0, "imgs": 0, "handlers": 0, "badHrefs": [], "pwned": "undefined"}
+    assert dialogs == []
+    only_site_and_endpoint(page, server.url, fake_llm)
+    assert problems(page) == []
+
+    page.locator(GEAR).click()
+    expect(page.locator(".sphinx-rag-settings-site")).to_have_text(
+        f"Site default: {fake_llm}/v1, model normal.")
+    expect(page.locator("#sphinx-rag-llm-endpoint")).to_have_value(f"{fake_llm}/v1")
+    expect(page.get_by_role("button", name="Reset to site default")).to_be_disabled()
+    page.fill("#sphinx-rag-llm-model", "json")  # the reader's override of the site's model
+    page.get_by_role("button", name="Save").click()
+    page.locator(ASK_BUTTON).click()
+    wait_state(page, "done")
+    assert last_request(fake_llm)["model"] == "json"
+    page.locator(GEAR).click()
+    page.get_by_role("button", name="Reset to site default").click()
+    expect(page.locator(".sphinx-rag-settings-message")).to_have_text("Using the site’s default LLM settings.")
+    expect(page.locator("#sphinx-rag-llm-model")).to_have_value("normal")
+    expect(page.locator(ASK_BUTTON)).to_be_visible()
+
+
+def test_hostile_answer_is_rendered_safely(page, context, ask_site, serve, fake_llm):
+    """The xss mode's answer (<script>, <img onerror>, javascript:/data: links) about the hostile
+    passage: markup shows as text, Markdown still works, unsafe links lose their href."""
+    dialogs = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    set_reader_llm(context, {"endpoint": f"{fake_llm}/xss/v1", "model": "xss"})
+    server = serve(ask_site)
+    page.goto(server.url + "index.html")
+    page.locator("button.sphinx-rag-trigger").click()
+    ask(page, PAYLOAD_WORD)
+    wait_state(page, "done")
+    answer = page.locator(ANSWER)
+    expect(answer).to_contain_text("<script>alert(1)</script>")
+    expect(answer).to_contain_text("An image: <img src=x onerror=alert(1)> and a click link")
+    expect(answer.locator("strong")).to_have_text("bold")
+    expect(answer.locator("em")).to_have_text("emphasis")
+    safe = answer.locator("a", has_text="safe link")
+    expect(safe).to_have_attribute("href", "https://example.org/page")
+    expect(safe).to_have_attribute("rel", "noopener noreferrer")
+    expect(answer.locator("a", has_text="click")).to_have_count(0)
+    expect(answer.locator("a", has_text="data link")).to_have_count(0)
+    # One passage was found and sent: [1] links to it, [2] cites nothing and stays text.
+    expect(page.locator(SOURCES)).to_have_count(1)
+    expect(answer.locator("a.sphinx-rag-cite")).to_have_count(1)
+    expect(answer.locator("a.sphinx-rag-cite")).to_have_attribute("href", server.url + "payload.html#hostile-passage")
+    expect(answer).to_contain_text("safe link [2].")
+    expect(page.locator(SOURCES).first).to_contain_text(PAYLOAD_SCRIPT)
+    assert injected(page) == {"scripts": 0, "imgs": 0, "handlers": 0, "badHrefs": [], "pwned": "undefined"}
+    assert dialogs == []
+    assert_results_visible(page, PAYLOAD_WORD)
+    only_site_and_endpoint(page, server.url, fake_llm)

@@ -1,0 +1,355 @@
+"""The search bar end to end, in real Chromium, over real HTTP (and file://).
+
+The demo docs (pydata-sphinx-theme, with embeddings) and tests/roots/test-searchbar
+(alabaster, keyword-only) are built once per session. No timing assertions: every
+wait is for a state (a mode, a query's results), with generous timeouts.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+QUESTION = "What are the values of the strategy parameter in a dummy classifier?"
+TYPO_QUESTION = "What are the valeus of the stratgey paramter in a dummy clasifier?"
+INPUT = "dialog.sphinx-rag input[role=combobox]"
+OPTIONS = "#sphinx-rag-listbox [role=option]"
+STATUS = ".sphinx-rag-status"
+
+# pydata-sphinx-theme 0.24 logs this console error on a fresh profile when
+# html_theme_options has no "default_mode" (it reads "" from localStorage).
+THEME_NOISE = [re.compile(r"^error: Got invalid theme mode: \. Resetting to auto\.$")]
+
+
+def chunks(html: Path) -> list[dict]:
+    return json.loads((html / "_static" / "sphinx_rag" / "chunks.json").read_text())
+
+
+def strategy_passage(html: Path) -> dict:
+    """The chunk documenting DummyClassifier's `strategy` parameter."""
+    found = [c for c in chunks(html)
+             if c["url"].endswith("mlkit.dummy.DummyClassifier.html#mlkit.dummy.DummyClassifier")
+             and c["text"].startswith("Parameter strategy of mlkit.dummy.DummyClassifier")]
+    assert len(found) == 1, "the demo docs should have one DummyClassifier strategy parameter chunk"
+    return found[0]
+
+
+def problems(page) -> list[str]:
+    return [p for p in page.log.problems() if not any(rx.match(p) for rx in THEME_NOISE)]
+
+
+def open_with_shortcut(page, key="Control+k"):
+    page.keyboard.press(key)
+    expect(page.locator("dialog.sphinx-rag")).to_have_attribute("open", "")
+    expect(page.locator(INPUT)).to_be_focused()
+
+
+def results_for(page, query: str, mode: str | None = None) -> list[str]:
+    """Wait until the listbox shows the results of `query` (in `mode`); their chunk ids (maybe none)."""
+    page.wait_for_function(
+        """([q, mode]) => {
+            const box = document.getElementById("sphinx-rag-listbox");
+            return box && box.dataset.query === q && (!mode || box.dataset.mode === mode);
+        }""",
+        arg=[query.strip(), mode],
+    )
+    return page.eval_on_selector_all(OPTIONS, "els => els.map(e => e.dataset.id)")
+
+
+def search(page, query: str, mode: str | None = None) -> list[str]:
+    page.fill(INPUT, query)
+    return results_for(page, query, mode)
+
+
+def wait_hybrid(page):
+    expect(page.locator(STATUS)).to_have_attribute("data-mode", "hybrid", timeout=120_000)
+
+
+# -- pydata-sphinx-theme site over HTTP ----------------------------------------------------
+
+
+def test_nothing_loads_before_first_use(page, site, serve):
+    server = serve(site)
+    page.goto(server.url + "index.html")
+    page.wait_for_load_state("networkidle")
+    loaded = [u for u in page.log.requests if "/_static/sphinx_rag/" in u]
+    assert all(re.search(r"/searchbar\.(js|css)\?v=", u) for u in loaded), loaded
+    page.focus(".search-button__button")  # first focus of the theme's search button starts loading
+    expect(page.locator(STATUS)).to_have_attribute("data-mode", re.compile("keyword|hybrid"))
+    assert any(u.endswith("/_static/sphinx_rag/manifest.json") for u in page.log.requests)
+
+
+def test_question_finds_the_strategy_parameter(page, site, serve):
+    """Ctrl+K, a natural-language question; in hybrid mode the first result is the
+    DummyClassifier `strategy` parameter passage, and Enter lands on its URL + anchor."""
+    server = serve(site)
+    expected = strategy_passage(site)
+    page.goto(server.url + "index.html")
+    open_with_shortcut(page)
+    page.keyboard.type(QUESTION)
+    wait_hybrid(page)
+    ids = results_for(page, QUESTION, "hybrid")
+    assert ids[0] == expected["id"], ids
+    page.keyboard.press("Enter")
+    page.wait_for_url(server.url + expected["url"])
+    assert page.evaluate("location.hash") == "#mlkit.dummy.DummyClassifier"
+
+
+def test_typo_question_still_finds_it(page, site, serve):
+    server = serve(site)
+    expected = strategy_passage(site)
+    page.goto(server.url + "index.html")
+    open_with_shortcut(page)
+    wait_hybrid(page)
+    ids = search(page, TYPO_QUESTION, "hybrid")
+    assert expected["id"] in ids[:3], ids
+
+
+def test_keyword_results_before_the_model(page, context, site, serve):
+    """With the model request held back, keyword results come first and say so;
+    releasing it upgrades the same query to hybrid results."""
+    server = serve(site)
+    held = []
+    context.route("**/model/model.onnx", lambda route: held.append(route))
+    page.goto(server.url + "index.html")
+    open_with_shortcut(page)
+    page.keyboard.type("DummyClassifier strategy")
+    expect(page.locator(STATUS)).to_have_attribute("data-mode", "keyword")
+    expect(page.locator(STATUS)).to_have_text(re.compile(r"Keyword results .* semantic model loading"))
+    ids = results_for(page, "DummyClassifier strategy", "keyword")
+    assert ids and all(i.startswith(("api/", "user_guide/", "auto_examples/")) for i in ids)
+    for _ in range(600):  # the worker asks for the model right after the keyword index
+        if held:
+            break
+        page.wait_for_timeout(100)
+    assert len(held) == 1
+    held[0].continue_()
+    wait_hybrid(page)
+    assert results_for(page, "DummyClassifier strategy", "hybrid")
+
+
+def test_keyboard(page, site, serve):
+    """`/`, Ctrl+K and Cmd+K open; arrows move the selection; Esc closes; Enter opens
+    the selected (here: second) result."""
+    server = serve(site)
+    page.goto(server.url + "index.html")
+    dialog = page.locator("dialog.sphinx-rag")
+    combobox = page.locator(INPUT)
+    for key in ("/", "Control+k", "Meta+k"):
+        page.keyboard.press(key)
+        expect(dialog).to_have_attribute("open", "")
+        expect(combobox).to_be_focused()
+        page.keyboard.press("Escape")
+        expect(dialog).not_to_have_attribute("open", "")
+    expect(page.locator("#pst-search-dialog")).not_to_have_attribute("open", "")  # the theme's stays shut
+
+    page.keyboard.press("Control+k")
+    ids = search(page, "StandardScaler with_mean")
+    assert len(ids) >= 3, ids
+    options = page.locator(OPTIONS)
+    expect(options.nth(0)).to_have_attribute("aria-selected", "true")
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowUp")
+    expect(options.nth(1)).to_have_attribute("aria-selected", "true")
+    expect(options.nth(0)).to_have_attribute("aria-selected", "false")
+    expect(combobox).to_have_attribute("aria-activedescendant", options.nth(1).get_attribute("id"))
+    page.keyboard.press("ArrowUp")
+    page.keyboard.press("ArrowUp")  # wraps to the last
+    expect(options.last).to_have_attribute("aria-selected", "true")
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowDown")
+    href = options.nth(1).locator("a").get_attribute("href")
+    chunk = next(c for c in chunks(site) if c["id"] == ids[1])
+    assert href == server.url + chunk["url"]
+    page.keyboard.press("Enter")
+    page.wait_for_url(href)
+
+
+def test_theme_button_opens_our_dialog(page, site, serve):
+    server = serve(site)
+    page.goto(server.url + "index.html")
+    page.locator(".search-button__button:visible").first.click()
+    expect(page.locator("dialog.sphinx-rag")).to_have_attribute("open", "")
+    expect(page.locator("#pst-search-dialog")).not_to_have_attribute("open", "")
+
+
+def test_aria(page, site, serve):
+    server = serve(site)
+    page.goto(server.url + "index.html")
+    open_with_shortcut(page)
+    combobox = page.locator(INPUT)
+    expect(combobox).to_have_attribute("role", "combobox")
+    expect(combobox).to_have_attribute("aria-expanded", "false")
+    expect(combobox).to_have_attribute("aria-controls", "sphinx-rag-listbox")
+    expect(page.locator("#sphinx-rag-listbox")).to_have_attribute("role", "listbox")
+    expect(page.locator(STATUS)).to_have_attribute("role", "status")
+    search(page, "KFold n_splits")
+    expect(combobox).to_have_attribute("aria-expanded", "true")
+    active = combobox.get_attribute("aria-activedescendant")
+    expect(page.locator(f"#{active}")).to_have_attribute("role", "option")
+    expect(page.locator(f"#{active}")).to_have_attribute("aria-selected", "true")
+    assert page.locator("#sphinx-rag-listbox > :not([role=option])").count() == 0
+    badges = set(page.locator(".sphinx-rag-badge").all_inner_texts())
+    assert badges <= {"API", "EXAMPLE", "GUIDE"}, badges  # CSS uppercases Example / Guide
+    page.fill(INPUT, "")
+    expect(combobox).to_have_attribute("aria-expanded", "false")
+    assert combobox.get_attribute("aria-activedescendant") is None
+
+
+def test_only_the_site_is_contacted_and_console_is_clean(page, site, serve):
+    server = serve(site)
+    page.goto(server.url + "user_guide/index.html")
+    open_with_shortcut(page)
+    page.keyboard.type(QUESTION)
+    wait_hybrid(page)
+    results_for(page, QUESTION, "hybrid")
+    requests = page.log.requests
+    assert any(u.endswith("/model/model.onnx") for u in requests), "worker requests are recorded too"
+    assert any(u.endswith("/ort-wasm-simd-threaded.wasm") for u in requests)
+    foreign = [u for u in requests if not u.startswith(server.url)]
+    assert foreign == []
+    assert problems(page) == []
+
+
+def test_content_security_policy(page, site, serve):
+    """Hybrid search under script-src 'self' 'wasm-unsafe-eval' (no 'unsafe-eval', no
+    inline scripts for sphinx-rag) and worker-src 'self'."""
+    server = serve(site, csp=True)
+    response = page.goto(server.url + "index.html")
+    csp = response.headers["content-security-policy"]
+    assert "'unsafe-eval'" not in csp and "'wasm-unsafe-eval'" in csp and "'unsafe-inline'" not in csp.split(";")[1]
+    open_with_shortcut(page)
+    page.keyboard.type(QUESTION)
+    wait_hybrid(page)
+    assert results_for(page, QUESTION, "hybrid")
+    assert [p for p in problems(page) if "Content Security Policy" in p or "Refused" in p] == []
+    assert problems(page) == []
+
+
+def test_blocked_worker_falls_back_to_keyword_search(page, site, serve):
+    """A policy forbidding workers: keyword search on the main thread, and the reason shown."""
+    policy = ("default-src 'self'; script-src 'self' 'wasm-unsafe-eval'{hashes}; worker-src 'none'; "
+              "style-src 'self' 'unsafe-inline'")
+    server = serve(site, csp=policy)
+    page.goto(server.url + "index.html")
+    open_with_shortcut(page)
+    page.keyboard.type("KFold n_splits")
+    expect(page.locator(STATUS)).to_have_attribute("data-mode", "keyword")
+    expect(page.locator(STATUS)).to_contain_text("Keyword only: semantic search needs a Web Worker")
+    assert results_for(page, "KFold n_splits", "keyword")
+
+
+def test_model_failure_keeps_keyword_search(page, context, site, serve):
+    server = serve(site)
+    context.route("**/model/model.onnx", lambda route: route.fulfill(status=404, body="gone"))
+    page.goto(server.url + "index.html")
+    open_with_shortcut(page)
+    page.keyboard.type("KFold n_splits")
+    expect(page.locator(STATUS)).to_have_text(
+        re.compile(r"^Keyword only: the semantic model failed to load \(.*model\.onnx.*404"))
+    assert results_for(page, "KFold n_splits", "keyword")
+
+
+def test_file_url_gives_keyword_results_and_says_why(page, site):
+    page.goto((site / "index.html").as_uri())
+    open_with_shortcut(page)
+    page.keyboard.type("DummyClassifier strategy")
+    expect(page.locator(STATUS)).to_have_attribute("data-mode", "keyword")
+    expect(page.locator(STATUS)).to_have_text(
+        "Keyword only: opened from file://, semantic search needs http(s)")
+    ids = results_for(page, "DummyClassifier strategy", "keyword")
+    assert ids
+    assert not any("worker.js" in u or "model.onnx" in u for u in page.log.requests)
+    assert problems(page) == []
+
+
+def test_parity_with_python(page, site, serve):
+    """The browser's top-10 ids equal sphinx_rag.retrieve.Searcher's on the same build,
+    for the queries of tests/fixtures/rankings.json."""
+    from sphinx_rag.retrieve import Searcher
+
+    fixture = Path(__file__).resolve().parent.parent / "fixtures" / "rankings.json"
+    # A blank query is not searched by the UI (the Python side returns nothing for it too).
+    queries = [q["query"] for q in json.loads(fixture.read_text())["queries"] if q["query"].strip()]
+    searcher = Searcher(site)
+    server = serve(site)
+    page.goto(server.url + "index.html")
+    open_with_shortcut(page)
+    wait_hybrid(page)
+    mismatches = []
+    for query in queries:
+        browser_ids = search(page, query, "hybrid")
+        python_ids = [r.id for r in searcher.search(query, 10)]
+        if browser_ids != python_ids:
+            mismatches.append((query, browser_ids, python_ids))
+    assert mismatches == []
+
+
+def test_small_screen_and_dark_mode(page, site, serve, tmp_path):
+    server = serve(site)
+    page.set_viewport_size({"width": 375, "height": 740})
+    page.goto(server.url + "index.html")
+    open_with_shortcut(page)
+    search(page, "How do I scale features to a range?")
+    box = page.locator("dialog.sphinx-rag").bounding_box()
+    assert box["x"] >= 0 and box["x"] + box["width"] <= 375
+    assert page.evaluate("""() => { const d = document.querySelector("dialog.sphinx-rag");
+        return d.scrollWidth <= d.clientWidth; }""")
+    page.screenshot(path=str(tmp_path / "narrow.png"))
+
+    def background():
+        return page.evaluate("""() => getComputedStyle(document.querySelector("dialog.sphinx-rag"))
+            .backgroundColor.match(/\\d+/g).slice(0, 3).map(Number)""")
+
+    page.evaluate("document.documentElement.dataset.theme = 'light'")
+    assert sum(background()) > 600
+    page.evaluate("document.documentElement.dataset.theme = 'dark'")
+    assert sum(background()) < 200
+    page.screenshot(path=str(tmp_path / "dark.png"))
+
+
+# -- alabaster (Sphinx's default theme), keyword-only index --------------------------------
+
+
+def test_alabaster_gets_a_search_button(page, alabaster_site, serve):
+    server = serve(alabaster_site)
+    page.goto(server.url + "guide.html")
+    trigger = page.locator(".sphinxsidebar button.sphinx-rag-trigger")
+    expect(trigger).to_be_visible()
+    expect(page.locator("#searchbox")).to_be_attached()  # Sphinx's quick search is kept
+    trigger.click()
+    expect(page.locator(INPUT)).to_be_focused()
+    page.keyboard.type("baseline strategy")
+    expect(page.locator(STATUS)).to_have_attribute("data-mode", "keyword")
+    expect(page.locator(STATUS)).to_contain_text("no semantic embeddings")
+    ids = results_for(page, "baseline strategy", "keyword")
+    assert ids[0] == "guide#choosing-a-baseline-strategy:0"
+    page.keyboard.press("Enter")
+    page.wait_for_url(server.url + "guide.html#choosing-a-baseline-strategy")
+    assert problems(page) == []
+
+
+def test_sphinx_search_page_still_works(page, alabaster_site, serve):
+    server = serve(alabaster_site)
+    page.goto(server.url + "search.html?q=baseline")
+    expect(page.locator("#search-results ul.search li").first).to_be_visible()
+    expect(page.locator("button.sphinx-rag-trigger")).to_be_visible()
+
+
+def test_document_markup_is_shown_as_text(page, alabaster_site, serve):
+    server = serve(alabaster_site)
+    page.goto(server.url + "index.html")
+    open_with_shortcut(page)
+    ids = search(page, "zanzibarqux")
+    assert ids == ["markup#untrusted-payload:0"]
+    snippet = page.locator(".sphinx-rag-snippet").first
+    expect(snippet).to_contain_text("""<img src=x onerror="document.documentElement.dataset.xss='pwned'">""")
+    expect(page.locator(".sphinx-rag-path").first).to_contain_text("Escaping <b>tags</b> in titles")
+    assert page.locator("dialog.sphinx-rag img, dialog.sphinx-rag b").count() == 0
+    assert page.evaluate("document.documentElement.dataset.xss") is None
+    assert problems(page) == []

@@ -1,0 +1,75 @@
+"""Python and JS agree by construction: fixtures generated here, checked by the JS tests.
+
+- the committed fixtures (tests/fixtures/*.json, js/src/unicode_tables.js) are what
+  tests/fixtures/generate.py gives from the current code and demo docs;
+- ``node --test js/test`` passes against them and a fresh demo build.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = REPO / "tests" / "fixtures"
+sys.path.insert(0, str(FIXTURES))
+
+import generate  # noqa: E402
+
+REGENERATE = "python tests/fixtures/generate.py demo_docs/_build/html (after building the demo docs)"
+
+
+@pytest.fixture(scope="module")
+def committed_rankings():
+    return json.loads((FIXTURES / "rankings.json").read_text(encoding="utf-8"))
+
+
+def test_fixtures_are_what_the_current_code_generates(demo_html, committed_rankings):
+    # The committed query vectors are reused: embedding noise across machines must not
+    # count as drift (test_query_vectors_are_current checks them with a tolerance).
+    vectors = {q["query"]: q["vector"] for q in committed_rankings["queries"]}
+    missing = [q for q in generate.demo_queries() if q not in vectors]
+    assert not missing, f"new queries {missing[:3]}: regenerate the fixtures with {REGENERATE}"
+    for name, content in generate.generate(demo_html, query_vectors=vectors).items():
+        path = generate.destination(name, FIXTURES)
+        assert path.read_text(encoding="utf-8") == content, (
+            f"{path.relative_to(REPO)} is stale: regenerate it with {REGENERATE}")
+
+
+def test_query_vectors_are_current(demo_html, committed_rankings):
+    from sphinx_rag.embed import Embedder
+    from sphinx_rag.assets import find_asset_dir
+
+    queries = committed_rankings["queries"]
+    embedder = Embedder(find_asset_dir(demo_html) / "model")
+    fresh = embedder.embed([q["embedding_query"] for q in queries])  # spelling-corrected, as embedded
+    stored = np.array([q["vector"] for q in queries], dtype=np.float32)
+    cosine = (fresh * stored).sum(axis=1) / np.linalg.norm(fresh, axis=1) / np.linalg.norm(stored, axis=1)
+    assert cosine.min() >= 0.99999, f"query vectors changed (min cosine {cosine.min()}): {REGENERATE}"
+
+
+def test_fixture_sizes():
+    sizes = {p.name: p.stat().st_size for p in FIXTURES.glob("*.json")}
+    assert set(generate.FILES) <= set(sizes)
+    assert sum(sizes.values()) < 2_000_000, sizes
+
+
+def test_js_tests_pass(demo_html):
+    node = shutil.which("node")
+    assert node, "node (>= 20) is needed for the JS tests: see scripts/setup_and_build.sh"
+    assert (REPO / "js" / "node_modules" / "onnxruntime-web").is_dir(), (
+        "js/node_modules is missing: run `npm ci` in js/ (scripts/setup_and_build.sh does)")
+    env = dict(os.environ, SPHINX_RAG_DEMO_HTML=str(demo_html), SPHINX_RAG_REQUIRE_DEMO="1")
+    proc = subprocess.run([node, "--test", "test/"], cwd=REPO / "js", env=env, capture_output=True, text=True,
+                          timeout=900)
+    summary = [line for line in proc.stdout.splitlines() if line.startswith("# ")]
+    failures = [line for line in proc.stdout.splitlines() if line.lstrip().startswith("not ok")]
+    assert proc.returncode == 0, "\n".join(failures + summary) + "\n" + proc.stdout[-6000:] + proc.stderr[-2000:]
+    assert not any(line.startswith("# skipped") and line != "# skipped 0" for line in summary), summary

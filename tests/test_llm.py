@@ -1,0 +1,369 @@
+"""sphinx_rag.llm (prompt, fitting, endpoint, streaming) and ``sphinx-rag ask``.
+
+The streaming and CLI tests talk real HTTP to tests/fake_llm_server.py run as a
+separate process on 127.0.0.1 (one mode per model name). Nothing here measures time.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from sphinx_rag import llm
+from sphinx_rag.config import ConfigError
+from sphinx_rag.retrieve import Result
+
+HERE = Path(__file__).resolve().parent
+QUESTION = "What are the values of the strategy parameter in a dummy classifier?"
+
+
+# -- fixtures ------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def fake_server():
+    """Base URL (no /v1) of a fake LLM server process; stopped with SIGTERM at the end."""
+    proc = subprocess.Popen([sys.executable, str(HERE / "fake_llm_server.py"), "--idle-minutes", "5"],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        port = int(proc.stdout.readline())
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def last_request(base: str) -> dict:
+    with urllib.request.build_opener(urllib.request.ProxyHandler({})).open(f"{base}/_last_request") as r:
+        return json.load(r)
+
+
+def closed_port() -> int:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()  # nothing listens there any more
+    return port
+
+
+def passage(n: int, sentences: int = 5, title: str | None = None) -> dict:
+    text = " ".join(f"Sentence {i} of passage {n} says something useful here." for i in range(sentences))
+    return {"title": title or f"Title {n}", "url": f"page{n}.html#s{n}", "text": text, "rank": n}
+
+
+# -- prompt and passages ------------------------------------------------------------------
+
+def test_estimate_tokens_is_chars_over_4():
+    assert llm.estimate_tokens("") == 0
+    assert llm.estimate_tokens("abcd") == 1
+    assert llm.estimate_tokens("abcde") == 2
+    assert llm.estimate_tokens("é" * 8) == 2  # code points, not bytes
+
+
+def test_format_passages_numbered_with_title_and_url():
+    text = llm.format_passages([passage(1, 1), passage(2, 1)])
+    assert text == ("[1] Title 1 (page1.html#s1)\nSentence 0 of passage 1 says something useful here.\n\n"
+                    "[2] Title 2 (page2.html#s2)\nSentence 0 of passage 2 says something useful here.")
+
+
+def test_fit_passages_keeps_all_when_they_fit():
+    results = [passage(n) for n in range(1, 6)]
+    assert llm.fit_passages(results, 100_000, 1000) == results
+
+
+def test_fit_passages_drops_lowest_ranked_first():
+    results = [passage(n) for n in range(1, 6)]
+    two = llm.estimate_tokens(llm.format_passages(results[:2]))
+    for budget in (two, two + 10):
+        kept = llm.fit_passages(results, 1000 + budget, 1000)
+        assert kept == results[:2]  # a prefix in rank order, texts untouched
+
+
+def is_sentence_prefix(cut: str, full: str) -> bool:
+    """cut is full up to the end of a sentence (or line)."""
+    rest = full[len(cut):]
+    return full.startswith(cut) and (rest == "" or (cut[-1] in ".!?" and rest[0].isspace())
+                                     or rest[0] == "\n")
+
+
+def test_fit_passages_cuts_the_top_passage_at_a_sentence_boundary():
+    top = passage(1, sentences=20)
+    results = [top, passage(2)]
+    header = llm.estimate_tokens("[1] Title 1 (page1.html#s1)\n")
+    for budget in range(header + 14, llm.estimate_tokens(llm.format_passages([top])), 7):
+        kept = llm.fit_passages(results, budget, 0)
+        assert len(kept) == 1
+        cut = kept[0]["text"]
+        assert cut and cut != top["text"]
+        assert is_sentence_prefix(cut, top["text"]), (budget, cut[-40:])
+        assert cut.endswith("here.")  # never mid-sentence
+        assert llm.estimate_tokens(llm.format_passages(kept)) <= budget
+        assert kept[0]["title"] == "Title 1" and top["text"].count("Sentence") == 20  # input untouched
+
+
+def test_fit_passages_never_mid_sentence_even_with_line_breaks_and_abbreviations():
+    text = ("Use a baseline, e.g. the prior strategy, to compare models. It is cheap!\n"
+            "def fit(X, y): returns self\nA final sentence that is rather long to force a cut.")
+    result = Result(1, 1.0, "a.html", "A", "guide", text, "a#0", 0)
+    allowed = {"Use a baseline, e.g. the prior strategy, to compare models.",
+               "Use a baseline, e.g. the prior strategy, to compare models. It is cheap!",
+               "Use a baseline, e.g. the prior strategy, to compare models. It is cheap!\n"
+               "def fit(X, y): returns self"}
+    seen = set()
+    for budget in range(0, 80):
+        kept = llm.fit_passages([result], budget, 0)
+        if kept:
+            assert isinstance(kept[0], Result)
+            if kept[0].text != text:
+                assert kept[0].text in allowed
+                seen.add(kept[0].text)
+    assert seen == allowed  # all three cuts happen, never "Use a baseline, e.g."
+
+
+def test_fit_passages_returns_nothing_when_no_sentence_fits():
+    assert llm.fit_passages([passage(1)], 10, 0) == []
+    assert llm.fit_passages([passage(1)], 100, 200) == []  # prompt alone over the budget
+    assert llm.fit_passages([], 100, 0) == []
+
+
+def test_build_messages_default_prompt():
+    results = [passage(1), passage(2)]
+    built = llm.build_messages("How to frobnicate?", results, project="mlkit")
+    system, user = built.messages
+    assert system["role"] == "system" and user["role"] == "user"
+    assert "expert of the mlkit project" in system["content"]
+    for rule in ("only from the provided content", "succinct", "backticks", "[n]", "does not contain"):
+        assert rule in system["content"]
+    assert "[1] Title 1 (page1.html#s1)\nSentence 0 of passage 1" in user["content"]
+    assert "[2] Title 2 (page2.html#s2)" in user["content"]
+    assert user["content"].endswith("Question: How to frobnicate?")
+    assert built.passages == results
+    assert "{" not in system["content"] and "---" not in user["content"]
+
+
+def test_build_messages_fits_the_context_window():
+    results = [passage(n, sentences=40) for n in range(1, 9)]
+    built = llm.build_messages("q?", results, project="p", max_context_tokens=2048)
+    assert 1 <= len(built.passages) < 8 and built.passages == results[:len(built.passages)]
+    total = sum(llm.estimate_tokens(m["content"]) for m in built.messages)
+    assert total + llm.ANSWER_RESERVE_TOKENS <= 2048
+    assert f"[{len(built.passages) + 1}]" not in built.messages[1]["content"]
+
+
+def test_prompt_override_single_user_message_and_literal_braces():
+    prompt = "Project {project}; use {{braces}}.\n{passages}\nQ: {question}"
+    built = llm.build_messages("why?", [passage(1, 1)], project="demo", prompt=prompt)
+    assert built.messages == [{"role": "user", "content": (
+        "Project demo; use {braces}.\n[1] Title 1 (page1.html#s1)\n"
+        "Sentence 0 of passage 1 says something useful here.\nQ: why?")}]
+
+
+@pytest.mark.parametrize("prompt, fragment", [
+    ("Answer from {passages}", "must contain the placeholder {question}"),
+    ("Answer {question}", "must contain the placeholder {passages}"),
+    ("{passages} {question} {projct}", "unknown placeholder {projct}"),
+    ("{passages} {question} {}", "unknown placeholder {}"),
+    ("{passages} {question:>10}", "unknown placeholder {question:>10}"),
+    ("{passages} {question} }", "not a valid template"),
+    ("", "non-empty string"),
+])
+def test_prompt_validation(prompt, fragment):
+    assert fragment in llm.validate_prompt(prompt)
+    with pytest.raises(ConfigError, match=re.escape(fragment)):
+        llm.llm_settings({"endpoint": "http://127.0.0.1:8080", "model": "m", "prompt": prompt})
+    with pytest.raises(ConfigError, match=re.escape(fragment)):
+        llm.build_messages("q", [], project="p", prompt=prompt)
+
+
+@pytest.mark.parametrize("given, expected", [
+    ("http://127.0.0.1:8080", "http://127.0.0.1:8080/v1"),
+    ("http://127.0.0.1:8080/", "http://127.0.0.1:8080/v1"),
+    ("http://127.0.0.1:8080/v1", "http://127.0.0.1:8080/v1"),
+    ("http://127.0.0.1:8080/v1/", "http://127.0.0.1:8080/v1"),
+    ("http://localhost:11434/v1/chat/completions", "http://localhost:11434/v1"),
+    ("localhost:11434", "http://localhost:11434/v1"),
+    ("https://llm.example.org/openai", "https://llm.example.org/openai/v1"),
+    ("http://host:8000/v2/", "http://host:8000/v2"),
+])
+def test_normalize_endpoint(given, expected):
+    assert llm.normalize_endpoint(given) == expected
+
+
+@pytest.mark.parametrize("bad", ["", "ftp://host/v1", "http://"])
+def test_normalize_endpoint_rejects(bad):
+    with pytest.raises(ValueError):
+        llm.normalize_endpoint(bad)
+
+
+def test_llm_settings_defaults_and_browser_settings():
+    assert llm.llm_settings({}) == {} and llm.browser_settings({}, "p") == {}
+    s = llm.llm_settings({"endpoint": "http://127.0.0.1:8080", "model": "gemma3"})
+    assert s == {"endpoint": "http://127.0.0.1:8080/v1", "model": "gemma3", "max_context_tokens": 4096,
+                 "temperature": 0.1, "timeout": 60.0, "prompt": llm.DEFAULT_PROMPT}
+    b = llm.browser_settings({"endpoint": "127.0.0.1:8080/v1", "model": "m", "timeout": 5}, "mlkit")
+    assert b == {**s, "model": "m", "timeout": 5.0, "project": "mlkit"}
+    assert json.loads(json.dumps(b)) == b
+
+
+@pytest.mark.parametrize("config, fragment", [
+    ({"model": "m"}, "['endpoint'] is required"),
+    ({"endpoint": "ftp://x", "model": "m"}, "['endpoint'] is invalid"),
+    ({"endpoint": "http://h:1"}, "['model'] is required"),
+    ({"endpoint": "http://h:1", "model": "m", "max_context_tokens": 100}, "['max_context_tokens']"),
+    ({"endpoint": "http://h:1", "model": "m", "temperature": 5}, "['temperature']"),
+    ({"endpoint": "http://h:1", "model": "m", "timeout": 0}, "['timeout']"),
+    ({"endpoint": "http://h:1", "model": "m", "api_key": "x"}, "unknown keys ['api_key']"),
+])
+def test_llm_settings_errors(config, fragment):
+    with pytest.raises(ConfigError, match=re.escape(fragment)):
+        llm.llm_settings(config)
+
+
+def test_iter_sse():
+    lines = [b": comment\n", b"event: message\n", b"data: {\"a\": 1}\r\n", b"\r\n",
+             b"data: line one\n", b"data:line two\n", b"\n", b"\n", b"data: [DONE]"]
+    it = iter(lines)
+    assert list(llm.iter_sse(lambda: next(it, b""))) == ['{"a": 1}', "line one\nline two", "[DONE]"]
+
+
+# -- streaming against the fake server (in process) ------------------------------------------
+
+def test_stream_chat_streams_tokens(fake_server):
+    tokens = []
+    msgs = llm.build_messages("q?", [passage(1, 1, "Alpha"), passage(2, 1)], project="p").messages
+    answer = llm.stream_chat(fake_server, "normal", msgs, on_token=tokens.append, timeout=30)
+    assert len(tokens) > 5 and "".join(tokens) == answer
+    assert '"Alpha"' in answer and "[1]" in answer and "[2]" in answer
+    body = last_request(fake_server)
+    assert body["stream"] is True and body["model"] == "normal" and body["messages"] == msgs
+    assert body["temperature"] == 0.1
+
+
+def test_stream_chat_errors_keep_partial_text(fake_server):
+    msgs = [{"role": "user", "content": "[1] T (u)\nx"}]
+    with pytest.raises(llm.LLMIncomplete) as exc:
+        llm.stream_chat(fake_server + "/v1/", "disconnect", msgs, timeout=30)
+    assert exc.value.partial.startswith("According to") and "incomplete" in str(exc.value)
+    with pytest.raises(llm.LLMHTTPError) as exc:
+        llm.stream_chat(fake_server, "error500", msgs, timeout=30)
+    assert exc.value.status == 500 and exc.value.server_message == "model crashed: out of memory"
+    with pytest.raises(llm.LLMTimeout):
+        llm.stream_chat(fake_server, "slow", msgs, timeout=0.3)
+    with pytest.raises(llm.LLMUnreachable, match="connection refused"):
+        llm.stream_chat(f"http://127.0.0.1:{closed_port()}", "normal", msgs, timeout=30)
+    assert "answers this [1]" in llm.stream_chat(fake_server, "json", msgs, timeout=30)
+    assert llm.list_models(fake_server)[:2] == ["normal", "slow"]
+
+
+# -- the CLI ------------------------------------------------------------------------------------
+
+def ask(site: Path, *args: str) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "sphinx_rag", "ask", str(site), QUESTION, *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def expected_passages(demo_html):
+    from sphinx_rag.retrieve import Searcher
+
+    results = Searcher(demo_html).search(QUESTION, k=8)
+    assert len(results) == 8
+    return results
+
+
+def assert_sources(stdout: str, results):
+    """Retrieved passages first, then "Sources:" with [n] title — url."""
+    listing = "\n".join(f"[{n}] {r.title} \u2014 {r.url}" for n, r in enumerate(results, start=1))
+    assert stdout.startswith("Retrieved passages:\n" + listing + "\n")
+    assert stdout.rstrip("\n").endswith("Sources:\n" + listing)
+
+
+def answer_of(stdout: str) -> str:
+    return stdout.split("\n\nSources:\n")[0].split("\n\n", 1)[1]
+
+
+def test_ask_normal(fake_server, demo_html, expected_passages):
+    proc = ask(demo_html, "--endpoint", fake_server, "--model", "normal")
+    assert proc.returncode == 0, proc.stderr
+    assert_sources(proc.stdout, expected_passages)
+    answer = answer_of(proc.stdout)
+    assert f'the passage titled "{expected_passages[0].title}" answers this [1]' in answer
+    assert answer.endswith("[2].") and proc.stderr == ""
+    body = last_request(fake_server)
+    assert body["stream"] is True and body["model"] == "normal"
+    user = body["messages"][-1]["content"]
+    for n, r in enumerate(expected_passages, start=1):
+        assert f"[{n}] {r.title} ({r.url})\n{r.text.strip()[:50]}" in user
+    assert QUESTION in user
+
+
+def test_ask_json_body(fake_server, demo_html, expected_passages):
+    proc = ask(demo_html, "--endpoint", fake_server + "/v1", "--model", "json")
+    assert proc.returncode == 0, proc.stderr
+    assert_sources(proc.stdout, expected_passages)
+    assert "answers this [1]" in proc.stdout
+
+
+def test_ask_slow_times_out(fake_server, demo_html, expected_passages):
+    proc = ask(demo_html, "--endpoint", fake_server, "--model", "slow", "--timeout", "0.3")
+    assert proc.returncode == 3
+    assert "did not answer within 0.3 s" in proc.stderr and "timeout" in proc.stderr
+    assert_sources(proc.stdout, expected_passages)
+
+
+def test_ask_disconnect_keeps_partial_answer(fake_server, demo_html, expected_passages):
+    proc = ask(demo_html, "--endpoint", fake_server, "--model", "disconnect")
+    assert proc.returncode == 3
+    assert "the answer is incomplete" in proc.stderr
+    answer = answer_of(proc.stdout)
+    assert answer.startswith("According to the documentation,") and "[2]" not in answer
+    assert_sources(proc.stdout, expected_passages)
+
+
+def test_ask_error500(fake_server, demo_html, expected_passages):
+    proc = ask(demo_html, "--endpoint", fake_server, "--model", "error500")
+    assert proc.returncode == 3
+    assert "HTTP 500" in proc.stderr and "model crashed: out of memory" in proc.stderr
+    assert_sources(proc.stdout, expected_passages)
+
+
+def test_ask_unreachable_still_prints_sources(demo_html, expected_passages):
+    proc = ask(demo_html, "--endpoint", f"http://127.0.0.1:{closed_port()}", "--model", "m")
+    assert proc.returncode == 3
+    assert "Could not connect to the LLM server" in proc.stderr and "connection refused" in proc.stderr
+    assert_sources(proc.stdout, expected_passages)
+
+
+def test_ask_without_endpoint_is_a_usage_error(demo_html):
+    proc = ask(demo_html)
+    assert proc.returncode == 2 and "--endpoint" in proc.stderr and "sphinx_rag_llm" in proc.stderr
+
+
+def test_ask_defaults_from_the_manifest(fake_server, demo_html, expected_passages, tmp_path):
+    """endpoint, model, project and prompt come from manifest["settings"]["llm"] of the site."""
+    src = demo_html / "_static" / "sphinx_rag"
+    dst = tmp_path / "_static" / "sphinx_rag"
+    dst.mkdir(parents=True)
+    for f in src.iterdir():
+        if f.is_file():
+            shutil.copy(f, dst / f.name)
+    if (src / "model").exists():
+        (dst / "model").symlink_to(src / "model", target_is_directory=True)
+    manifest = json.loads((dst / "manifest.json").read_text())
+    prompt = "Custom prompt for {project}.\n---\n{passages}\nQUESTION: {question}"
+    manifest["settings"]["llm"] = llm.browser_settings(
+        {"endpoint": fake_server, "model": "normal", "prompt": prompt}, "mlkit")
+    (dst / "manifest.json").write_text(json.dumps(manifest))
+    proc = ask(tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert_sources(proc.stdout, expected_passages)
+    body = last_request(fake_server)
+    assert body["messages"][0] == {"role": "system", "content": "Custom prompt for mlkit."}
+    assert body["messages"][1]["content"].endswith("QUESTION: " + QUESTION)
