@@ -65,8 +65,11 @@ def write_project(out: Path, modules: list[str]) -> int:
     (out / "_templates" / "autosummary" / "class.rst").write_text(CLASS_TEMPLATE)
     (out / "conf.py").write_text(CONF.format(title=modules[0].split(".")[0] + " API"))
     pages, count = [], 0
+    seen: set[int] = set()  # an object re-exported by a later module is documented once, at its first
     for module_name in modules:
-        names = public_objects(module_name)
+        module = importlib.import_module(module_name)
+        names = [n for n in public_objects(module_name) if id(getattr(module, n)) not in seen]
+        seen.update(id(getattr(module, n)) for n in names)
         count += len(names)
         page = module_name.replace(".", "_")
         body = [f"{module_name}", "=" * len(module_name), "", f".. currentmodule:: {module_name}", "",

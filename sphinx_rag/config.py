@@ -90,8 +90,12 @@ CONFIG = [
            "onnxruntime threads for embedding; 0: up to 2 (the build already uses the others).",
            _non_negative),
     Option("sphinx_rag_llm", {}, (dict,),
-           "Optional local LLM endpoint (OpenAI-compatible), e.g. "
-           "`{\"endpoint\": \"http://127.0.0.1:8080/v1\", \"model\": \"gemma3\"}`. Empty: off.",
+           "Optional answers from a local OpenAI-compatible LLM server (llama.cpp server, "
+           "Ollama's /v1, vLLM). Empty: off (readers can still set their own endpoint in the "
+           "search dialog). Keys: `endpoint` (required, e.g. `http://127.0.0.1:8080/v1`), "
+           "`model` (required), `max_context_tokens` (4096), `temperature` (0.1), `timeout` "
+           "(60 s of inactivity), `prompt` (template with `{project}`, `{passages}`, `{question}`; "
+           "a line `---` splits system and user messages).",
            _llm),
 ]
 
