@@ -12,8 +12,10 @@ from bs4 import BeautifulSoup
 
 from sphinx_rag import searchbar
 
-needs_client = pytest.mark.skipif(not (searchbar.CLIENT_DIR / "searchbar.js").is_file(),
-                                  reason="browser client not built: npm run build in js/")
+def needs_client(test):
+    """The client must be built (scripts/setup_and_build.sh does): fail, never skip."""
+    assert (searchbar.CLIENT_DIR / "searchbar.js").is_file(), "browser client not built: npm run build in js/"
+    return test
 
 
 @needs_client

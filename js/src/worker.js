@@ -8,7 +8,11 @@
  *                   {type: "search", id, query, k}
  *   worker -> main  {type: "status", mode: "loading"|"keyword"|"hybrid"|"error", message}
  *                   {type: "settings", settings}   the manifest's `settings` (e.g. `llm`), once
- *                   {type: "results", id, mode, results: [{rank, score, url, title, kind, text, id}]}
+ *                   {type: "results", id, mode, results: [{rank, score, url, title, kind, text, id}],
+ *                    timings: {embed_ms, retrieve_ms}}
+ *   timings: performance.now() milliseconds inside the worker, for benchmarks/bench_browser.py
+ *   (the page ignores them): embed_ms = spelling correction + WordPiece + onnxruntime + pooling
+ *   (0 in keyword mode); retrieve_ms = BM25 + dense scoring + fusion + result assembly.
  *
  * Loading order: manifest, then BM25 + chunks (keyword results at once), then the
  * model + embeddings (the mode becomes "hybrid" and the latest query is run again).
@@ -64,21 +68,27 @@ async function pump() {
   const m = mode;
   try {
     let results;
+    const start = performance.now();
+    let embedded = start;
     if (m === "hybrid" && embedder) {
       const vector = await embedder.embed(correctSpelling(request.query, searcher.bm25, words));
       if (latest !== request) return; // overtaken while embedding: drop it
+      embedded = performance.now();
       results = searcher.hybridSearch(request.query, vector, request.k);
     } else {
       results = searcher.keywordSearch(request.query, request.k);
     }
+    const plain = results.map((r) => ({
+      rank: r.rank, score: r.score, url: r.url, title: r.title, kind: r.kind, text: r.text, id: r.id,
+    }));
+    const timings = { embed_ms: embedded - start, retrieve_ms: performance.now() - embedded };
     answered = { request, mode: m };
     worker.postMessage({
       type: "results",
       id: request.id,
       mode: m === "hybrid" ? "hybrid" : "keyword",
-      results: results.map((r) => ({
-        rank: r.rank, score: r.score, url: r.url, title: r.title, kind: r.kind, text: r.text, id: r.id,
-      })),
+      results: plain,
+      timings,
     });
   } catch (err) {
     answered = { request, mode: m };
