@@ -128,13 +128,6 @@ def _object_location(obj) -> str:
         return ""
 
 
-def _anchor_of(node) -> str:
-    """Id of the nearest enclosing section (for nodes walked out of their section)."""
-    while node is not None and not (isinstance(node, nodes.section) and node.get("ids")):
-        node = node.parent
-    return node["ids"][0] if node is not None else ""
-
-
 def _chunk_page(app, docname: str, doctree) -> list[Chunk]:
     state: _State = app.sphinx_rag
     cfg = app.config
@@ -158,11 +151,6 @@ def _chunk_page(app, docname: str, doctree) -> list[Chunk]:
     sources = getattr(app.env, ENV_KEY, {}).get(docname, {})
 
     def api_object(node, headings):
-        if isinstance(node, addnodes.only):  # resolved at write time; decide now for HTML
-            if not app.builder.tags.eval_condition(node["expr"]):
-                return []
-            return chunk_doctree(node, headings=headings, anchor=_anchor_of(node), kind="guide",
-                                 special=api_object, **common)
         if not (isinstance(node, addnodes.desc) and node.get("domain") == "py"):
             return None
         sig = next(iter(node.findall(addnodes.desc_signature)), None)

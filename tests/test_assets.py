@@ -48,3 +48,29 @@ def test_int8_vectors_keep_the_direction():
     approx = q.astype(np.float32) * s[:, None]
     cos = (approx * v).sum(1) / np.linalg.norm(approx, axis=1)
     assert cos.min() > 0.9999
+
+
+def test_incremental_build_keeps_unchanged_pages(tmp_path):
+    """Pages Sphinx does not rewrite keep their chunks from the previous index."""
+    import shutil
+    import subprocess
+    import sys
+
+    src = tmp_path / "src"
+    shutil.copytree(Path(__file__).parent / "roots" / "test-narrative", src)
+    out = tmp_path / "html"
+
+    def build():
+        proc = subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-q", str(src), str(out)],
+                              capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+        return {c["id"]: c["text"] for c in json.loads((out / ASSET_DIR / "chunks.json").read_text())}
+
+    first = build()
+    guide = src / "guide.rst"
+    guide.write_text(guide.read_text().replace("short introduction paragraph", "brand new opening paragraph"))
+    second = build()
+    assert second["guide#user-guide:0"].endswith("The guide starts with a brand new opening paragraph.")
+    unchanged = {k: v for k, v in first.items() if not k.startswith("guide#")}
+    assert unchanged and all(second[k] == v for k, v in unchanged.items())  # changelog, index kept
+    assert set(second) == set(first)

@@ -1,0 +1,797 @@
+"""Browser benchmark: the search as a reader gets it, in headless Debian Chromium.
+
+Not a test (not run in CI): prints numbers beside the targets they are judged by. For
+the demo docs and for a generated API corpus of >= 20,000 chunks, each served over HTTP
+on 127.0.0.1 by Python's http.server (no gzip, like `python -m http.server`):
+
+- warm query latency (median, p95) in keyword and hybrid mode, measured inside the
+  search worker with performance.now() (the worker's optional `timings` field of its
+  "results" message: embed_ms, retrieve_ms) and as the page's postMessage round trip;
+- time from the first focus of the search button to the first keyword results and to
+  hybrid-ready, cold (fresh profile, empty Cache Storage) and warm (same profile,
+  second visit after a browser restart);
+- bytes downloaded by a cold first query (JS, wasm, model, index), counted by the
+  server (status line + headers + body as sent) and by Playwright's response sizes,
+  with gzip sizes computed locally;
+- a breakdown of one hybrid query (spelling + WordPiece, onnxruntime, BM25, dense,
+  fusion) and the cosine of the browser's query vector with Python's
+  (Searcher.embedder.embed([Searcher.embedding_query(q)])), from a benchmark page that
+  drives the client modules (js/src) directly.
+
+Chromium is /usr/bin/chromium driven by Python Playwright (never `playwright install`).
+
+    python benchmarks/bench_browser.py                       # builds the demo docs and the corpus
+    python benchmarks/bench_browser.py --corpus-html /tmp/bench_corpus/html
+    python benchmarks/bench_browser.py --skip-corpus
+
+Building the corpus (~1,200 objects of scikit-learn's and numpy's public API) embeds
+~20k+ chunks: ~10+ minutes on 2 cores the first time, then the embedding cache
+($SPHINX_RAG_CACHE, default ~/.cache/sphinx-rag) makes rebuilds quick.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import gzip
+import http.server
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parent.parent
+JS = REPO / "js"
+CLIENT = REPO / "sphinx_rag" / "static" / "sphinx_rag"  # the built client (npm run build)
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+CHROMIUM = os.environ.get("SPHINX_RAG_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+
+TARGETS = {
+    "hybrid_p50_ms": 25.0,      # warm hybrid query, median, at 20k chunks
+    "retrieve_ms": 5.0,         # retrieval beyond the embedding
+    "first_keyword_ms": 300.0,  # first keyword results from focus, localhost
+    "cosine": 0.99999,          # browser vs Python query vector
+}
+
+# scikit-learn's public modules (its API reference) and numpy's numpydoc-documented ones.
+CORPUS_MODULES = ",".join([
+    "sklearn.base", "sklearn.calibration", "sklearn.cluster", "sklearn.compose", "sklearn.covariance",
+    "sklearn.cross_decomposition", "sklearn.datasets", "sklearn.decomposition", "sklearn.discriminant_analysis",
+    "sklearn.dummy", "sklearn.ensemble", "sklearn.exceptions", "sklearn.feature_extraction",
+    "sklearn.feature_extraction.image", "sklearn.feature_extraction.text", "sklearn.feature_selection",
+    "sklearn.frozen", "sklearn.gaussian_process", "sklearn.gaussian_process.kernels", "sklearn.impute",
+    "sklearn.inspection", "sklearn.isotonic", "sklearn.kernel_approximation", "sklearn.kernel_ridge",
+    "sklearn.linear_model", "sklearn.manifold", "sklearn.metrics", "sklearn.metrics.cluster",
+    "sklearn.metrics.pairwise", "sklearn.mixture", "sklearn.model_selection", "sklearn.multiclass",
+    "sklearn.multioutput", "sklearn.naive_bayes", "sklearn.neighbors", "sklearn.neural_network",
+    "sklearn.pipeline", "sklearn.preprocessing", "sklearn.random_projection", "sklearn.semi_supervised",
+    "sklearn.svm", "sklearn.tree", "sklearn.utils", "sklearn.utils.class_weight", "sklearn.utils.extmath",
+    "sklearn.utils.graph", "sklearn.utils.multiclass", "sklearn.utils.sparsefuncs", "sklearn.utils.validation",
+    "sklearn.utils.parallel", "sklearn.utils.discovery", "sklearn.utils.estimator_checks", "sklearn.callback",
+    "numpy", "numpy.linalg", "numpy.fft", "numpy.random", "numpy.polynomial", "numpy.polynomial.polynomial",
+    "numpy.polynomial.chebyshev", "numpy.polynomial.legendre", "numpy.polynomial.hermite",
+    "numpy.polynomial.hermite_e", "numpy.polynomial.laguerre", "numpy.ma", "numpy.testing", "numpy.strings",
+    "numpy.char", "numpy.rec", "numpy.lib.stride_tricks", "numpy.lib.npyio", "numpy.lib.format",
+    "numpy.lib.recfunctions", "numpy.lib.mixins", "numpy.lib.array_utils", "numpy.exceptions", "numpy.dtypes",
+])
+
+# 100 varied queries: identifiers, keyword pairs, questions, typos; short and long.
+QUERIES = [
+    "What are the values of the strategy parameter in a dummy classifier?",
+    "StandardScaler with_mean", "how do I impute missing values", "KFold n_splits",
+    "regularization strength of ridge regression", "random_state", "fit_transform",
+    "cross validation with shuffled folds", "scale features to unit variance", "number of neighbors",
+    "confusion matrix", "pipeline of transformers", "n_estimators", "learning rate of gradient boosting",
+    "how to split data into train and test sets", "precision recall curve", "one hot encoding of categories",
+    "principal component analysis explained variance", "kernel of a support vector machine", "max_depth",
+    "early stopping", "class_weight balanced", "sample weights in fit", "predict_proba",
+    "What does the alpha parameter control in Lasso?", "silhouette score of a clustering",
+    "mean squared error", "grid search over hyperparameters", "decision function of a classifier",
+    "valeus of the stratgey paramter", "standrad scaler", "logisitc regression penalty",
+    "clasifier probability calibration", "imputer strategy median", "tol", "verbose output during fitting",
+    "number of jobs to run in parallel", "n_jobs", "warm_start", "feature importances of a random forest",
+    "how are missing values handled by trees", "polynomial features degree", "normalize rows to unit norm",
+    "quantile transformer output distribution", "nearest neighbors radius", "ball tree leaf size",
+    "kmeans number of clusters", "DBSCAN eps", "gaussian mixture covariance type",
+    "t-SNE perplexity", "isotonic regression increasing", "multi-output regression",
+    "one-vs-rest classifier", "label encoding of targets", "text feature extraction tf-idf",
+    "stop words", "hashing vectorizer", "permutation importance", "partial dependence plot",
+    "roc auc score for multiclass", "f1 score average", "r2 score", "log loss",
+    "cosine similarity between samples", "pairwise distances", "train test split stratify",
+    "time series split", "learning curve", "validation curve", "cross_val_score scoring",
+    "make a classification dataset", "load iris dataset", "sparse matrix input",
+    "convergence warning", "ValueError if the input contains NaN", "matrix inverse",
+    "singular value decomposition", "eigenvalues of a symmetric matrix", "fast fourier transform",
+    "random number generator seed", "normal distribution samples", "sort an array along an axis",
+    "concatenate arrays", "reshape without copying", "masked array fill value", "polynomial fit least squares",
+    "chebyshev series", "save an array to a .npy file", "load text file", "broadcast arrays",
+    "cumulative sum", "histogram bins", "unique values with counts", "argmax along axis",
+    "dtype of the output", "assert arrays almost equal", "structured arrays with named fields",
+    "string operations on arrays", "how can I compute the median ignoring NaN?",
+    "Which solver should I use for a large sparse logistic regression problem?",
+]
+assert len(QUERIES) == 100, len(QUERIES)
+# The cosine check: 20 of them (questions, identifiers, typos).
+COSINE_QUERIES = QUERIES[:16] + QUERIES[29:33]
+WARMUP = 10
+
+
+def log(msg: str = "") -> None:
+    print(msg, flush=True)
+
+
+def load_average() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.2f} {five:.2f} {fifteen:.2f} on {os.cpu_count()} CPUs"
+
+
+def percentile(values: list[float], p: float) -> float:
+    """Nearest-rank percentile."""
+    s = sorted(values)
+    if not s:
+        return float("nan")
+    k = max(0, min(len(s) - 1, int(np.ceil(p / 100 * len(s))) - 1))
+    return s[k]
+
+
+def fmt_ms(values: list[float]) -> str:
+    if not values:
+        return "n/a"
+    return f"median {statistics.median(values):7.2f} ms   p95 {percentile(values, 95):7.2f} ms"
+
+
+def verdict(value: float, target: float, *, at_least: bool = False) -> str:
+    ok = value >= target if at_least else value <= target
+    return f"[target {'>=' if at_least else '<='} {target:g}: {'met' if ok else 'MISSED'}]"
+
+
+# -- HTTP server ------------------------------------------------------------------------------
+
+
+@dataclass
+class Hit:
+    t: float  # time.monotonic() when the response was complete
+    path: str
+    status: int
+    sent: int  # bytes written to the socket: status line + headers + body
+    encoding: str  # Content-Encoding sent ("" = identity)
+
+
+class _CountingWriter:
+    def __init__(self, inner):
+        self.inner = inner
+        self.count = 0
+
+    def write(self, data):
+        self.count += len(data)
+        return self.inner.write(data)
+
+    def __getattr__(self, name):  # closed, fileno, ...
+        return getattr(self.inner, name)
+
+
+class _Handler(http.server.SimpleHTTPRequestHandler):
+    """http.server as `python -m http.server` serves (no gzip, no Cache-Control), plus:
+    the client files from the package's current build (CLIENT) and /__bench__/ from a
+    directory, and every response counted."""
+
+    hits: list[Hit]
+    bench_dir: str
+    lock: threading.Lock
+
+    def log_message(self, format, *args):  # noqa: A002
+        pass
+
+    def setup(self):
+        super().setup()
+        self.wfile = _CountingWriter(self.wfile)
+
+    def translate_path(self, path):
+        clean = unquote(urlsplit(path).path)
+        if clean.startswith("/__bench__/"):
+            return str(Path(self.bench_dir) / clean[len("/__bench__/"):])
+        name = clean.rsplit("/", 1)[-1]
+        if clean.startswith("/_static/sphinx_rag/") and clean.count("/") == 3 and (CLIENT / name).is_file():
+            return str(CLIENT / name)  # the current client build, whatever the site was built with
+        return super().translate_path(path)
+
+    def guess_type(self, path):
+        if str(path).endswith((".mjs", ".js")):
+            return "text/javascript"
+        if str(path).endswith(".wasm"):
+            return "application/wasm"
+        return super().guess_type(path)
+
+    def send_header(self, keyword, value):
+        if keyword.lower() == "content-encoding":
+            self._encoding = value
+        super().send_header(keyword, value)
+
+    def handle_one_request(self):
+        before = self.wfile.count
+        self._encoding = ""
+        self.path = ""
+        super().handle_one_request()
+        if self.path:
+            with self.lock:
+                self.hits.append(Hit(time.monotonic(), urlsplit(self.path).path, getattr(self, "_status", 0),
+                                     self.wfile.count - before, self._encoding))
+
+    def send_response(self, code, message=None):
+        self._status = code
+        super().send_response(code, message)
+
+
+class Server:
+    def __init__(self, root: Path, bench_dir: Path):
+        self.root = root
+        self.hits: list[Hit] = []
+        handler = type("Handler", (_Handler,), {"hits": self.hits, "bench_dir": str(bench_dir),
+                                                 "lock": threading.Lock()})
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(handler, directory=str(root)))
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/"
+
+    def since(self, t: float) -> list[Hit]:
+        return [h for h in list(self.hits) if h.t >= t]
+
+    def stop(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.thread.join(timeout=10)
+
+    def local_file(self, path: str) -> Path | None:
+        name = path.rsplit("/", 1)[-1]
+        if path.startswith("/_static/sphinx_rag/") and path.count("/") == 3 and (CLIENT / name).is_file():
+            return CLIENT / name
+        f = self.root / path.lstrip("/")
+        return f if f.is_file() else None
+
+
+# -- categories of downloaded bytes ------------------------------------------------------------
+
+CATEGORIES = ("JS", "wasm", "model", "index", "other")
+
+
+def category(path: str) -> str:
+    if "/_static/sphinx_rag/model/" in path:
+        return "model"
+    if path.endswith(".wasm"):
+        return "wasm"
+    if path.endswith((".js", ".mjs")):
+        return "JS"
+    if "/_static/sphinx_rag/" in path:
+        return "index"
+    return "other"
+
+
+# -- the page side ------------------------------------------------------------------------------
+
+# Runs before the page's scripts: keeps a handle on the search worker and timestamps its messages.
+INIT_SCRIPT = """
+(() => {
+  const rag = (window.__ragBench = { worker: null, events: [], nextId: 1000000 });
+  const Original = window.Worker;
+  window.Worker = class extends Original {
+    constructor(url, options) {
+      super(url, options);
+      if (String(url).includes("/_static/sphinx_rag/worker.js")) {
+        rag.worker = this;
+        this.addEventListener("message", (e) => {
+          const m = e.data || {};
+          rag.events.push({ t: performance.now(), type: m.type, mode: m.mode, id: m.id,
+                            n: Array.isArray(m.results) ? m.results.length : null, timings: m.timings || null });
+        });
+      }
+    }
+  };
+})();
+"""
+
+# In the page: focus the search button (this starts loading the index), open the dialog
+# with a query as if typed, and time keyword results, hybrid-ready and hybrid results.
+FOCUS_AND_TIME = """
+async ([query, timeoutMs]) => {
+  const rag = window.__ragBench;
+  const buttons = [...document.querySelectorAll(".search-button__button, button.sphinx-rag-trigger")];
+  const button = buttons.find((b) => b.offsetParent !== null) || buttons[0];
+  if (!button) return { error: "no search button on the page" };
+  const out = { keywordShown: null, hybridShown: null };
+  const t0 = performance.now();
+  button.focus();  // first focus: warmUp() starts the worker
+  const dialog = window.sphinxRag.dialog;
+  dialog.open();
+  dialog.input.value = query;
+  dialog.input.dispatchEvent(new Event("input"));
+  const box = document.getElementById("sphinx-rag-listbox");
+  const observer = new MutationObserver(() => {
+    if (box.dataset.query !== query) return;
+    const t = performance.now() - t0;
+    if (box.dataset.mode === "keyword" && out.keywordShown === null) out.keywordShown = t;
+    if (box.dataset.mode === "hybrid" && out.hybridShown === null) out.hybridShown = t;
+  });
+  observer.observe(box, { attributes: true, attributeFilter: ["data-mode", "data-query"] });
+  const deadline = t0 + timeoutMs;
+  while (performance.now() < deadline) {
+    const status = rag.events.find((e) => e.type === "status" && (e.mode === "hybrid" || e.mode === "error"));
+    const failed = rag.events.find((e) => e.type === "status" && e.mode === "error");
+    if (failed || (status && out.hybridShown !== null)) break;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  observer.disconnect();
+  const first = (pred) => { const e = rag.events.find(pred); return e ? e.t - t0 : null; };
+  return {
+    ...out,
+    keywordReady: first((e) => e.type === "status" && e.mode === "keyword"),
+    keywordResults: first((e) => e.type === "results" && e.mode === "keyword"),
+    hybridReady: first((e) => e.type === "status" && e.mode === "hybrid"),
+    hybridResults: first((e) => e.type === "results" && e.mode === "hybrid"),
+    error: (rag.events.find((e) => e.type === "status" && e.mode === "error") || {}).mode || null,
+    status: document.querySelector(".sphinx-rag-status")?.textContent || "",
+    crossOriginIsolated: globalThis.crossOriginIsolated,
+  };
+}
+"""
+
+# In the page: send queries straight to the search worker, one at a time, and collect the
+# worker's timings and the page's round trip (the dialog ignores these ids).
+RUN_QUERIES = """
+async ([queries, timeoutMs]) => {
+  const rag = window.__ragBench;
+  const w = rag.worker;
+  const out = [];
+  for (const query of queries) {
+    const id = ++rag.nextId;
+    const t0 = performance.now();
+    const msg = await new Promise((resolve) => {
+      const timer = setTimeout(() => { w.removeEventListener("message", onMessage); resolve(null); }, timeoutMs);
+      function onMessage(e) {
+        if (e.data && e.data.type === "results" && e.data.id === id) {
+          clearTimeout(timer);
+          w.removeEventListener("message", onMessage);
+          resolve(e.data);
+        }
+      }
+      w.addEventListener("message", onMessage);
+      w.postMessage({ type: "search", id, query, k: 10 });
+    });
+    const roundTrip = performance.now() - t0;
+    if (!msg) { out.push({ query, timeout: true }); continue; }
+    out.push({ query, mode: msg.mode, n: msg.results.length, roundTrip,
+               embed: msg.timings ? msg.timings.embed_ms : null, retrieve: msg.timings ? msg.timings.retrieve_ms : null });
+  }
+  return out;
+}
+"""
+
+# The benchmark page's module: the client's own modules (js/src), driven directly.
+BENCH_ENTRY = """
+import * as ort from "onnxruntime-web/wasm";
+import { AssetLoader } from "@SRC@/assets.js";
+import { Embedder } from "@SRC@/embed.js";
+import { CANDIDATES, Searcher, correctSpelling, modelWords, rrfFuse, topK } from "@SRC@/retrieve.js";
+
+let searcher, embedder, words;
+
+window.benchInit = async (base, ortBase) => {
+  ort.env.wasm.wasmPaths = ortBase;
+  ort.env.wasm.proxy = false;
+  ort.env.logLevel = "error";
+  const loader = new AssetLoader(base, { caches: null });
+  const keyword = await loader.keyword();
+  const [dense, model] = await Promise.all([loader.vectors(), loader.model()]);
+  embedder = await Embedder.create(ort, { ...model, numThreads: 1 });  // as the worker, not isolated
+  words = modelWords(model.vocab);
+  searcher = new Searcher({ ...keyword, vectors: dense.vectors, scales: dense.scales });
+  return { chunks: keyword.chunks.length, binaryFirst: searcher.binaryFirst, fusion: searcher.fusion };
+};
+
+window.benchQueries = async (queries, withVectors) => {
+  const out = [];
+  for (const q of queries) {
+    const t0 = performance.now();
+    const text = correctSpelling(q, searcher.bm25, words);
+    const t1 = performance.now();
+    const tokens = embedder.tokenizer.encode(text).ids.length;
+    const t2 = performance.now();
+    const vector = await embedder.embed(text);  // WordPiece again + onnxruntime + pooling
+    const t3 = performance.now();
+    const bm25Top = topK(searcher.bm25Scores(q), CANDIDATES);
+    const t4 = performance.now();
+    const denseTop = topK(searcher.denseScores(vector), CANDIDATES);
+    const t5 = performance.now();
+    rrfFuse([bm25Top, denseTop], searcher.rrfK, searcher.weights);
+    const t6 = performance.now();
+    searcher.hybridSearch(q, vector, 10);
+    const t7 = performance.now();
+    out.push({ query: q, text, tokens, spell: t1 - t0, wordpiece: t2 - t1, embed: t3 - t2, bm25: t4 - t3,
+               dense: t5 - t4, fuse: t6 - t5, hybridSearch: t7 - t6,
+               vector: withVectors ? Array.from(vector) : null });
+  }
+  return out;
+};
+"""
+
+
+def build_bench_page(out: Path) -> None:
+    """Bundle BENCH_ENTRY with esbuild (js/node_modules) into out/bench.js + bench.html."""
+    out.mkdir(parents=True, exist_ok=True)
+    entry = out / "entry.js"
+    entry.write_text(BENCH_ENTRY.replace("@SRC@", (JS / "src").as_posix()))
+    script = (
+        "import { build } from 'esbuild';\n"
+        f"await build({{ entryPoints: [{json.dumps(str(entry))}], outfile: {json.dumps(str(out / 'bench.js'))},"
+        f" bundle: true, format: 'esm', target: ['es2022'], platform: 'browser', logLevel: 'warning',"
+        f" nodePaths: [{json.dumps(str(JS / 'node_modules'))}] }});\n"
+    )
+    subprocess.run(["node", "--input-type=module", "-e", script], cwd=JS, check=True, timeout=300)
+    (out / "bench.html").write_text(
+        '<!doctype html><meta charset="utf-8"><title>sphinx-rag bench</title>'
+        '<script type="module" src="/__bench__/bench.js"></script>\n')
+
+
+# -- the runs -----------------------------------------------------------------------------------
+
+
+@dataclass
+class LoadRun:
+    kind: str  # cold | warm
+    timing: dict
+    hits: list[Hit] = field(default_factory=list)
+    pw_bytes: dict = field(default_factory=dict)  # category -> bytes (Playwright sizes)
+
+
+def new_context(playwright, profile: Path):
+    ctx = playwright.chromium.launch_persistent_context(
+        str(profile), executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True,
+        viewport={"width": 1280, "height": 900})
+    ctx.set_default_timeout(120_000)
+    ctx.add_init_script(INIT_SCRIPT)
+    return ctx
+
+
+def visit(ctx, server: Server, kind: str, timeout_s: float) -> LoadRun:
+    """One visit: load index.html, then focus the search button and time the first results."""
+    page = ctx.new_page()
+    requests = []
+
+    def on_finished(request):
+        requests.append(request)
+
+    ctx.on("requestfinished", on_finished)
+    try:
+        page.goto(server.url + "index.html", wait_until="load")
+        page.wait_for_function("() => window.sphinxRag && window.sphinxRag.dialog", timeout=30_000)
+        page.wait_for_timeout(300)  # let the page settle (fonts, theme scripts)
+        start = time.monotonic()
+        n_before = len(requests)
+        timing = page.evaluate(FOCUS_AND_TIME, ["DummyClassifier strategy", timeout_s * 1000])
+        page.wait_for_timeout(500)  # trailing requests (none expected)
+        run = LoadRun(kind, timing, server.since(start))
+        pw = {c: 0 for c in CATEGORIES}
+        for r in requests[n_before:]:
+            try:
+                sizes = r.sizes()
+                pw[category(urlsplit(r.url).path)] += sizes["responseBodySize"] + sizes["responseHeadersSize"]
+            except Exception:  # noqa: BLE001 - a request without sizes (e.g. served from cache)
+                pass
+        run.pw_bytes = pw
+        return run
+    finally:
+        ctx.remove_listener("requestfinished", on_finished)
+        page.close()
+
+
+def load_runs(playwright, server: Server, runs: int, timeout_s: float) -> list[LoadRun]:
+    out = []
+    for _ in range(runs):
+        profile = Path(tempfile.mkdtemp(prefix="sphinx-rag-bench-profile-"))
+        try:
+            for kind in ("cold", "warm"):  # warm: the same profile, browser restarted
+                ctx = new_context(playwright, profile)
+                try:
+                    out.append(visit(ctx, server, kind, timeout_s))
+                finally:
+                    ctx.close()
+        finally:
+            shutil.rmtree(profile, ignore_errors=True)
+    return out
+
+
+def query_runs(playwright, server: Server, timeout_s: float) -> tuple[list[dict], list[dict], dict]:
+    """Warm keyword-mode (model held back) and hybrid-mode query latencies."""
+    profile = Path(tempfile.mkdtemp(prefix="sphinx-rag-bench-profile-"))
+    ctx = new_context(playwright, profile)
+    held = []
+    try:
+        ctx.route("**/_static/sphinx_rag/model/model.onnx", lambda route: held.append(route))
+        page = ctx.new_page()
+        page.goto(server.url + "index.html", wait_until="load")
+        page.wait_for_function("() => window.sphinxRag && window.sphinxRag.dialog", timeout=30_000)
+        page.evaluate("() => window.sphinxRag.dialog.warmUp()")
+        page.wait_for_function("() => window.__ragBench.events.some(e => e.type === 'status' && e.mode === 'keyword')",
+                               timeout=timeout_s * 1000)
+        page.wait_for_timeout(1000)  # let the vectors download and hash (the model is held)
+        page.evaluate(RUN_QUERIES, [QUERIES[:WARMUP], 60_000])
+        keyword = page.evaluate(RUN_QUERIES, [QUERIES, 60_000])
+        for _ in range(int(timeout_s * 10)):
+            if held:
+                break
+            page.wait_for_timeout(100)
+        for route in held:
+            route.continue_()
+        page.wait_for_function("() => window.__ragBench.events.some(e => e.type === 'status' && e.mode === 'hybrid')",
+                               timeout=timeout_s * 1000)
+        page.wait_for_timeout(500)
+        page.evaluate(RUN_QUERIES, [QUERIES[:WARMUP], 60_000])
+        hybrid = page.evaluate(RUN_QUERIES, [QUERIES, 60_000])
+        info = page.evaluate("() => ({isolated: globalThis.crossOriginIsolated, cores: navigator.hardwareConcurrency})")
+        return keyword, hybrid, info
+    finally:
+        ctx.close()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def bench_page_runs(playwright, server: Server, timeout_s: float) -> tuple[dict, list[dict]]:
+    profile = Path(tempfile.mkdtemp(prefix="sphinx-rag-bench-profile-"))
+    ctx = new_context(playwright, profile)
+    try:
+        page = ctx.new_page()
+        page.goto(server.url + "__bench__/bench.html", wait_until="load")
+        page.wait_for_function("() => typeof window.benchInit === 'function'", timeout=30_000)
+        base = server.url + "_static/sphinx_rag/"
+        info = page.evaluate("([b, o]) => window.benchInit(b, o)", [base, base])
+        page.evaluate("(q) => window.benchQueries(q, false)", QUERIES[:WARMUP])
+        rows = page.evaluate("(q) => window.benchQueries(q, true)", QUERIES)
+        return info, rows
+    finally:
+        ctx.close()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+# -- reporting ----------------------------------------------------------------------------------
+
+
+def report_queries(title: str, rows: list[dict], *, hybrid: bool, n_chunks: int) -> None:
+    ok = [r for r in rows if not r.get("timeout")]
+    timeouts = len(rows) - len(ok)
+    modes = sorted({r["mode"] for r in ok})
+    log(f"  {title}: {len(ok)} queries (modes {','.join(modes)}; {timeouts} timed out)")
+    embed = [r["embed"] for r in ok if r["embed"] is not None]
+    retrieve = [r["retrieve"] for r in ok if r["retrieve"] is not None]
+    total = [r["embed"] + r["retrieve"] for r in ok if r["embed"] is not None]
+    rt = [r["roundTrip"] for r in ok]
+    big = n_chunks >= 20_000
+    if hybrid:
+        p50 = statistics.median(total) if total else float("nan")
+        log(f"    in worker, total       {fmt_ms(total)}   "
+            + (verdict(p50, TARGETS['hybrid_p50_ms']) if big else f"(target p50 <= {TARGETS['hybrid_p50_ms']:g} ms at 20k chunks)"))
+        log(f"    - query embedding      {fmt_ms(embed)}   (spelling + WordPiece + onnxruntime + pooling)")
+        r50 = statistics.median(retrieve) if retrieve else float("nan")
+        log(f"    - retrieval beyond it  {fmt_ms(retrieve)}   {verdict(r50, TARGETS['retrieve_ms'])} (median)")
+        if total:
+            share = sum(embed) / sum(total)
+            log(f"    share of hybrid query time in the embedding: {share:.0%} (sum over queries), "
+                f"{statistics.median(e / t for e, t in zip(embed, total) if t > 0):.0%} (median per query)")
+    else:
+        log(f"    in worker (BM25 + result assembly) {fmt_ms(retrieve)}")
+    log(f"    page round trip (postMessage -> results message) {fmt_ms(rt)}")
+
+
+def report_loads(runs: list[LoadRun], server: Server) -> None:
+    for kind in ("cold", "warm"):
+        rs = [r for r in runs if r.kind == kind]
+        if not rs:
+            continue
+        log(f"  {kind} ({len(rs)} runs{'; fresh profile, empty Cache Storage' if kind == 'cold' else '; same profile, browser restarted'}):")
+
+        def col(key):
+            vals = [r.timing.get(key) for r in rs]
+            return [v for v in vals if v is not None], sum(v is None for v in vals)
+
+        for key, label in (("keywordResults", "first keyword results (worker message)"),
+                           ("keywordShown", "first keyword results shown (DOM)"),
+                           ("hybridReady", "hybrid-ready (status message)"),
+                           ("hybridShown", "first hybrid results shown (DOM)")):
+            vals, missing = col(key)
+            text = ", ".join(f"{v:.0f}" for v in vals) + (f" ({missing} missing)" if missing else "")
+            extra = ""
+            if key == "keywordShown" and vals:
+                extra = "  " + verdict(statistics.median(vals), TARGETS["first_keyword_ms"]) + " (median)"
+            med = f"median {statistics.median(vals):7.0f} ms" if vals else "n/a"
+            log(f"    {label:42s} {med}   runs: {text} ms{extra}")
+        errs = [r.timing.get("error") or r.timing.get("status") for r in rs if r.timing.get("error")]
+        if errs:
+            log(f"    ERRORS: {errs}")
+        # Bytes of the first (or only) run of this kind: what the query downloaded.
+        run = rs[0]
+        by_cat = {c: 0 for c in CATEGORIES}
+        gz_cat = {c: 0 for c in CATEGORIES}
+        raw_cat = {c: 0 for c in CATEGORIES}
+        files = {c: [] for c in CATEGORIES}
+        encodings = set()
+        for h in run.hits:
+            c = category(h.path)
+            by_cat[c] += h.sent
+            encodings.add(h.encoding or "identity")
+            files[c].append(f"{h.path.rsplit('/', 1)[-1]}:{h.status}")
+            local = server.local_file(h.path) if h.status == 200 else None
+            if local is not None:
+                data = local.read_bytes()
+                raw_cat[c] += len(data)
+                gz_cat[c] += len(gzip.compress(data, compresslevel=6))
+        total = sum(by_cat.values())
+        log(f"    bytes downloaded after focus (server count: status line + headers + body; Content-Encoding: "
+            f"{', '.join(sorted(encodings)) or 'none'}):")
+        for c in CATEGORIES:
+            if not by_cat[c] and not files[c]:
+                continue
+            gz = f"   body gzip -6 locally {gz_cat[c] / 1e6:8.3f} MB (raw {raw_cat[c] / 1e6:.3f} MB)" if raw_cat[c] else ""
+            log(f"      {c:6s} {by_cat[c] / 1e6:8.3f} MB  (Playwright: {run.pw_bytes.get(c, 0) / 1e6:8.3f} MB){gz}"
+                f"   [{len(files[c])} requests]")
+        log(f"      total  {total / 1e6:8.3f} MB  (Playwright: {sum(run.pw_bytes.values()) / 1e6:8.3f} MB)"
+            + (f"   gzip total {sum(gz_cat.values()) / 1e6:.3f} MB" if sum(raw_cat.values()) else ""))
+        if kind == "warm":
+            log("      requests: " + ", ".join(sorted(set(f for c in CATEGORIES for f in files[c]))))
+
+
+def report_bench_page(info: dict, rows: list[dict], html: Path) -> None:
+    from sphinx_rag.retrieve import Searcher
+
+    log(f"  benchmark page (client modules driven directly, main thread, 1 onnxruntime thread; "
+        f"binary-first dense: {info.get('binaryFirst')}, fusion {info.get('fusion')}):")
+    for key, label in (("spell", "spelling correction"), ("wordpiece", "WordPiece tokenization"),
+                       ("embed", "embed() (WordPiece + onnxruntime + pooling)"), ("bm25", "BM25 scores + top-100"),
+                       ("dense", "dense scores + top-100"), ("fuse", "RRF fusion of the two top-100"),
+                       ("hybridSearch", "hybridSearch() (BM25 + dense + fusion + results)")):
+        log(f"    {label:48s} {fmt_ms([r[key] for r in rows])}")
+    log(f"    query length: median {statistics.median(r['tokens'] for r in rows):.0f} WordPiece tokens "
+        f"(max {max(r['tokens'] for r in rows)}) incl. [CLS]/[SEP]")
+
+    searcher = Searcher(html)
+    by_query = {r["query"]: r for r in rows}
+    cosines, changed = [], 0
+    for q in COSINE_QUERIES:
+        text = searcher.embedding_query(q)
+        py = np.asarray(searcher.embedder.embed([text])[0], dtype=np.float64)
+        br = np.asarray(by_query[q]["vector"], dtype=np.float64)
+        if by_query[q]["text"] != text:
+            changed += 1
+        cosines.append(float(py @ br / (np.linalg.norm(py) * np.linalg.norm(br))))
+    worst = min(cosines)
+    log(f"  cosine(browser query vector, Python Searcher vector) over {len(cosines)} queries: "
+        f"min {worst:.7f}  mean {statistics.fmean(cosines):.7f}  "
+        f"{sum(c >= TARGETS['cosine'] for c in cosines)}/{len(cosines)} >= {TARGETS['cosine']}  "
+        f"{verdict(worst, TARGETS['cosine'], at_least=True)} (min)")
+    if changed:
+        log(f"    WARNING: the spelling-corrected text differs between browser and Python for {changed} queries")
+
+
+def bench_site(playwright, name: str, html: Path, bench_dir: Path, args) -> None:
+    manifest = json.loads((html / "_static" / "sphinx_rag" / "manifest.json").read_text())
+    n_chunks = manifest["counts"]["chunks"]
+    log(f"\n## {name}")
+    log(f"site: {html}")
+    log(f"chunks: {n_chunks}" + ("" if n_chunks >= 20_000 or name.startswith("demo") else "   (BELOW the 20,000 asked for)"))
+    site_worker = html / "_static" / "sphinx_rag" / "worker.js"
+    if site_worker.is_file() and site_worker.read_bytes() != (CLIENT / "worker.js").read_bytes():
+        log("note: the site's copy of the client differs from the current build; serving the current build "
+            f"({CLIENT.relative_to(REPO)})")
+    with ExitStack() as stack:
+        server = Server(html, bench_dir)
+        stack.callback(server.stop)
+        log(f"server: {server.url} (Python http.server: no gzip, no Cache-Control; Last-Modified only)")
+        log(f"CPU contention: {load_average()}")
+
+        log("\n### warm query latency (in the worker, performance.now())")
+        t = time.monotonic()
+        keyword, hybrid, info = query_runs(playwright, server, args.timeout)
+        log(f"  (page crossOriginIsolated={info['isolated']}: onnxruntime-web runs 1 thread; "
+            f"navigator.hardwareConcurrency={info['cores']}; {WARMUP} warm-up queries first)")
+        report_queries("keyword mode (before the model loads)", keyword, hybrid=False, n_chunks=n_chunks)
+        report_queries("hybrid mode", hybrid, hybrid=True, n_chunks=n_chunks)
+        log(f"  ({time.monotonic() - t:.0f} s; CPU contention: {load_average()})")
+
+        log("\n### breakdown of a hybrid query, and query-vector parity with Python")
+        t = time.monotonic()
+        info, rows = bench_page_runs(playwright, server, args.timeout)
+        report_bench_page(info, rows, html)
+        log(f"  ({time.monotonic() - t:.0f} s; CPU contention: {load_average()})")
+
+        log("\n### from first focus of the search button (query already typed) to results")
+        t = time.monotonic()
+        runs = load_runs(playwright, server, args.runs, args.timeout)
+        report_loads(runs, server)
+        log(f"  targets: first keyword results <= {TARGETS['first_keyword_ms']:g} ms from focus on localhost")
+        log(f"  ({time.monotonic() - t:.0f} s; CPU contention: {load_average()})")
+
+
+def build_site(src: Path, out: Path, *, jobs: int | None, quiet_log: Path) -> float:
+    cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-q"]
+    if jobs:
+        cmd += ["-j", str(jobs)]
+    cmd += [str(src), str(out / "html"), "-d", str(out / "doctrees")]
+    start = time.perf_counter()
+    with quiet_log.open("w") as f:
+        proc = subprocess.run(cmd, cwd=src, stdout=f, stderr=subprocess.STDOUT)
+    if proc.returncode:
+        raise SystemExit(f"sphinx-build failed ({proc.returncode}); see {quiet_log}")
+    return time.perf_counter() - start
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--demo-html", type=Path, help="a built demo_docs site to reuse (default: build one)")
+    parser.add_argument("--corpus-html", type=Path, help="a built API corpus site to reuse (default: build one)")
+    parser.add_argument("--corpus-dir", type=Path, default=Path("/tmp/bench_corpus"),
+                        help="where to generate and build the corpus when --corpus-html is not given")
+    parser.add_argument("--corpus-modules", default=CORPUS_MODULES)
+    parser.add_argument("--skip-corpus", action="store_true")
+    parser.add_argument("--runs", type=int, default=3, help="cold+warm load runs per site (default 3)")
+    parser.add_argument("--timeout", type=float, default=300.0, help="seconds allowed for one site load")
+    args = parser.parse_args()
+
+    if not Path(CHROMIUM).exists():
+        raise SystemExit(f"no Chromium at {CHROMIUM}")
+    if not (CLIENT / "worker.js").is_file():
+        raise SystemExit(f"the browser client is not built: run `npm ci && npm run build` in {JS}")
+    if b"embed_ms" not in (CLIENT / "worker.js").read_bytes():
+        raise SystemExit("the built worker.js reports no timings: run `npm run build` in js/")
+
+    log("# sphinx-rag browser benchmark")
+    log(f"Chromium: {subprocess.run([CHROMIUM, '--version'], capture_output=True, text=True).stdout.strip()}")
+    log(f"CPU contention at start: {load_average()}")
+    work = Path(tempfile.mkdtemp(prefix="sphinx-rag-bench-browser-"))
+    try:
+        bench_dir = work / "bench"
+        build_bench_page(bench_dir)
+        sites = []
+        if args.demo_html:
+            sites.append(("demo docs", args.demo_html))
+        else:
+            secs = build_site(REPO / "demo_docs", work / "demo", jobs=None, quiet_log=work / "demo.log")
+            log(f"built the demo docs in {secs:.0f} s")
+            sites.append(("demo docs", work / "demo" / "html"))
+        if not args.skip_corpus:
+            if args.corpus_html:
+                corpus = args.corpus_html
+            else:
+                from make_api_corpus import write_project
+
+                n = write_project(args.corpus_dir / "src", args.corpus_modules.split(","))
+                secs = build_site(args.corpus_dir / "src", args.corpus_dir, jobs=2,
+                                  quiet_log=args.corpus_dir / "build.log")
+                log(f"built the API corpus ({n} objects) in {secs:.0f} s (-j 2)")
+                corpus = args.corpus_dir / "html"
+            sites.append(("API corpus (scikit-learn + numpy public API)", corpus))
+
+        from playwright.sync_api import sync_playwright
+
+        with sync_playwright() as playwright:
+            for name, html in sites:
+                bench_site(playwright, name, html, bench_dir, args)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    log(f"\nCPU contention at end: {load_average()}")
+
+
+if __name__ == "__main__":
+    main()
