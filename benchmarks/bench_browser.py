@@ -156,6 +156,10 @@ def fmt_ms(values: list[float]) -> str:
     return f"median {statistics.median(values):7.2f} ms   p95 {percentile(values, 95):7.2f} ms"
 
 
+def size(n: float) -> str:
+    return f"{n / 1e6:7.2f} MB" if n >= 1e6 else f"{n / 1e3:7.1f} KB"
+
+
 def verdict(value: float, target: float, *, at_least: bool = False) -> str:
     ok = value >= target if at_least else value <= target
     return f"[target {'>=' if at_least else '<='} {target:g}: {'met' if ok else 'MISSED'}]"
@@ -269,6 +273,8 @@ class Server:
 # -- categories of downloaded bytes ------------------------------------------------------------
 
 CATEGORIES = ("JS", "wasm", "model", "index", "other")
+KEYWORD_FILES = {"manifest.json", "chunks.json", "bm25.json", "bm25_offsets.u32", "bm25_docs.u32", "bm25_impacts.f32"}
+VECTOR_FILES = {"embeddings.i8", "embeddings_scale.f32"}
 
 
 def category(path: str) -> str:
@@ -455,8 +461,10 @@ def build_bench_page(out: Path) -> None:
 class LoadRun:
     kind: str  # cold | warm
     timing: dict
-    hits: list[Hit] = field(default_factory=list)
-    pw_bytes: dict = field(default_factory=dict)  # category -> bytes (Playwright sizes)
+    hits: list[Hit] = field(default_factory=list)  # after focus
+    page_hits: list[Hit] = field(default_factory=list)  # while the page loaded (before focus)
+    start: float = 0.0  # time.monotonic() just before the focus
+    pw_bytes: dict = field(default_factory=dict)  # path -> bytes (Playwright sizes), after focus
 
 
 def new_context(playwright, profile: Path):
@@ -478,22 +486,23 @@ def visit(ctx, server: Server, kind: str, timeout_s: float) -> LoadRun:
 
     ctx.on("requestfinished", on_finished)
     try:
+        loading = time.monotonic()
         page.goto(server.url + "index.html", wait_until="load")
         page.wait_for_function("() => window.sphinxRag && window.sphinxRag.dialog", timeout=30_000)
         page.wait_for_timeout(300)  # let the page settle (fonts, theme scripts)
         start = time.monotonic()
+        page_hits = [h for h in server.since(loading) if h.t < start]
         n_before = len(requests)
         timing = page.evaluate(FOCUS_AND_TIME, ["DummyClassifier strategy", timeout_s * 1000])
         page.wait_for_timeout(500)  # trailing requests (none expected)
-        run = LoadRun(kind, timing, server.since(start))
-        pw = {c: 0 for c in CATEGORIES}
+        run = LoadRun(kind, timing, server.since(start), page_hits, start=start)
         for r in requests[n_before:]:
             try:
                 sizes = r.sizes()
-                pw[category(urlsplit(r.url).path)] += sizes["responseBodySize"] + sizes["responseHeadersSize"]
             except Exception:  # noqa: BLE001 - a request without sizes (e.g. served from cache)
-                pass
-        run.pw_bytes = pw
+                continue
+            path = urlsplit(r.url).path
+            run.pw_bytes[path] = run.pw_bytes.get(path, 0) + sizes["responseBodySize"] + sizes["responseHeadersSize"]
         return run
     finally:
         ctx.remove_listener("requestfinished", on_finished)
@@ -621,9 +630,10 @@ def report_loads(runs: list[LoadRun], server: Server) -> None:
         errs = [r.timing.get("error") or r.timing.get("status") for r in rs if r.timing.get("error")]
         if errs:
             log(f"    ERRORS: {errs}")
-        # Bytes of the first (or only) run of this kind: what the query downloaded.
+        # Bytes of the first run of this kind: what the first query downloaded.
         run = rs[0]
         by_cat = {c: 0 for c in CATEGORIES}
+        pw_cat = {c: 0 for c in CATEGORIES}
         gz_cat = {c: 0 for c in CATEGORIES}
         raw_cat = {c: 0 for c in CATEGORIES}
         files = {c: [] for c in CATEGORIES}
@@ -632,25 +642,43 @@ def report_loads(runs: list[LoadRun], server: Server) -> None:
             c = category(h.path)
             by_cat[c] += h.sent
             encodings.add(h.encoding or "identity")
-            files[c].append(f"{h.path.rsplit('/', 1)[-1]}:{h.status}")
+            files[c].append(f"{h.path.rsplit('/', 1)[-1]} ({h.status})")
             local = server.local_file(h.path) if h.status == 200 else None
             if local is not None:
                 data = local.read_bytes()
                 raw_cat[c] += len(data)
                 gz_cat[c] += len(gzip.compress(data, compresslevel=6))
-        total = sum(by_cat.values())
-        log(f"    bytes downloaded after focus (server count: status line + headers + body; Content-Encoding: "
-            f"{', '.join(sorted(encodings)) or 'none'}):")
+        for path, n in run.pw_bytes.items():
+            pw_cat[category(path)] += n
+        log(f"    bytes downloaded after focus (counted by the server: status line + headers + body; "
+            f"Content-Encoding: {', '.join(sorted(encodings)) or 'none'}):")
         for c in CATEGORIES:
-            if not by_cat[c] and not files[c]:
+            if not files[c]:
                 continue
-            gz = f"   body gzip -6 locally {gz_cat[c] / 1e6:8.3f} MB (raw {raw_cat[c] / 1e6:.3f} MB)" if raw_cat[c] else ""
-            log(f"      {c:6s} {by_cat[c] / 1e6:8.3f} MB  (Playwright: {run.pw_bytes.get(c, 0) / 1e6:8.3f} MB){gz}"
-                f"   [{len(files[c])} requests]")
-        log(f"      total  {total / 1e6:8.3f} MB  (Playwright: {sum(run.pw_bytes.values()) / 1e6:8.3f} MB)"
-            + (f"   gzip total {sum(gz_cat.values()) / 1e6:.3f} MB" if sum(raw_cat.values()) else ""))
-        if kind == "warm":
-            log("      requests: " + ", ".join(sorted(set(f for c in CATEGORIES for f in files[c]))))
+            gz = f"   gzip -6 (computed locally) {size(gz_cat[c])} of {size(raw_cat[c])}" if raw_cat[c] else ""
+            log(f"      {c:6s} {size(by_cat[c])}   (Playwright sizes {size(pw_cat[c])}){gz}")
+            log(f"             {', '.join(files[c])}")
+        log(f"      total  {size(sum(by_cat.values()))}   (Playwright sizes {size(sum(pw_cat.values()))})"
+            + (f"   gzip -6 total {size(sum(gz_cat.values()))}" if sum(raw_cat.values()) else ""))
+        served = {}
+        for h in run.hits:
+            served[h.path] = served.get(h.path, 0) + h.sent
+        differ = [f"{path.rsplit('/', 1)[-1]} {size(run.pw_bytes.get(path, 0)).strip()} vs {size(n).strip()}"
+                  for path, n in served.items() if abs(run.pw_bytes.get(path, 0) - n) > 1000]
+        if differ:
+            log(f"      (Playwright's sizes differ from the server's for: {'; '.join(differ)})")
+        if kind == "cold" and run.hits:
+            # Server clock, relative to just before the focus (IPC adds a few ms).
+            def done(names):
+                ts = [h.t for h in run.hits if h.path.rsplit("/", 1)[-1] in names]
+                return f"+{(max(ts) - run.start) * 1000:.0f} ms" if ts else "n/a"
+            log(f"      last byte sent (server clock, from focus): keyword files {done(KEYWORD_FILES)}, "
+                f"embeddings {done(VECTOR_FILES)}, wasm {done({'ort-wasm-simd-threaded.wasm'})}, "
+                f"model.onnx {done({'model.onnx'})}")
+        if kind == "cold":
+            ours = [h for h in run.page_hits if "/_static/sphinx_rag/" in h.path]
+            log(f"    loaded with the page, before focus: {size(sum(h.sent for h in ours))} "
+                f"({', '.join(h.path.rsplit('/', 1)[-1] for h in ours)})")
 
 
 def report_bench_page(info: dict, rows: list[dict], html: Path) -> None:
@@ -705,7 +733,8 @@ def bench_site(playwright, name: str, html: Path, bench_dir: Path, args) -> None
         t = time.monotonic()
         keyword, hybrid, info = query_runs(playwright, server, args.timeout)
         log(f"  (page crossOriginIsolated={info['isolated']}: onnxruntime-web runs 1 thread; "
-            f"navigator.hardwareConcurrency={info['cores']}; {WARMUP} warm-up queries first)")
+            f"navigator.hardwareConcurrency={info['cores']}; {WARMUP} warm-up queries first; "
+            "performance.now() is coarsened to 0.1 ms in a page that is not cross-origin isolated)")
         report_queries("keyword mode (before the model loads)", keyword, hybrid=False, n_chunks=n_chunks)
         report_queries("hybrid mode", hybrid, hybrid=True, n_chunks=n_chunks)
         log(f"  ({time.monotonic() - t:.0f} s; CPU contention: {load_average()})")
