@@ -42,6 +42,12 @@ def test_sections_headers_budget_and_weights(app):
     assert by_title["User guide > Strategies"][0]["text"] == (
         "User guide > Strategies\n- mean: Replace by the column mean.\n- median: Replace by the column median.")
 
+    # MyST Markdown pages are chunked like rst ones
+    md = by_title["Markdown page > Pipelines in Markdown"][0]
+    assert md["url"] == "myst_page.html#pipelines-in-markdown"
+    assert md["text"] == ("Markdown page > Pipelines in Markdown\nA pipeline chains transformers and a final "
+                          "estimator.\n\nmake_pipeline(StandardScaler(), Ridge())")
+
     # excluded pages are absent; changelogs are down-weighted by default
     assert not any(c["doc"].startswith("private/") for c in chunks)
     assert {c["weight"] for c in chunks if c["doc"] == "changelog"} == {0.3}
