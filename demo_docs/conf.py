@@ -61,7 +61,7 @@ html_title = f"mlkit {release} documentation"
 html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
-    # Follow the reader's OS light/dark preference (this also silences the
-    # theme's "invalid theme mode" console message on a fresh profile).
-    "default_mode": "auto",
 }
+# Follow the reader's OS light/dark preference (this also silences the theme's
+# "invalid theme mode" console message on a fresh browser profile).
+html_context = {"default_mode": "auto"}

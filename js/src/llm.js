@@ -449,7 +449,8 @@ export async function streamChat(options) {
       response = await fetchFn(`${base}/chat/completions`, {
         method: 'POST',
         headers: { 'Content-Type': 'application/json', Accept: 'text/event-stream, application/json' },
-        body: JSON.stringify({ model, messages, temperature, stream: true }),
+        // max_tokens: the answer room fitPassages reserved; small models may never stop otherwise
+        body: JSON.stringify({ model, messages, temperature, stream: true, max_tokens: ANSWER_RESERVE_TOKENS }),
         signal: controller.signal,
       });
     } catch (err) {

@@ -12,6 +12,7 @@ import path from 'node:path';
 import {
   estimateTokens, formatPassages, validatePrompt, sentenceEnds, fitPassages, buildMessages,
   normalizeEndpoint, SSEParser, streamChat, LLMError, safeUrl, renderMarkdown, DEFAULT_PROMPT, DEFAULTS,
+  ANSWER_RESERVE_TOKENS,
 } from '../src/llm.js';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -223,6 +224,7 @@ test('normal: tokens stream, the passages were sent', async () => {
   assert.match(answer, /\[2\]/);
   const body = await lastRequest();
   assert.equal(body.stream, true);
+  assert.equal(body.max_tokens, ANSWER_RESERVE_TOKENS); // the answer room the context fit reserved
   assert.equal(body.model, 'normal');
   assert.equal(body.messages[0].content, 'Expert of mlkit.');
   assert.ok(body.messages[1].content.includes('[1] Dummy estimators > Baselines (user_guide/dummy.html#baselines)\nUse DummyClassifier.'));
