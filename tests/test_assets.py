@@ -9,7 +9,7 @@ import numpy as np
 from sphinx_rag.assets import ASSET_DIR, load_assets
 from sphinx_rag.index import quantize_vectors
 
-from conftest import DEMO, build_site
+from site_helpers import DEMO, build_site
 
 
 def _files(html: Path) -> dict[str, bytes]:

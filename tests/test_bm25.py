@@ -9,7 +9,7 @@ from sphinx_rag.bm25 import build_index, edit_distance, typo_candidates
 from sphinx_rag.index import index_tokens
 from sphinx_rag.lexical import tokenize
 
-from conftest import chunks_of
+from site_helpers import chunks_of
 
 
 def test_matches_rank_bm25_on_demo_chunks(demo_html):

@@ -4,7 +4,7 @@ import pytest
 
 from sphinx_rag.chunk.api import api_chunk_texts, signature_parameters
 
-from conftest import chunks_of
+from site_helpers import chunks_of
 
 
 @pytest.mark.sphinx("html", testroot="api")

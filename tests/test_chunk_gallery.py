@@ -2,7 +2,7 @@
 
 import pytest
 
-from conftest import chunks_of
+from site_helpers import chunks_of
 
 
 @pytest.mark.sphinx("html", testroot="gallery")

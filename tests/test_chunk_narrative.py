@@ -5,7 +5,7 @@ import pytest
 from sphinx_rag.chunk.narrative import Block, pack_blocks
 from sphinx_rag.embed import count_tokens, load_tokenizer
 
-from conftest import chunks_of
+from site_helpers import chunks_of
 
 
 @pytest.mark.sphinx("html", testroot="narrative")
