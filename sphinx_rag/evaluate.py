@@ -27,7 +27,8 @@ def load_questions(path: Path) -> list[dict]:
 
 
 def is_relevant(result, relevant: dict) -> bool:
-    if result.url != relevant["url"]:
+    """Right passage: its URL (or a chunk it took in, see expand.py) and the phrase."""
+    if relevant["url"] != result.url and relevant["url"] not in getattr(result, "also", ()):
         return False
     phrase = relevant.get("text_contains")
     return not phrase or " ".join(phrase.split()) in " ".join(result.text.split())

@@ -7,13 +7,14 @@ must reproduce. All scoring is in float64 over the stored float32/int8 arrays.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from .assets import Assets, load_assets
 from .bm25 import BM25Index, typo_candidates
+from .expand import expand
 from .lexical import fold, split_words, tokenize
 
 __all__ = ["Result", "Searcher", "top_k", "rrf_fuse", "dense_scores", "correct_spelling", "CANDIDATES", "BINARY_FIRST_ABOVE",
@@ -42,6 +43,7 @@ class Result:
     text: str
     id: str
     index: int
+    also: list[str] = field(default_factory=list)  # URLs of the chunks the passage added
 
     def to_json(self) -> dict:
         return {"rank": self.rank, "score": self.score, "url": self.url, "title": self.title,
@@ -203,10 +205,14 @@ class Searcher:
         return rrf_fuse(rankings, self.rrf_k, self.weights)
 
     def search(self, query: str, k: int = 10, vector: np.ndarray | None = None) -> list[Result]:
+        """The k best passages (expand.py): each a hit plus, if short, what follows it."""
         scored = self.scores(query, vector)
-        ranked = sorted(scored, key=lambda i: (-scored[i], i))[:k]
+        ranked = sorted(scored, key=lambda i: (-scored[i], i))
+        chunks = self.assets.chunks
         out = []
-        for rank, i in enumerate(ranked, start=1):
-            c = self.assets.chunks[i]
-            out.append(Result(rank, scored[i], c["url"], c["title"], c["kind"], c["text"], c["id"], i))
+        for rank, span in enumerate(expand(ranked, chunks, k), start=1):
+            c = chunks[span[0]]
+            text = "\n\n".join(chunks[j]["text"] for j in span)
+            out.append(Result(rank, scored[span[0]], c["url"], c["title"], c["kind"], text, c["id"], span[0],
+                              [chunks[j]["url"] for j in span[1:]]))
         return out

@@ -8,6 +8,7 @@
  */
 
 import { BM25Index } from "./bm25.js";
+import { expand } from "./expand.js";
 import { fold, splitWords, tokenize } from "./lexical.js";
 
 export const CANDIDATES = 100; // depth of each ranking before fusion
@@ -42,6 +43,7 @@ export const BINARY_FRACTION = 8;
  * @property {string} text
  * @property {string} id
  * @property {number} index  position in chunks.json
+ * @property {string[]} also  URLs of the chunks the passage took in after the hit (expand.js)
  *
  * @typedef {object} SearchAssets  what assets.js loads
  * @property {any} manifest
@@ -321,7 +323,7 @@ export class Searcher {
   }
 
   /**
-   * The k best chunks, sorted by (-score, index).
+   * The k best passages: hits sorted by (-score, index), expanded by expand.js.
    * @param {string} query
    * @param {ArrayLike<number> | null} vector
    * @param {number} [k]
@@ -330,27 +332,27 @@ export class Searcher {
    */
   search(query, vector, k = 10, fusion = this.fusion) {
     const scored = this.scores(query, vector, fusion);
-    const ranked = [...scored.keys()]
-      .sort((a, b) => {
-        const sa = /** @type {number} */ (scored.get(a));
-        const sb = /** @type {number} */ (scored.get(b));
-        return sa > sb ? -1 : sa < sb ? 1 : a - b;
-      })
-      .slice(0, k);
-    return ranked.map((i, r) => {
-      const c = this.chunks[i];
+    const ranked = [...scored.keys()].sort((a, b) => {
+      const sa = /** @type {number} */ (scored.get(a));
+      const sb = /** @type {number} */ (scored.get(b));
+      return sa > sb ? -1 : sa < sb ? 1 : a - b;
+    });
+    return expand(ranked, this.chunks, k).map((span, r) => {
+      const c = this.chunks[span[0]];
       return {
         rank: r + 1,
-        score: /** @type {number} */ (scored.get(i)),
+        score: /** @type {number} */ (scored.get(span[0])),
         url: c.url,
         title: c.title,
         kind: c.kind,
-        text: c.text,
+        text: span.map((j) => this.chunks[j].text).join("\n\n"),
         id: c.id,
-        index: i,
+        index: span[0],
+        also: span.slice(1).map((j) => this.chunks[j].url), // chunks the passage took in (expand.js)
       };
     });
   }
+
 
   /**
    * Keyword-only search (BM25 times chunk weights); needs no model.

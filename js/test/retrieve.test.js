@@ -75,11 +75,15 @@ test("rankings (rrf, bm25, dense) equal Python's on the demo docs", { skip: SKIP
       const sameIds = JSON.stringify(got.map((r) => r.id)) === JSON.stringify(want.map((/** @type {any} */ w) => w[0]));
       const sameIndex = got.every((r, i) => r.index === want[i][1]);
       const closeScores = got.every((r, i) => close(r.score, want[i][2]));
-      if (!(sameIds && sameIndex && closeScores)) failures.push(`${fusion} ${JSON.stringify(q.query)}`);
+      const sameExpansion = JSON.stringify(got.map((r) => r.also)) === JSON.stringify(q[`${fusion}_also`]);
+      if (!(sameIds && sameIndex && closeScores && sameExpansion)) failures.push(`${fusion} ${JSON.stringify(q.query)}`);
       else if (got.every((r, i) => r.score === want[i][2])) identical++;
     }
   }
-  console.log(`rankings: ${total - failures.length}/${total} top-10 lists equal, ${identical} with bit-identical scores`);
+  console.log(`rankings: ${total - failures.length}/${total} top-10 lists (and passage expansions) equal, ` +
+    `${identical} with bit-identical scores`);
+  const expanded = data.queries.filter((/** @type {any} */ q) => q.rrf_also.some((/** @type {string[]} */ a) => a.length > 0));
+  assert.ok(expanded.length >= 10, `only ${expanded.length} fixture queries exercise passage expansion`);
   assert.deepEqual(failures, []);
 });
 
@@ -104,7 +108,7 @@ test("keywordSearch needs no vectors; hybridSearch falls back to it", { skip: SK
   const searcher = new Searcher({ manifest, chunks, bm25 });
   const results = searcher.keywordSearch("SimpleImputer fill_value", 5);
   assert.equal(results.length, 5);
-  assert.deepEqual(Object.keys(results[0]).sort(), ["id", "index", "kind", "rank", "score", "text", "title", "url"]);
+  assert.deepEqual(Object.keys(results[0]).sort(), ["also", "id", "index", "kind", "rank", "score", "text", "title", "url"]);
   assert.deepEqual(results.map((r) => r.rank), [1, 2, 3, 4, 5]);
   assert.deepEqual(searcher.hybridSearch("SimpleImputer fill_value", null, 5), results);
   assert.throws(() => new Searcher({ manifest, chunks, bm25 }, { fusion: "hybrid" }), /sphinx-rag: fusion must be one of/);
