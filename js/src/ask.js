@@ -23,6 +23,7 @@
 
 import { DEFAULTS, LLMError, buildMessages, normalizeEndpoint, renderMarkdown, streamChat } from "./llm.js";
 import { displayText } from "./highlight.js";
+import { h } from "./dom.js";
 
 /** localStorage key of the reader's own settings. */
 export const STORAGE_KEY = "sphinx-rag-llm";
@@ -107,19 +108,6 @@ export function effectiveSettings(site, reader, project = "") {
     project: (typeof s?.project === "string" && s.project) || project || "documented",
     source: reader ? "reader" : "site",
   };
-}
-
-/**
- * @param {string} tag
- * @param {Record<string, string>} [attrs]
- * @param {(Node | string)[]} [children]
- * @returns {HTMLElement}
- */
-function h(tag, attrs = {}, children = []) {
-  const el = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
-  for (const c of children) el.append(c); // strings become text nodes
-  return el;
 }
 
 /** An inline SVG gear (settings): a ring, a hub and eight square teeth. */

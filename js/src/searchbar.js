@@ -29,6 +29,7 @@
 import { displayText, queryTokens, snippet } from "./highlight.js";
 import { LocalBackend, WorkerBackend } from "./backend.js";
 import { AskPanel } from "./ask.js";
+import { h } from "./dom.js";
 
 /** @typedef {import("./backend.js").Result} Result */
 /** @typedef {import("./backend.js").Status} Status */
@@ -40,19 +41,6 @@ const PREFIX = "sphinx-rag";
 const thisScript = /** @type {HTMLScriptElement | null} */ (
   document.currentScript || document.querySelector("script[data-sphinx-rag]")
 );
-
-/**
- * @param {string} tag
- * @param {Record<string, string>} [attrs]
- * @param {(Node | string)[]} [children]
- * @returns {HTMLElement}
- */
-function h(tag, attrs = {}, children = []) {
-  const el = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
-  for (const c of children) el.append(c); // strings become text nodes
-  return el;
-}
 
 /** An inline SVG magnifying glass (no external icon font needed). */
 function searchIcon() {
