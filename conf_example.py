@@ -11,8 +11,8 @@ sphinx_rag_model = 'sentence-transformers/all-MiniLM-L6-v2'
 # ~/.cache/sphinx-rag.
 sphinx_rag_model_cache = ''
 
-# Compute embeddings (hybrid search). False gives a keyword-only (BM25) index and a much
-# faster build.
+# Compute embeddings (hybrid search). False gives a keyword-only (BM25) index, a much
+# faster build, and needs no model export (no torch): only the model's tokenizer.
 sphinx_rag_embeddings = True
 
 # Token budget of a narrative chunk, header included. 0: the model's max sequence length

@@ -64,8 +64,8 @@ CONFIG = [
            "Where exported int8 ONNX models are cached. Empty: $SPHINX_RAG_CACHE, else "
            "~/.cache/sphinx-rag."),
     Option("sphinx_rag_embeddings", True, (bool,),
-           "Compute embeddings (hybrid search). False gives a keyword-only (BM25) index and "
-           "a much faster build."),
+           "Compute embeddings (hybrid search). False gives a keyword-only (BM25) index, a much "
+           "faster build, and needs no model export (no torch): only the model's tokenizer."),
     Option("sphinx_rag_chunk_tokens", 0, (int,),
            "Token budget of a narrative chunk, header included. 0: the model's max sequence "
            "length (256 for all-MiniLM-L6-v2).", _non_negative),

@@ -64,18 +64,22 @@ def on_builder_inited(app):
     if not _is_html(app):
         return
     from .embed import count_tokens, load_tokenizer
-    from .export_model import cached_model_dir
+    from .export_model import cached_model_dir, read_sentence_transformers_config, resolve_model_source
 
     cfg = app.config
-    cache = Path(cfg.sphinx_rag_model_cache).expanduser() if cfg.sphinx_rag_model_cache else None
-    started = time.perf_counter()
-    state.model_dir = cached_model_dir(cfg.sphinx_rag_model, cache)
-    if time.perf_counter() - started > 2:
-        logger.info(f"[sphinx-rag] model exported to {state.model_dir}")
-    tokenizer = load_tokenizer(state.model_dir)
+    if cfg.sphinx_rag_embeddings:
+        cache = Path(cfg.sphinx_rag_model_cache).expanduser() if cfg.sphinx_rag_model_cache else None
+        started = time.perf_counter()
+        state.model_dir = cached_model_dir(cfg.sphinx_rag_model, cache)
+        if time.perf_counter() - started > 2:
+            logger.info(f"[sphinx-rag] model exported to {state.model_dir}")
+        max_len = int(assets.read_json(state.model_dir / "model_info.json")["max_seq_length"])
+    else:  # keyword-only: the model's tokenizer still sizes chunks; no export, no torch
+        state.model_dir = resolve_model_source(cfg.sphinx_rag_model)
+        max_len = int(read_sentence_transformers_config(state.model_dir)["max_seq_length"])
+    tokenizer = load_tokenizer(state.model_dir, max_len)
     state.count = lambda text: count_tokens(tokenizer, text)
-    info = assets.read_json(state.model_dir / "model_info.json")
-    state.budget = cfg.sphinx_rag_chunk_tokens or int(info["max_seq_length"])
+    state.budget = cfg.sphinx_rag_chunk_tokens or max_len
 
 
 # -- read phase ---------------------------------------------------------------

@@ -125,11 +125,11 @@ def build(chunks: list[Chunk], *, urls: dict[str, str], out_dir: Path, model_dir
         records.append({"id": c.id, "doc": c.doc, "url": url, "title": c.title, "headings": c.headings,
                         "kind": c.kind, "order": c.order, "weight": c.weight, "text": c.text})
     bm25 = build_index([index_tokens(c.text) for c in chunks])
-    vectors = scales = None
-    info = read_json(Path(model_dir) / "model_info.json")
+    vectors = scales = info = None
     if embeddings and chunks:
+        info = read_json(Path(model_dir) / "model_info.json")
         vectors, scales = embed_chunks([embedding_input(c) for c in chunks], model_dir, batch_size=batch_size,
                                        threads=threads, progress=progress)
     return write_assets(out_dir, chunks=records, bm25=bm25, vectors_i8=vectors, scales=scales,
-                        model_dir=model_dir, model_info=info if vectors is not None else None,
+                        model_dir=model_dir, model_info=info,
                         settings=settings)

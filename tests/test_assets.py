@@ -74,3 +74,23 @@ def test_incremental_build_keeps_unchanged_pages(tmp_path):
     unchanged = {k: v for k, v in first.items() if not k.startswith("guide#")}
     assert unchanged and all(second[k] == v for k, v in unchanged.items())  # changelog, index kept
     assert set(second) == set(first)
+
+
+def test_keyword_only_build_needs_no_model_export(tmp_path):
+    """sphinx_rag_embeddings = False: the tokenizer comes from the model source, nothing is exported."""
+    import os
+    import subprocess
+    import sys
+
+    cache = tmp_path / "empty-cache"
+    cache.mkdir()
+    out = tmp_path / "html"
+    src = Path(__file__).parent / "roots" / "test-narrative"  # sets sphinx_rag_embeddings = False
+    proc = subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-q", "-E", "-d", str(tmp_path / "dt"),
+                           str(src), str(out)], capture_output=True, text=True,
+                          env=dict(os.environ, SPHINX_RAG_CACHE=str(cache)))
+    assert proc.returncode == 0, proc.stderr
+    assert list(cache.iterdir()) == []  # no export, so no torch needed
+    manifest = json.loads((out / ASSET_DIR / "manifest.json").read_text())
+    assert manifest["model"] is None and "embeddings.i8" not in manifest["files"]
+    assert manifest["counts"]["chunks"] > 0

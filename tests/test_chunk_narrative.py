@@ -30,7 +30,7 @@ def test_sections_headers_budget_and_weights(app):
                for c in by_title["User guide > Imputation"])
 
     # long paragraph split at sentences within the budget (80 tokens, header included) ...
-    tok = load_tokenizer(app.sphinx_rag.model_dir)
+    tok = load_tokenizer(app.sphinx_rag.model_dir, 256)  # keyword-only root: the model's source dir
     scaling = by_title["User guide > Scaling"]
     assert len(scaling) >= 2
     assert all(count_tokens(tok, c["text"]) <= 80 for c in scaling)
