@@ -198,6 +198,13 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
     hits: list[Hit]
     bench_dir: str
     lock: threading.Lock
+    isolated = False  # --isolated: COOP/COEP headers, so onnxruntime-web may use threads
+
+    def end_headers(self):
+        if self.isolated:
+            self.send_header("Cross-Origin-Opener-Policy", "same-origin")
+            self.send_header("Cross-Origin-Embedder-Policy", "require-corp")
+        super().end_headers()
 
     def log_message(self, format, *args):  # noqa: A002
         pass
@@ -732,7 +739,8 @@ def bench_site(playwright, name: str, html: Path, bench_dir: Path, args) -> None
         log("\n### warm query latency (in the worker, performance.now())")
         t = time.monotonic()
         keyword, hybrid, info = query_runs(playwright, server, args.timeout)
-        log(f"  (page crossOriginIsolated={info['isolated']}: onnxruntime-web runs 1 thread; "
+        threads = f"up to {min(4, info['cores'] or 1)} threads" if info["isolated"] else "1 thread"
+        log(f"  (page crossOriginIsolated={info['isolated']}: the search worker asks onnxruntime-web for {threads}; "
             f"navigator.hardwareConcurrency={info['cores']}; {WARMUP} warm-up queries first; "
             "performance.now() is coarsened to 0.1 ms in a page that is not cross-origin isolated)")
         report_queries("keyword mode (before the model loads)", keyword, hybrid=False, n_chunks=n_chunks)
@@ -774,9 +782,12 @@ def main():
                         help="where to generate and build the corpus when --corpus-html is not given")
     parser.add_argument("--corpus-modules", default=CORPUS_MODULES)
     parser.add_argument("--skip-corpus", action="store_true")
+    parser.add_argument("--isolated", action="store_true",
+                        help="serve with COOP/COEP headers (cross-origin isolation: onnxruntime-web threads)")
     parser.add_argument("--runs", type=int, default=3, help="cold+warm load runs per site (default 3)")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds allowed for one site load")
     args = parser.parse_args()
+    _Handler.isolated = args.isolated
 
     if not Path(CHROMIUM).exists():
         raise SystemExit(f"no Chromium at {CHROMIUM}")
