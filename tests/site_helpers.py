@@ -3,6 +3,7 @@ tests/browser/conftest.py on sys.path)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
@@ -22,3 +23,18 @@ def build_site(src: Path, out: Path, *extra: str) -> Path:
 
 def chunks_of(html_dir: Path) -> list[dict]:
     return json.loads((Path(html_dir) / "_static" / "sphinx_rag" / "chunks.json").read_text())
+
+
+@contextlib.contextmanager
+def fake_llm_server(idle_minutes: int = 10):
+    """tests/fake_llm_server.py in a subprocess; yields its base URL http://127.0.0.1:<port>."""
+    proc = subprocess.Popen([sys.executable, str(REPO / "tests" / "fake_llm_server.py"),
+                             "--idle-minutes", str(idle_minutes)], stdout=subprocess.PIPE, text=True)
+    try:
+        yield f"http://127.0.0.1:{int(proc.stdout.readline())}"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()

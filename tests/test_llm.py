@@ -20,6 +20,7 @@ import pytest
 from sphinx_rag import llm
 from sphinx_rag.config import ConfigError
 from sphinx_rag.retrieve import Result
+from site_helpers import fake_llm_server
 
 HERE = Path(__file__).resolve().parent
 QUESTION = "What are the values of the strategy parameter in a dummy classifier?"
@@ -30,14 +31,8 @@ QUESTION = "What are the values of the strategy parameter in a dummy classifier?
 @pytest.fixture(scope="module")
 def fake_server():
     """Base URL (no /v1) of a fake LLM server process; stopped with SIGTERM at the end."""
-    proc = subprocess.Popen([sys.executable, str(HERE / "fake_llm_server.py"), "--idle-minutes", "5"],
-                            stdout=subprocess.PIPE, text=True)
-    try:
-        port = int(proc.stdout.readline())
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+    with fake_llm_server(idle_minutes=5) as url:
+        yield url
 
 
 def last_request(base: str) -> dict:

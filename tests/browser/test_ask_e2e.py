@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
+from site_helpers import fake_llm_server
 from test_search_e2e import INPUT, OPTIONS, QUESTION, STATUS, THEME_NOISE, open_with_shortcut, results_for
 
 REPO = Path(__file__).resolve().parents[2]
@@ -49,17 +50,8 @@ PASSAGE = re.compile(r"^\[(\d+)\] (.+) \((\S*)\)$", re.M)
 @pytest.fixture(scope="session")
 def fake_llm():
     """tests/fake_llm_server.py in a subprocess: its base URL http://127.0.0.1:<port>."""
-    proc = subprocess.Popen([sys.executable, str(REPO / "tests" / "fake_llm_server.py"), "--idle-minutes", "30"],
-                            stdout=subprocess.PIPE, text=True)
-    try:
-        port = int(proc.stdout.readline())
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+    with fake_llm_server(idle_minutes=30) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")
