@@ -24,5 +24,4 @@ def setup(app):
     app.connect("env-merge-info", extension.on_env_merge_info)
     app.connect("build-finished", extension.on_build_finished)
     app.connect("builder-inited", searchbar.on_builder_inited)
-    app.connect("build-finished", searchbar.on_build_finished, priority=600)  # after the index is written
     return {"version": __version__, "env_version": 2, "parallel_read_safe": True, "parallel_write_safe": True}

@@ -16,10 +16,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["BM25Index", "build_index", "edit_distance", "typo_candidates"]
+from .lexical import tokenize
+
+__all__ = ["BM25Index", "build_index", "document_tokens", "edit_distance", "typo_candidates"]
 
 K1, B, EPSILON = 1.5, 0.75, 0.25  # rank-bm25's BM25Okapi defaults
 MAX_TYPO_EXPANSIONS = 3
+HEADER_BOOST = 2  # a chunk's first line (heading path / owner) counts this many times
+
+
+def document_tokens(text: str) -> list[str]:
+    """BM25 tokens of a chunk; its header line is repeated (a simple BM25F)."""
+    header = text.split("\n", 1)[0]
+    return tokenize(text) + tokenize(header) * (HEADER_BOOST - 1)
 
 
 @dataclass

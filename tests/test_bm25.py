@@ -5,8 +5,7 @@ import pytest
 from rank_bm25 import BM25Okapi
 
 from sphinx_rag.assets import load_assets
-from sphinx_rag.bm25 import build_index, edit_distance, typo_candidates
-from sphinx_rag.index import index_tokens
+from sphinx_rag.bm25 import build_index, document_tokens, edit_distance, typo_candidates
 from sphinx_rag.lexical import tokenize
 
 from site_helpers import chunks_of
@@ -33,7 +32,7 @@ def test_negative_idf_floor_matches_rank_bm25():
 def test_assets_round_trip(demo_html):
     """The stored index equals BM25Okapi over the chunks' index tokens (header counted twice)."""
     loaded = load_assets(demo_html).bm25
-    corpus = [index_tokens(c["text"]) for c in chunks_of(demo_html)]
+    corpus = [document_tokens(c["text"]) for c in chunks_of(demo_html)]
     for q in (["imputer"], tokenize("strategy of the dummy classifier")):
         np.testing.assert_allclose(loaded.scores(q), BM25Okapi(corpus).get_scores(q), rtol=1e-5, atol=1e-6)
 

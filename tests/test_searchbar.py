@@ -11,6 +11,7 @@ import pytest
 from bs4 import BeautifulSoup
 
 from sphinx_rag import searchbar
+from sphinx_rag.assets import KEYWORD_SCRIPT
 
 def needs_client(test):
     """The client must be built (scripts/setup_and_build.sh does): fail, never skip."""
@@ -37,7 +38,7 @@ def test_script_tag_static_files_and_keyword_index(app):
         assert (assets / name).is_file(), name
 
     prefix = "window.SPHINX_RAG_KEYWORD_INDEX = "
-    body = (assets / searchbar.KEYWORD_INDEX).read_text().splitlines()[-1]
+    body = (assets / KEYWORD_SCRIPT).read_text().splitlines()[-1]
     assert body.startswith(prefix) and body.endswith(";")
     data = json.loads(body[len(prefix):-1])
     assert data["chunks"] == json.loads((assets / "chunks.json").read_text())
@@ -60,4 +61,4 @@ def test_missing_client_is_a_warning_not_a_broken_page(app_params, make_app, tmp
 @pytest.mark.sphinx("text", testroot="searchbar")
 def test_nothing_for_non_html_builders(app):
     app.build()
-    assert not (Path(app.outdir) / "_static" / "sphinx_rag" / searchbar.KEYWORD_INDEX).exists()
+    assert not (Path(app.outdir) / "_static" / "sphinx_rag" / KEYWORD_SCRIPT).exists()

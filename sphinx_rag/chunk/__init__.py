@@ -1,16 +1,17 @@
 """Chunks: the unit that is indexed, retrieved, cited and given to an LLM.
 
-Three strategies, one per kind of page (see ``api``, ``gallery``, ``narrative``).
-None of them imports Sphinx: they take plain inputs so they are testable alone.
+``page.chunk_page`` is the one entry point: it turns one page's doctree into
+``Chunk`` objects with one strategy per kind of content (``api`` for autodoc
+objects, ``gallery`` for sphinx-gallery examples, ``narrative`` for everything
+else). None of these modules needs a Sphinx application: they take plain inputs
+so they are testable alone.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 
-__all__ = ["Chunk", "KINDS", "number_chunks"]
-
-KINDS = ("api", "example", "guide")
+__all__ = ["Chunk", "number_chunks"]
 
 
 @dataclass
@@ -24,19 +25,28 @@ class Chunk:
     doc: str  # Sphinx docname, e.g. "user_guide/imputation"
     anchor: str  # HTML id of the nearest target ("" = top of page)
     headings: list[str]  # page title > section > subsection
-    kind: str  # one of KINDS
+    kind: str  # "api", "example" or "guide"
     text: str
     order: int = 0  # position in the page, for neighbour expansion
     id: str = ""  # stable: "<doc>#<anchor>:<n-th chunk under that anchor>"
     weight: float = 1.0  # ranking multiplier (config: down-weighted pages)
-    extra: dict = field(default_factory=dict)
 
     @property
     def title(self) -> str:
         return " > ".join(h for h in self.headings if h)
 
-    def to_dict(self) -> dict:
-        return asdict(self)
+    def to_record(self, page_url: str) -> dict:
+        """The JSON record of the index (``chunks.json``); the anchor lives in ``url``."""
+        url = page_url + (f"#{self.anchor}" if self.anchor else "")
+        return {"id": self.id, "doc": self.doc, "url": url, "title": self.title, "headings": self.headings,
+                "kind": self.kind, "order": self.order, "weight": self.weight, "text": self.text}
+
+    @classmethod
+    def from_record(cls, record: dict) -> "Chunk":
+        """The inverse of ``to_record`` (used to keep unchanged pages' chunks)."""
+        return cls(doc=record["doc"], anchor=record["url"].partition("#")[2], headings=record["headings"],
+                   kind=record["kind"], text=record["text"], order=record["order"], id=record["id"],
+                   weight=record["weight"])
 
 
 def number_chunks(chunks: list[Chunk]) -> list[Chunk]:

@@ -15,8 +15,9 @@ import warnings
 from numpydoc.docscrape import NumpyDocString
 
 from ..lexical import word_parts
+from . import Chunk
 
-__all__ = ["DocstringError", "api_chunk_texts", "signature_parameters"]
+__all__ = ["DocstringError", "api_chunks", "api_chunk_texts", "signature_parameters"]
 
 
 class DocstringError(ValueError):
@@ -153,3 +154,10 @@ def api_chunk_texts(fullname: str, objtype: str, docstring: str, signature: str 
         if body:
             texts.append(f"{intro}\n{body}")
     return texts
+
+
+def api_chunks(fullname: str, objtype: str, docstring: str, signature: str | None = None, *,
+               doc: str, headings: list[str]) -> list[Chunk]:
+    """The chunks of one documented object, anchored at the object (raises DocstringError)."""
+    return [Chunk(doc=doc, anchor=fullname, headings=headings, kind="api", text=text)
+            for text in api_chunk_texts(fullname, objtype, docstring, signature)]

@@ -14,9 +14,10 @@ from typing import Callable
 
 from sphinx_gallery.py_source_parser import split_code_and_text_blocks
 
+from . import Chunk
 from .narrative import Block, pack_blocks
 
-__all__ = ["ExampleSection", "example_sections", "gallery_chunk_texts"]
+__all__ = ["ExampleSection", "example_sections", "gallery_chunks"]
 
 _UNDERLINE = re.compile(r"^([=\-~^\"'`#*+:.])\1{2,}\s*$")
 
@@ -76,18 +77,24 @@ def example_sections(source: str | Path) -> tuple[str, bool, list[ExampleSection
     return title, True, sections
 
 
-def gallery_chunk_texts(
-    source: str | Path, *, count: Callable[[str], int], budget: int, overlap: int
-) -> list[tuple[str | None, list[str]]]:
-    """[(section title or None, chunk texts)] in page order; headers name the example."""
+def gallery_chunks(
+    source: str | Path, *, doc: str, page_title: str, section_ids: dict[str, str],
+    count: Callable[[str], int], budget: int, overlap: int,
+) -> list[Chunk]:
+    """The chunks of one example page, in page order; headers name the example.
+
+    ``page_title`` and ``section_ids`` (section title -> HTML id) come from the
+    rendered page, so each chunk links to its section.
+    """
     title, tutorial, sections = example_sections(source)
-    out = []
+    chunks = []
     for section in sections:
         if tutorial:
             header = title if section.title == title else f"{title} > {section.title}"
         else:
             header = f"{title} > Example text" if section.title else f"{title} > Example code"
-        texts = pack_blocks(header, section.blocks, count, budget, overlap)
-        if texts:
-            out.append((section.title, texts))
-    return out
+        anchor = section_ids.get(section.title or "", section_ids.get(page_title, ""))
+        headings = [page_title] if section.title in (None, page_title) else [page_title, section.title]
+        chunks += [Chunk(doc=doc, anchor=anchor, headings=headings, kind="example", text=text)
+                   for text in pack_blocks(header, section.blocks, count, budget, overlap)]
+    return chunks

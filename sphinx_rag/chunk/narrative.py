@@ -11,13 +11,14 @@ share a small overlap: the last sentences of the previous chunk.
 from __future__ import annotations
 
 import re
-from typing import Callable, Iterable
+from dataclasses import dataclass
+from typing import Callable, Iterable, Iterator
 
 from docutils import nodes
 
 from . import Chunk
 
-__all__ = ["Block", "pack_blocks", "chunk_doctree", "block_text", "page_title"]
+__all__ = ["Block", "Run", "ObjectNode", "pack_blocks", "walk", "run_chunks", "block_text", "page_title"]
 
 
 CountTokens = Callable[[str], int]
@@ -132,53 +133,53 @@ def page_title(doctree: nodes.document) -> str:
     return ""
 
 
-# A handler for special nodes (API objects): returns chunks, or None to let the
-# walker treat the node as ordinary text.
-Special = Callable[[nodes.Node, list[str]], "list[Chunk] | None"]
+@dataclass
+class Run:
+    """Consecutive blocks of one section (no subsection or object in between)."""
+
+    headings: list[str]  # page title > section > ...
+    anchor: str  # id of the section ("" = top of page)
+    blocks: list[Block]
 
 
-def chunk_doctree(
-    doctree: nodes.Element,
-    *,
-    headings: list[str] | None = None,
-    anchor: str = "",
-    doc: str,
-    kind: str,
-    count: CountTokens,
-    budget: int,
-    overlap: int,
-    special: Special | None = None,
-) -> list[Chunk]:
-    """Walk sections depth first; chunks come out in reading order."""
-    chunks: list[Chunk] = []
+@dataclass
+class ObjectNode:
+    """A node the walk does not enter (an API object), with the headings above it."""
 
-    def flush(blocks: list[Block], headings: list[str], anchor: str):
-        header = " > ".join(h for h in headings if h)
-        for text in pack_blocks(header, blocks, count, budget, overlap):
-            chunks.append(Chunk(doc=doc, anchor=anchor, headings=list(headings), kind=kind, text=text))
-        blocks.clear()
+    node: nodes.Element
+    headings: list[str]
 
-    def walk(node: nodes.Element, headings: list[str], anchor: str):
-        blocks: list[Block] = []
-        for child in node.children:
-            if isinstance(child, nodes.section):
-                flush(blocks, headings, anchor)
-                title = child[0].astext().strip() if isinstance(child[0], nodes.title) else ""
-                walk(child, headings + [title], (child.get("ids") or [anchor])[0])
-                continue
-            handled = special(child, headings) if special else None
-            if handled is not None:
-                flush(blocks, headings, anchor)
-                chunks.extend(handled)
-                continue
-            if isinstance(child, (nodes.compound, nodes.container)) and "toctree-wrapper" not in child.get("classes", []):
-                flush(blocks, headings, anchor)  # transparent wrapper: walk inside
-                walk(child, headings, anchor)
-                continue
+
+def walk(node: nodes.Element, headings: list[str], anchor: str,
+         is_object: Callable[[nodes.Node], bool]) -> Iterator[Run | ObjectNode]:
+    """Sections depth first, in reading order: runs of blocks and the object nodes between them."""
+    blocks: list[Block] = []
+
+    def run() -> Iterator[Run]:
+        if blocks:
+            yield Run(list(headings), anchor, list(blocks))
+            blocks.clear()
+
+    for child in node.children:
+        if isinstance(child, nodes.section):
+            yield from run()
+            title = child[0].astext().strip() if isinstance(child[0], nodes.title) else ""
+            yield from walk(child, headings + [title], (child.get("ids") or [anchor])[0], is_object)
+        elif is_object(child):
+            yield from run()
+            yield ObjectNode(child, list(headings))
+        elif isinstance(child, (nodes.compound, nodes.container)) and "toctree-wrapper" not in child.get("classes", []):
+            yield from run()  # transparent wrapper: walk inside
+            yield from walk(child, headings, anchor, is_object)
+        else:
             block = block_text(child)
             if block is not None:
                 blocks.append(block)
-        flush(blocks, headings, anchor)
+    yield from run()
 
-    walk(doctree, list(headings or []), anchor)
-    return chunks
+
+def run_chunks(run: Run, *, doc: str, kind: str, count: CountTokens, budget: int, overlap: int) -> list[Chunk]:
+    """The chunks of one run: its heading path as header, blocks packed to the budget."""
+    header = " > ".join(h for h in run.headings if h)
+    return [Chunk(doc=doc, anchor=run.anchor, headings=list(run.headings), kind=kind, text=text)
+            for text in pack_blocks(header, run.blocks, count, budget, overlap)]
