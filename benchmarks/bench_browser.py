@@ -19,6 +19,9 @@ on 127.0.0.1 by Python's http.server (no gzip, like `python -m http.server`):
   drives the client modules (js/src) directly.
 
 Chromium is /usr/bin/chromium driven by Python Playwright (never `playwright install`).
+The page side is JS beside this file: bench_browser_hooks.js (init script: worker
+timings, the focus-to-results and query runs) and bench_browser_page.js (the benchmark
+page's module, bundled with esbuild).
 
     python benchmarks/bench_browser.py                       # builds the demo docs and the corpus
     python benchmarks/bench_browser.py --corpus-html /tmp/bench_corpus/html
@@ -32,9 +35,7 @@ Building the corpus (~1,200 objects of scikit-learn's and numpy's public API) em
 from __future__ import annotations
 
 import argparse
-import functools
 import gzip
-import http.server
 import json
 import os
 import shutil
@@ -51,16 +52,18 @@ from urllib.parse import unquote, urlsplit
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parent.parent
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
 JS = REPO / "js"
-CLIENT = REPO / "sphinx_rag" / "static" / "sphinx_rag"  # the built client (npm run build)
-sys.path.insert(0, str(REPO / "benchmarks"))
+sys.path[:0] = [str(HERE), str(REPO / "tests")]  # make_api_corpus; site_helpers (shared with the tests)
 
-CHROMIUM = os.environ.get("SPHINX_RAG_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]
+from site_helpers import (  # noqa: E402
+    CHROMIUM, CLIENT_DIR, DEMO, QuietHandler, StaticServer, build_site, chromium_options,
+    client_is_current, client_missing, manifest_of,
+)
+
+HOOKS = HERE / "bench_browser_hooks.js"  # init script: worker hook, focusAndTime, runQueries
+BENCH_PAGE = HERE / "bench_browser_page.js"  # the benchmark page's module (js/src driven directly)
 
 TARGETS = {
     "hybrid_p50_ms": 25.0,      # warm hybrid query, median, at 20k chunks
@@ -190,9 +193,17 @@ class _CountingWriter:
         return getattr(self.inner, name)
 
 
-class _Handler(http.server.SimpleHTTPRequestHandler):
+def client_file(path: str) -> Path | None:
+    """The current client build's file served for the URL path /_static/sphinx_rag/<name>, if any."""
+    name = path.rsplit("/", 1)[-1]
+    if path.startswith("/_static/sphinx_rag/") and path.count("/") == 3 and (CLIENT_DIR / name).is_file():
+        return CLIENT_DIR / name
+    return None
+
+
+class _Handler(QuietHandler):
     """http.server as `python -m http.server` serves (no gzip, no Cache-Control), plus:
-    the client files from the package's current build (CLIENT) and /__bench__/ from a
+    the client files from the package's current build (CLIENT_DIR) and /__bench__/ from a
     directory, and every response counted."""
 
     hits: list[Hit]
@@ -206,9 +217,6 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
             self.send_header("Cross-Origin-Embedder-Policy", "require-corp")
         super().end_headers()
 
-    def log_message(self, format, *args):  # noqa: A002
-        pass
-
     def setup(self):
         super().setup()
         self.wfile = _CountingWriter(self.wfile)
@@ -217,10 +225,8 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         clean = unquote(urlsplit(path).path)
         if clean.startswith("/__bench__/"):
             return str(Path(self.bench_dir) / clean[len("/__bench__/"):])
-        name = clean.rsplit("/", 1)[-1]
-        if clean.startswith("/_static/sphinx_rag/") and clean.count("/") == 3 and (CLIENT / name).is_file():
-            return str(CLIENT / name)  # the current client build, whatever the site was built with
-        return super().translate_path(path)
+        client = client_file(clean)  # the current client build, whatever the site was built with
+        return str(client) if client else super().translate_path(path)
 
     def guess_type(self, path):
         if str(path).endswith((".mjs", ".js")):
@@ -249,39 +255,36 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         super().send_response(code, message)
 
 
-class Server:
+class Server(StaticServer):
     def __init__(self, root: Path, bench_dir: Path):
-        self.root = root
         self.hits: list[Hit] = []
-        handler = type("Handler", (_Handler,), {"hits": self.hits, "bench_dir": str(bench_dir),
-                                                 "lock": threading.Lock()})
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(handler, directory=str(root)))
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/"
+        super().__init__(root, _Handler, hits=self.hits, bench_dir=str(bench_dir), lock=threading.Lock())
 
     def since(self, t: float) -> list[Hit]:
         return [h for h in list(self.hits) if h.t >= t]
 
-    def stop(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
-        self.thread.join(timeout=10)
-
     def local_file(self, path: str) -> Path | None:
-        name = path.rsplit("/", 1)[-1]
-        if path.startswith("/_static/sphinx_rag/") and path.count("/") == 3 and (CLIENT / name).is_file():
-            return CLIENT / name
-        f = self.root / path.lstrip("/")
+        f = client_file(path) or self.root / path.lstrip("/")
         return f if f.is_file() else None
 
 
 # -- categories of downloaded bytes ------------------------------------------------------------
 
 CATEGORIES = ("JS", "wasm", "model", "index", "other")
-KEYWORD_FILES = {"manifest.json", "chunks.json", "bm25.json", "bm25_offsets.u32", "bm25_docs.u32", "bm25_impacts.f32"}
-VECTOR_FILES = {"embeddings.i8", "embeddings_scale.f32"}
+
+
+def client_stages(html: Path) -> dict[str, set[str]]:
+    """The site's index files (its manifest.json) by the client's loading stage: "keyword"
+    (first results) and "vectors"; names relative to _static/sphinx_rag/. The stages are
+    the client's own lists (js/src/worker/loader.js), read with node."""
+    script = ("const a = await import(process.argv[1]); "
+              "console.log(JSON.stringify({keyword: a.KEYWORD_FILES, vectors: a.VECTOR_FILES}))")
+    proc = subprocess.run(["node", "--input-type=module", "-e", script, (JS / "src" / "worker" / "loader.js").as_uri()],
+                          capture_output=True, text=True, check=True, timeout=60)
+    listed = set(manifest_of(html)["files"])
+    stages = {stage: set(names) & listed for stage, names in json.loads(proc.stdout).items()}
+    stages["keyword"].add("manifest.json")  # not in its own list; fetched first
+    return stages
 
 
 def category(path: str) -> str:
@@ -296,159 +299,13 @@ def category(path: str) -> str:
     return "other"
 
 
-# -- the page side ------------------------------------------------------------------------------
-
-# Runs before the page's scripts: keeps a handle on the search worker and timestamps its messages.
-INIT_SCRIPT = """
-(() => {
-  const rag = (window.__ragBench = { worker: null, events: [], nextId: 1000000 });
-  const Original = window.Worker;
-  window.Worker = class extends Original {
-    constructor(url, options) {
-      super(url, options);
-      if (String(url).includes("/_static/sphinx_rag/worker.js")) {
-        rag.worker = this;
-        this.addEventListener("message", (e) => {
-          const m = e.data || {};
-          rag.events.push({ t: performance.now(), type: m.type, mode: m.mode, id: m.id,
-                            n: Array.isArray(m.results) ? m.results.length : null, timings: m.timings || null });
-        });
-      }
-    }
-  };
-})();
-"""
-
-# In the page: focus the search button (this starts loading the index), open the dialog
-# with a query as if typed, and time keyword results, hybrid-ready and hybrid results.
-FOCUS_AND_TIME = """
-async ([query, timeoutMs]) => {
-  const rag = window.__ragBench;
-  const buttons = [...document.querySelectorAll(".search-button__button, button.sphinx-rag-trigger")];
-  const button = buttons.find((b) => b.offsetParent !== null) || buttons[0];
-  if (!button) return { error: "no search button on the page" };
-  const out = { keywordShown: null, hybridShown: null };
-  const t0 = performance.now();
-  button.focus();  // first focus: warmUp() starts the worker
-  const dialog = window.sphinxRag.dialog;
-  dialog.open();
-  dialog.input.value = query;
-  dialog.input.dispatchEvent(new Event("input"));
-  const box = document.getElementById("sphinx-rag-listbox");
-  const observer = new MutationObserver(() => {
-    if (box.dataset.query !== query) return;
-    const t = performance.now() - t0;
-    if (box.dataset.mode === "keyword" && out.keywordShown === null) out.keywordShown = t;
-    if (box.dataset.mode === "hybrid" && out.hybridShown === null) out.hybridShown = t;
-  });
-  observer.observe(box, { attributes: true, attributeFilter: ["data-mode", "data-query"] });
-  const deadline = t0 + timeoutMs;
-  while (performance.now() < deadline) {
-    const status = rag.events.find((e) => e.type === "status" && (e.mode === "hybrid" || e.mode === "error"));
-    const failed = rag.events.find((e) => e.type === "status" && e.mode === "error");
-    if (failed || (status && out.hybridShown !== null)) break;
-    await new Promise((r) => setTimeout(r, 5));
-  }
-  observer.disconnect();
-  const first = (pred) => { const e = rag.events.find(pred); return e ? e.t - t0 : null; };
-  return {
-    ...out,
-    keywordReady: first((e) => e.type === "status" && e.mode === "keyword"),
-    keywordResults: first((e) => e.type === "results" && e.mode === "keyword"),
-    hybridReady: first((e) => e.type === "status" && e.mode === "hybrid"),
-    hybridResults: first((e) => e.type === "results" && e.mode === "hybrid"),
-    error: (rag.events.find((e) => e.type === "status" && e.mode === "error") || {}).mode || null,
-    status: document.querySelector(".sphinx-rag-status")?.textContent || "",
-    crossOriginIsolated: globalThis.crossOriginIsolated,
-  };
-}
-"""
-
-# In the page: send queries straight to the search worker, one at a time, and collect the
-# worker's timings and the page's round trip (the dialog ignores these ids).
-RUN_QUERIES = """
-async ([queries, timeoutMs]) => {
-  const rag = window.__ragBench;
-  const w = rag.worker;
-  const out = [];
-  for (const query of queries) {
-    const id = ++rag.nextId;
-    const t0 = performance.now();
-    const msg = await new Promise((resolve) => {
-      const timer = setTimeout(() => { w.removeEventListener("message", onMessage); resolve(null); }, timeoutMs);
-      function onMessage(e) {
-        if (e.data && e.data.type === "results" && e.data.id === id) {
-          clearTimeout(timer);
-          w.removeEventListener("message", onMessage);
-          resolve(e.data);
-        }
-      }
-      w.addEventListener("message", onMessage);
-      w.postMessage({ type: "search", id, query, k: 10 });
-    });
-    const roundTrip = performance.now() - t0;
-    if (!msg) { out.push({ query, timeout: true }); continue; }
-    out.push({ query, mode: msg.mode, n: msg.results.length, roundTrip,
-               embed: msg.timings ? msg.timings.embed_ms : null, retrieve: msg.timings ? msg.timings.retrieve_ms : null });
-  }
-  return out;
-}
-"""
-
-# The benchmark page's module: the client's own modules (js/src), driven directly.
-BENCH_ENTRY = """
-import * as ort from "onnxruntime-web/wasm";
-import { AssetLoader } from "@SRC@/assets.js";
-import { Embedder } from "@SRC@/embed.js";
-import { CANDIDATES, Searcher, correctSpelling, modelWords, rrfFuse, topK } from "@SRC@/retrieve.js";
-
-let searcher, embedder, words;
-
-window.benchInit = async (base, ortBase) => {
-  ort.env.wasm.wasmPaths = ortBase;
-  ort.env.wasm.proxy = false;
-  ort.env.logLevel = "error";
-  const loader = new AssetLoader(base, { caches: null });
-  const keyword = await loader.keyword();
-  const [dense, model] = await Promise.all([loader.vectors(), loader.model()]);
-  embedder = await Embedder.create(ort, { ...model, numThreads: 1 });  // as the worker, not isolated
-  words = modelWords(model.vocab);
-  searcher = new Searcher({ ...keyword, vectors: dense.vectors, scales: dense.scales });
-  return { chunks: keyword.chunks.length, binaryFirst: searcher.binaryFirst, fusion: searcher.fusion };
-};
-
-window.benchQueries = async (queries, withVectors) => {
-  const out = [];
-  for (const q of queries) {
-    const t0 = performance.now();
-    const text = correctSpelling(q, searcher.bm25, words);
-    const t1 = performance.now();
-    const tokens = embedder.tokenizer.encode(text).ids.length;
-    const t2 = performance.now();
-    const vector = await embedder.embed(text);  // WordPiece again + onnxruntime + pooling
-    const t3 = performance.now();
-    const bm25Top = topK(searcher.bm25Scores(q), CANDIDATES);
-    const t4 = performance.now();
-    const denseTop = topK(searcher.denseScores(vector), CANDIDATES);
-    const t5 = performance.now();
-    rrfFuse([bm25Top, denseTop], searcher.rrfK, searcher.weights);
-    const t6 = performance.now();
-    searcher.hybridSearch(q, vector, 10);
-    const t7 = performance.now();
-    out.push({ query: q, text, tokens, spell: t1 - t0, wordpiece: t2 - t1, embed: t3 - t2, bm25: t4 - t3,
-               dense: t5 - t4, fuse: t6 - t5, hybridSearch: t7 - t6,
-               vector: withVectors ? Array.from(vector) : null });
-  }
-  return out;
-};
-"""
+# -- the benchmark page ------------------------------------------------------------------------
 
 
 def build_bench_page(out: Path) -> None:
-    """Bundle BENCH_ENTRY with esbuild (js/node_modules) into out/bench.js + bench.html."""
+    """Bundle BENCH_PAGE with esbuild (js/node_modules) into out/bench.js + bench.html."""
     out.mkdir(parents=True, exist_ok=True)
-    entry = out / "entry.js"
-    entry.write_text(BENCH_ENTRY.replace("@SRC@", (JS / "src").as_posix()))
+    entry = BENCH_PAGE
     script = (
         "import { build } from 'esbuild';\n"
         f"await build({{ entryPoints: [{json.dumps(str(entry))}], outfile: {json.dumps(str(out / 'bench.js'))},"
@@ -476,10 +333,9 @@ class LoadRun:
 
 def new_context(playwright, profile: Path):
     ctx = playwright.chromium.launch_persistent_context(
-        str(profile), executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True,
-        viewport={"width": 1280, "height": 900})
+        str(profile), **chromium_options(viewport={"width": 1280, "height": 900}))
     ctx.set_default_timeout(120_000)
-    ctx.add_init_script(INIT_SCRIPT)
+    ctx.add_init_script(path=HOOKS)
     return ctx
 
 
@@ -500,7 +356,8 @@ def visit(ctx, server: Server, kind: str, timeout_s: float) -> LoadRun:
         start = time.monotonic()
         page_hits = [h for h in server.since(loading) if h.t < start]
         n_before = len(requests)
-        timing = page.evaluate(FOCUS_AND_TIME, ["DummyClassifier strategy", timeout_s * 1000])
+        timing = page.evaluate("([q, t]) => window.__ragBench.focusAndTime(q, t)",
+                               ["DummyClassifier strategy", timeout_s * 1000])
         page.wait_for_timeout(500)  # trailing requests (none expected)
         run = LoadRun(kind, timing, server.since(start), page_hits, start=start)
         for r in requests[n_before:]:
@@ -532,6 +389,10 @@ def load_runs(playwright, server: Server, runs: int, timeout_s: float) -> list[L
     return out
 
 
+def run_queries(page, queries: list[str]) -> list[dict]:
+    return page.evaluate("([q, t]) => window.__ragBench.runQueries(q, t)", [queries, 60_000])
+
+
 def query_runs(playwright, server: Server, timeout_s: float) -> tuple[list[dict], list[dict], dict]:
     """Warm keyword-mode (model held back) and hybrid-mode query latencies."""
     profile = Path(tempfile.mkdtemp(prefix="sphinx-rag-bench-profile-"))
@@ -546,8 +407,8 @@ def query_runs(playwright, server: Server, timeout_s: float) -> tuple[list[dict]
         page.wait_for_function("() => window.__ragBench.events.some(e => e.type === 'status' && e.mode === 'keyword')",
                                timeout=timeout_s * 1000)
         page.wait_for_timeout(1000)  # let the vectors download and hash (the model is held)
-        page.evaluate(RUN_QUERIES, [QUERIES[:WARMUP], 60_000])
-        keyword = page.evaluate(RUN_QUERIES, [QUERIES, 60_000])
+        run_queries(page, QUERIES[:WARMUP])
+        keyword = run_queries(page, QUERIES)
         for _ in range(int(timeout_s * 10)):
             if held:
                 break
@@ -557,8 +418,8 @@ def query_runs(playwright, server: Server, timeout_s: float) -> tuple[list[dict]
         page.wait_for_function("() => window.__ragBench.events.some(e => e.type === 'status' && e.mode === 'hybrid')",
                                timeout=timeout_s * 1000)
         page.wait_for_timeout(500)
-        page.evaluate(RUN_QUERIES, [QUERIES[:WARMUP], 60_000])
-        hybrid = page.evaluate(RUN_QUERIES, [QUERIES, 60_000])
+        run_queries(page, QUERIES[:WARMUP])
+        hybrid = run_queries(page, QUERIES)
         info = page.evaluate("() => ({isolated: globalThis.crossOriginIsolated, cores: navigator.hardwareConcurrency})")
         return keyword, hybrid, info
     finally:
@@ -612,14 +473,14 @@ def report_queries(title: str, rows: list[dict], *, hybrid: bool, n_chunks: int)
     log(f"    page round trip (postMessage -> results message) {fmt_ms(rt)}")
 
 
-def report_loads(runs: list[LoadRun], server: Server) -> None:
+def report_loads(runs: list[LoadRun], server: Server, stages: dict[str, set[str]]) -> None:
     for kind in ("cold", "warm"):
         rs = [r for r in runs if r.kind == kind]
         if not rs:
             continue
         log(f"  {kind} ({len(rs)} runs{'; fresh profile, empty Cache Storage' if kind == 'cold' else '; same profile, browser restarted'}):")
 
-        def col(key):
+        def col(key, rs=rs):
             vals = [r.timing.get(key) for r in rs]
             return [v for v in vals if v is not None], sum(v is None for v in vals)
 
@@ -676,12 +537,12 @@ def report_loads(runs: list[LoadRun], server: Server) -> None:
             log(f"      (Playwright's sizes differ from the server's for: {'; '.join(differ)})")
         if kind == "cold" and run.hits:
             # Server clock, relative to just before the focus (IPC adds a few ms).
-            def done(names):
-                ts = [h.t for h in run.hits if h.path.rsplit("/", 1)[-1] in names]
+            def done(names, run=run):  # names relative to _static/sphinx_rag/
+                ts = [h.t for h in run.hits if h.path.split("/_static/sphinx_rag/", 1)[-1] in names]
                 return f"+{(max(ts) - run.start) * 1000:.0f} ms" if ts else "n/a"
-            log(f"      last byte sent (server clock, from focus): keyword files {done(KEYWORD_FILES)}, "
-                f"embeddings {done(VECTOR_FILES)}, wasm {done({'ort-wasm-simd-threaded.wasm'})}, "
-                f"model.onnx {done({'model.onnx'})}")
+            log(f"      last byte sent (server clock, from focus): keyword files {done(stages['keyword'])}, "
+                f"embeddings {done(stages['vectors'])}, wasm {done({'ort-wasm-simd-threaded.wasm'})}, "
+                f"model.onnx {done({'model/model.onnx'})}")
         if kind == "cold":
             ours = [h for h in run.page_hits if "/_static/sphinx_rag/" in h.path]
             log(f"    loaded with the page, before focus: {size(sum(h.sent for h in ours))} "
@@ -721,15 +582,13 @@ def report_bench_page(info: dict, rows: list[dict], html: Path) -> None:
 
 
 def bench_site(playwright, name: str, html: Path, bench_dir: Path, args) -> None:
-    manifest = json.loads((html / "_static" / "sphinx_rag" / "manifest.json").read_text())
-    n_chunks = manifest["counts"]["chunks"]
+    n_chunks = manifest_of(html)["counts"]["chunks"]
     log(f"\n## {name}")
     log(f"site: {html}")
     log(f"chunks: {n_chunks}" + ("" if n_chunks >= 20_000 or name.startswith("demo") else "   (BELOW the 20,000 asked for)"))
-    site_worker = html / "_static" / "sphinx_rag" / "worker.js"
-    if site_worker.is_file() and site_worker.read_bytes() != (CLIENT / "worker.js").read_bytes():
+    if not client_is_current(html):
         log("note: the site's copy of the client differs from the current build; serving the current build "
-            f"({CLIENT.relative_to(REPO)})")
+            f"({CLIENT_DIR.relative_to(REPO)})")
     with ExitStack() as stack:
         server = Server(html, bench_dir)
         stack.callback(server.stop)
@@ -756,22 +615,9 @@ def bench_site(playwright, name: str, html: Path, bench_dir: Path, args) -> None
         log("\n### from first focus of the search button (query already typed) to results")
         t = time.monotonic()
         runs = load_runs(playwright, server, args.runs, args.timeout)
-        report_loads(runs, server)
+        report_loads(runs, server, client_stages(html))
         log(f"  targets: first keyword results <= {TARGETS['first_keyword_ms']:g} ms from focus on localhost")
         log(f"  ({time.monotonic() - t:.0f} s; CPU contention: {load_average()})")
-
-
-def build_site(src: Path, out: Path, *, jobs: int | None, quiet_log: Path) -> float:
-    cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-q"]
-    if jobs:
-        cmd += ["-j", str(jobs)]
-    cmd += [str(src), str(out / "html"), "-d", str(out / "doctrees")]
-    start = time.perf_counter()
-    with quiet_log.open("w") as f:
-        proc = subprocess.run(cmd, cwd=src, stdout=f, stderr=subprocess.STDOUT)
-    if proc.returncode:
-        raise SystemExit(f"sphinx-build failed ({proc.returncode}); see {quiet_log}")
-    return time.perf_counter() - start
 
 
 def main():
@@ -791,9 +637,9 @@ def main():
 
     if not Path(CHROMIUM).exists():
         raise SystemExit(f"no Chromium at {CHROMIUM}")
-    if not (CLIENT / "worker.js").is_file():
-        raise SystemExit(f"the browser client is not built: run `npm ci && npm run build` in {JS}")
-    if b"embed_ms" not in (CLIENT / "worker.js").read_bytes():
+    if client_missing():
+        raise SystemExit(client_missing())
+    if b"embed_ms" not in (CLIENT_DIR / "worker.js").read_bytes():
         raise SystemExit("the built worker.js reports no timings: run `npm run build` in js/")
 
     log("# sphinx-rag browser benchmark")
@@ -807,8 +653,10 @@ def main():
         if args.demo_html:
             sites.append(("demo docs", args.demo_html))
         else:
-            secs = build_site(REPO / "demo_docs", work / "demo", jobs=None, quiet_log=work / "demo.log")
-            log(f"built the demo docs in {secs:.0f} s")
+            start = time.perf_counter()
+            build_site(DEMO, work / "demo" / "html", "-d", str(work / "demo" / "doctrees"), fresh=False,
+                       log=work / "demo.log")
+            log(f"built the demo docs in {time.perf_counter() - start:.0f} s")
             sites.append(("demo docs", work / "demo" / "html"))
         if not args.skip_corpus:
             if args.corpus_html:
@@ -817,9 +665,10 @@ def main():
                 from make_api_corpus import write_project
 
                 n = write_project(args.corpus_dir / "src", args.corpus_modules.split(","))
-                secs = build_site(args.corpus_dir / "src", args.corpus_dir, jobs=2,
-                                  quiet_log=args.corpus_dir / "build.log")
-                log(f"built the API corpus ({n} objects) in {secs:.0f} s (-j 2)")
+                start = time.perf_counter()
+                build_site(args.corpus_dir / "src", args.corpus_dir / "html", "-j", "2", "-d",
+                           str(args.corpus_dir / "doctrees"), fresh=False, log=args.corpus_dir / "build.log")
+                log(f"built the API corpus ({n} objects) in {time.perf_counter() - start:.0f} s (-j 2)")
                 corpus = args.corpus_dir / "html"
             sites.append(("API corpus (scikit-learn + numpy public API)", corpus))
 

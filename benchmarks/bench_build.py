@@ -9,7 +9,6 @@ Not a test: prints numbers (medians and ratios; these machines are noisy).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import statistics
@@ -21,8 +20,11 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "benchmarks"))
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path[:0] = [str(HERE), str(REPO / "tests")]  # make_api_corpus; site_helpers (shared with the tests)
+
+from site_helpers import DEMO, build_site, manifest_of  # noqa: E402
 
 QUERIES = [
     "what values can the strategy parameter take", "how to impute missing values",
@@ -32,13 +34,13 @@ QUERIES = [
 
 
 def build(src: Path, out: Path, *, with_rag: bool, jobs: int = 1, embed_cache: bool = False) -> float:
-    env = dict(os.environ, SPHINX_RAG_EMBED_CACHE="1" if embed_cache else "0")  # "0": real embedding work
+    """Seconds of a clean build into out (removed first)."""
+    env = {"SPHINX_RAG_EMBED_CACHE": "1" if embed_cache else "0"}  # "0": real embedding work
     if not with_rag:
         env["SPHINX_RAG_DISABLE"] = "1"
     shutil.rmtree(out, ignore_errors=True)
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-q", "-j", str(jobs), str(src), str(out)],
-                   check=True, env=env, cwd=src, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    build_site(src, out, "-j", str(jobs), fresh=False, env=env)
     return time.perf_counter() - start
 
 
@@ -52,8 +54,7 @@ def embedding_throughput(html: Path, sample: int = 2000, rounds: int = 3) -> tup
 
     from sphinx_rag.assets import load_assets
     from sphinx_rag.chunk import Chunk
-    from sphinx_rag.embed import SESSION_CONFIG, Embedder, load_tokenizer
-    from sphinx_rag.index import embedding_input
+    from sphinx_rag.embed import SESSION_CONFIG, Embedder, embedding_input, load_tokenizer
 
     assets = load_assets(html)
     chunks = assets.chunks[:: max(1, len(assets.chunks) // sample)]  # what the build embeds, sampled
@@ -96,7 +97,7 @@ def embedding_throughput(html: Path, sample: int = 2000, rounds: int = 3) -> tup
 
 
 def asset_bytes_per_chunk(html: Path) -> float:
-    manifest = json.loads((html / "_static" / "sphinx_rag" / "manifest.json").read_text())
+    manifest = manifest_of(html)
     total = sum(f["bytes"] for name, f in manifest["files"].items() if not name.startswith("model/"))
     return total / manifest["counts"]["chunks"]
 
@@ -127,7 +128,7 @@ def bench(name: str, src: Path, work: Path, jobs: int):
     build(src, work / "rag-cached", with_rag=True, jobs=jobs, embed_cache=True)  # fills the cache
     cached = build(src, work / "rag-cached", with_rag=True, jobs=jobs, embed_cache=True)
     html = work / "rag"
-    n = json.loads((html / "_static/sphinx_rag/manifest.json").read_text())["counts"]["chunks"]
+    n = manifest_of(html)["counts"]["chunks"]
     ours, raw = embedding_throughput(html)
     cli, inproc = cli_latency(html)
     print(f"\n## {name}")
@@ -151,7 +152,7 @@ def main():
     parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="sphinx-rag-bench-"))
-    bench("demo docs", REPO / "demo_docs", work / "demo", args.jobs)
+    bench("demo docs", DEMO, work / "demo", args.jobs)
     if not args.skip_corpus:
         from make_api_corpus import DEFAULT_MODULES, write_project
 

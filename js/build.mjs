@@ -2,12 +2,12 @@
 // Sphinx copies to <html>/_static/sphinx_rag/). Run with `npm run build`.
 //
 // Output:
-//   worker.js                     src/worker.js bundled as an ES module (module worker):
+//   worker.js                     src/worker/worker.js bundled as an ES module (module worker):
 //                                 the index, the search and onnxruntime-web's JS (its
 //                                 "onnxruntime-web/wasm" build: CPU/wasm only, no WebGPU/WebGL).
-//   searchbar.js                  src/searchbar.js bundled as a classic script (IIFE):
+//   searchbar.js                  src/ui/searchbar.js bundled as a classic script (IIFE):
 //                                 Chromium refuses module scripts from file:// pages.
-//   searchbar.css                 copied from src/.
+//   searchbar.css                 copied from src/ui/.
 //   ort-wasm-simd-threaded.wasm   onnxruntime-web's WebAssembly runtime (SIMD, threads
 //                                 when the page is cross-origin isolated). Always needed.
 //   ort-wasm-simd-threaded.mjs    its Emscripten loader (24 KB): onnxruntime-web imports it
@@ -28,11 +28,11 @@ const out = join(here, "..", "sphinx_rag", "static", "sphinx_rag");
 const ortDist = dirname(createRequire(import.meta.url).resolve("onnxruntime-web/ort-wasm-simd-threaded.wasm"));
 
 const ENTRIES = [
-  { src: "src/worker.js", format: "esm" },
-  { src: "src/searchbar.js", format: "iife" },
+  { src: "src/worker/worker.js", format: "esm" },
+  { src: "src/ui/searchbar.js", format: "iife" },
 ];
 const COPIES = [
-  join(here, "src", "searchbar.css"),
+  join(here, "src", "ui", "searchbar.css"),
   join(ortDist, "ort-wasm-simd-threaded.wasm"),
   join(ortDist, "ort-wasm-simd-threaded.mjs"),
 ];

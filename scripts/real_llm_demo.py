@@ -42,24 +42,23 @@ user turn, and then runs ``llama_cpp.server`` exactly as ``python -m`` would.
 from __future__ import annotations
 
 import argparse
-import functools
-import http.server
 import json
 import os
-import socket
 import subprocess
 import sys
-import threading
 import time
 import urllib.error
 import urllib.request
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-DEMO = REPO / "demo_docs"
-CLIENT = REPO / "sphinx_rag" / "static" / "sphinx_rag"
-CHROMIUM = os.environ.get("SPHINX_RAG_CHROMIUM", "/usr/bin/chromium")
-STORAGE_KEY = "sphinx-rag-llm"  # js/src/ask.js
+sys.path.insert(0, str(REPO / "tests"))  # site_helpers: the dev helpers shared with the tests
+
+from site_helpers import (  # noqa: E402
+    DEMO, StaticServer, build_site, chromium_options, client_is_current, client_missing, free_port, stop_process,
+)
+
+STORAGE_KEY = "sphinx-rag-llm"  # js/src/ui/ask.js
 MODEL_NAME = "gemma-3-270m-q4_k_m"
 QUESTIONS = [
     "What are the values of the strategy parameter in a dummy classifier?",
@@ -72,36 +71,13 @@ def log(message: str) -> None:
     print(f"[real_llm_demo] {message}", flush=True)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def client_is_current(html: Path) -> bool:
-    built = html / "_static" / "sphinx_rag"
-    return all((built / name).is_file() and (built / name).read_bytes() == (CLIENT / name).read_bytes()
-               for name in ("searchbar.js", "searchbar.css", "worker.js"))
-
-
 def ensure_site(html: Path) -> None:
     if (html / "index.html").is_file() and client_is_current(html):
         return
-    if not (CLIENT / "searchbar.js").is_file():
-        sys.exit("the browser client is not built: cd js && npm ci && npm run build")
+    if client_missing():
+        sys.exit(client_missing())
     log(f"building the demo docs into {html} (the site is missing or has an older client)")
-    subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-q", str(DEMO), str(html)], check=True, cwd=DEMO)
-
-
-def serve(directory: Path) -> tuple[http.server.ThreadingHTTPServer, str]:
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, format, *args):  # noqa: A002
-            pass
-
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(directory)))
-    httpd.daemon_threads = True
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    return httpd, f"http://127.0.0.1:{httpd.server_address[1]}/"
+    build_site(DEMO, html, fresh=False)
 
 
 LAUNCHER = """
@@ -158,8 +134,7 @@ def ask_all(site_url: str, endpoint: str, out: Path, answer_timeout_s: float) ->
 
     records = []
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True,
-                                    args=["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"])
+        browser = p.chromium.launch(**chromium_options())
         context = browser.new_context(viewport={"width": 1280, "height": 1000})
         setting = json.dumps({"endpoint": endpoint, "model": MODEL_NAME, "timeout": answer_timeout_s})
         context.add_init_script(f"try {{ localStorage.setItem({json.dumps(STORAGE_KEY)}, {json.dumps(setting)}); }} "
@@ -253,24 +228,19 @@ def main(argv=None) -> int:
     base = f"http://127.0.0.1:{port}"
     logfile = args.out / "llama_server.log"
     llm = start_llm(model_file, port, logfile)
-    httpd = None
+    server = None
     try:
         wait_ready(llm, base, logfile)
-        httpd, site_url = serve(args.html)
-        log(f"demo docs at {site_url}")
-        records = ask_all(site_url, f"{base}/v1", args.out, args.timeout)
+        server = StaticServer(args.html)
+        log(f"demo docs at {server.url}")
+        records = ask_all(server.url, f"{base}/v1", args.out, args.timeout)
         write_report(args.out, records, {"model_file": model_file.name, "cpu_count": os.cpu_count(),
                                          "endpoint": f"{base}/v1"})
         log(f"report: {args.out / 'report.md'}")
     finally:
-        if httpd is not None:
-            httpd.shutdown()
-            httpd.server_close()
-        llm.terminate()
-        try:
-            llm.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            llm.kill()
+        if server is not None:
+            server.stop()
+        stop_process(llm, timeout=20)
         log("servers stopped")
     return 0 if all(r["state"] == "done" for r in records) else 1
 

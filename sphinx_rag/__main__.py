@@ -1,1 +1,3 @@
-from .cli import main; raise SystemExit(main())
+from .cli import main
+
+raise SystemExit(main())

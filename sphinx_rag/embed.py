@@ -19,7 +19,7 @@ import json
 import os
 import sqlite3
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 

@@ -6,7 +6,7 @@ follow it on the same page, up to MAX_CHARS, so "The strategy is chosen with the
 strategy parameter." arrives with the list of strategies after it. API chunks
 stand alone by construction. A later result whose chunk is already inside an
 earlier passage is dropped, and no passage repeats a chunk another one shows (the
-seed's parent-document / segment idea, kept deterministic and cheap). ``js/src/expand.js`` is the same function.
+seed's parent-document / segment idea, kept deterministic and cheap). ``js/src/search/expand.js`` is the same function.
 """
 
 from __future__ import annotations

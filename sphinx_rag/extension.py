@@ -26,7 +26,7 @@ from .build import write_index
 from .chunk import Chunk
 from .chunk.page import chunk_page
 from .config import CONFIG, ConfigError, unknown_names, validate
-from .llm import browser_settings
+from .llm.settings import browser_settings
 from .searchbar import wants_search_bar
 
 logger = logging.getLogger(__name__)

@@ -1,6 +1,6 @@
 """BM25 tokenization suited to code documentation.
 
-The browser client (``js/src/lexical.js``) implements exactly the same rules;
+The browser client (``js/src/search/lexical.js``) implements exactly the same rules;
 ``tests/fixtures/lexical.json`` (generated here) keeps the two in step.
 
 Rules, in order:

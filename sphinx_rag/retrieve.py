@@ -1,6 +1,6 @@
 """The reference search: BM25 + dense scoring, fused, over the static assets.
 
-The browser client (``js/src/retrieve.js``) mirrors these functions one for one;
+The browser client (``js/src/search/retrieve.js``) mirrors these functions one for one;
 ``tests/fixtures/rankings.json`` holds rankings computed here that the JS tests
 must reproduce. All scoring is in float64 over the stored float32/int8 arrays.
 """
@@ -60,7 +60,7 @@ def top_k(scores: np.ndarray, k: int) -> list[int]:
 def dense_scores(query: np.ndarray, vectors_i8: np.ndarray, scales: np.ndarray) -> np.ndarray:
     """Cosine of the (normalized) query with each int8 vector times its scale.
 
-    float64, summed over the dimensions in order (as js/src/retrieve.js does), not
+    float64, summed over the dimensions in order (as js/src/search/retrieve.js does), not
     by BLAS, whose summation order varies: both sides get bit-identical scores.
     """
     q = np.asarray(query, dtype=np.float32).astype(np.float64)

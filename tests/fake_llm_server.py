@@ -126,7 +126,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def sse(self, obj):
         payload = obj if isinstance(obj, str) else json.dumps(obj)
-        self.write_chunk(f"data: {payload}\n\n".encode("utf-8"))
+        self.write_chunk(f"data: {payload}\n\n".encode())
 
     def touch(self):
         State.last_activity = time.monotonic()

@@ -1,28 +1,154 @@
-"""Helpers shared by the tests (a plain module: conftest.py names are ambiguous with
-tests/browser/conftest.py on sys.path)."""
+"""Dev helpers shared by the tests, benchmarks/ and scripts/: build a site, serve it,
+open it in Chromium.
+
+A plain module, not a conftest.py (tests/ and tests/browser/ each have one, so `from
+conftest import` would be ambiguous). pytest puts tests/ on sys.path; benchmarks/ and
+scripts/ import it by path::
+
+    sys.path.insert(0, str(REPO / "tests"))
+    from site_helpers import build_site, StaticServer
+
+It imports neither pytest nor playwright.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import functools
+import http.server
 import json
+import os
+import socket
 import subprocess
 import sys
+import threading
 from pathlib import Path
+
+from sphinx_rag.assets import ASSET_DIR
+from sphinx_rag.searchbar import CLIENT_DIR  # the built browser client (`npm run build` in js/)
 
 REPO = Path(__file__).resolve().parent.parent
 DEMO = REPO / "demo_docs"
 
+# Debian's Chromium, driven by Python Playwright (never `playwright install`).
+CHROMIUM = os.environ.get("SPHINX_RAG_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
 
-def build_site(src: Path, out: Path, *extra: str) -> Path:
-    """Run a real ``sphinx-build -b html`` in a subprocess (as users do)."""
-    cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-E", str(src), str(out), *extra]
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=src)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+
+def chromium_options(**extra) -> dict:
+    """Keyword arguments for Playwright's chromium.launch() / launch_persistent_context()."""
+    return {"executable_path": CHROMIUM, "args": CHROMIUM_ARGS, "headless": True, **extra}
+
+
+# -- the site ---------------------------------------------------------------------------------
+
+
+class SphinxBuildError(RuntimeError):
+    pass
+
+
+def build_site(src: Path, out: Path, *options: str, fresh: bool = True, env: dict | None = None,
+               log: Path | None = None) -> Path:
+    """Run a real ``python -m sphinx -b html -q`` in a subprocess (as users do); returns out.
+
+    options: more sphinx-build options (``-d DIR``, ``-j N``). fresh: add ``-E`` (ignore a
+    saved environment). env: variables set over os.environ. log: a file for Sphinx's output
+    (default: captured, and its tail is the error's message). Raises SphinxBuildError.
+    """
+    cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-q", *(["-E"] if fresh else []), *options, str(src), str(out)]
+    run = {"cwd": src, "env": {**os.environ, **(env or {})}}
+    if log is None:
+        proc = subprocess.run(cmd, capture_output=True, text=True, **run)
+        output = proc.stderr[-3000:]
+    else:
+        with open(log, "w") as f:
+            proc = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, **run)
+        output = f"see {log}"
+    if proc.returncode:
+        raise SphinxBuildError(f"sphinx-build {src} failed ({proc.returncode}): {output}")
     return out
 
 
+def manifest_of(html_dir: Path) -> dict:
+    return json.loads((Path(html_dir) / ASSET_DIR / "manifest.json").read_text())
+
+
 def chunks_of(html_dir: Path) -> list[dict]:
-    return json.loads((Path(html_dir) / "_static" / "sphinx_rag" / "chunks.json").read_text())
+    return json.loads((Path(html_dir) / ASSET_DIR / "chunks.json").read_text())
+
+
+def client_missing() -> str | None:
+    """Why the browser client cannot be served (not built), or None."""
+    if all((CLIENT_DIR / name).is_file() for name in ("searchbar.js", "worker.js")):
+        return None
+    return f"the browser client is not built ({CLIENT_DIR} is incomplete): run `npm ci && npm run build` in js/"
+
+
+def client_is_current(html_dir: Path) -> bool:
+    """Whether the site's copy of the client is the current build (CLIENT_DIR)."""
+    built = Path(html_dir) / ASSET_DIR
+    return all((built / name).is_file() and (built / name).read_bytes() == (CLIENT_DIR / name).read_bytes()
+               for name in ("searchbar.js", "searchbar.css", "worker.js"))
+
+
+# -- serving it -------------------------------------------------------------------------------
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    """`python -m http.server`'s handler without its stderr line per request."""
+
+    def log_message(self, format, *args):  # noqa: A002
+        pass
+
+
+class StaticServer:
+    """A directory on http://127.0.0.1:<free port>/, served by http.server in a daemon thread.
+
+    handler: a QuietHandler subclass; attrs become class attributes of a subclass made for
+    this server (its own request log, policy, ...). Stop it with stop() or a with block.
+    """
+
+    def __init__(self, root: Path, handler: type[QuietHandler] = QuietHandler, **attrs):
+        self.root = Path(root)
+        cls = type(handler.__name__, (handler,), attrs) if attrs else handler
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(cls, directory=str(root)))
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/"
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.thread.join(timeout=10)
+
+    def __enter__(self) -> StaticServer:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def free_port() -> int:
+    """A port on 127.0.0.1 that nothing listened on a moment ago."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# -- processes --------------------------------------------------------------------------------
+
+
+def stop_process(proc: subprocess.Popen, timeout: float = 10) -> None:
+    """SIGTERM, then SIGKILL if it has not exited after timeout seconds."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
 
 
 @contextlib.contextmanager
@@ -33,8 +159,4 @@ def fake_llm_server(idle_minutes: int = 10):
     try:
         yield f"http://127.0.0.1:{int(proc.stdout.readline())}"
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop_process(proc)

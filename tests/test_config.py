@@ -1,8 +1,13 @@
-"""Config values: defaults, validation errors that name the fix, typo hints."""
+"""Config values: defaults, validation errors that name the fix, typo hints; the build loads no LLM client."""
+
+import re
+import subprocess
+import sys
 
 import pytest
 
-from sphinx_rag.config import CONFIG, ConfigError, unknown_names, validate
+from sphinx_rag.config import CONFIG, LLM_DEFAULTS, ConfigError, llm_settings, unknown_names, validate
+from sphinx_rag.llm.template import DEFAULT_PROMPT
 
 
 def test_defaults_are_valid():
@@ -36,3 +41,50 @@ def test_build_stops_on_invalid_config(make_app, app_params):
     args, kwargs = app_params
     with pytest.raises(SphinxConfigError, match="sphinx_rag_fusion"):
         make_app(*args, **kwargs)
+
+
+# -- sphinx_rag_llm --------------------------------------------------------------------------
+
+def test_llm_settings_defaults():
+    assert llm_settings({}) == {} and llm_settings(None) == {}
+    s = llm_settings({"endpoint": "http://127.0.0.1:8080", "model": "gemma3"})
+    assert s == {"endpoint": "http://127.0.0.1:8080/v1", "model": "gemma3", "max_context_tokens": 4096,
+                 "temperature": 0.1, "timeout": 60.0, "prompt": DEFAULT_PROMPT}
+    assert s == {**LLM_DEFAULTS, "endpoint": "http://127.0.0.1:8080/v1", "model": "gemma3"}
+
+
+@pytest.mark.parametrize("config, fragment", [
+    ({"model": "m"}, "['endpoint'] is required"),
+    ({"endpoint": "ftp://x", "model": "m"}, "['endpoint'] is invalid"),
+    ({"endpoint": "http://h:1"}, "['model'] is required"),
+    ({"endpoint": "http://h:1", "model": "m", "max_context_tokens": 100}, "['max_context_tokens']"),
+    ({"endpoint": "http://h:1", "model": "m", "temperature": 5}, "['temperature']"),
+    ({"endpoint": "http://h:1", "model": "m", "timeout": 0}, "['timeout']"),
+    ({"endpoint": "http://h:1", "model": "m", "api_key": "x"}, "unknown keys ['api_key']"),
+])
+def test_llm_settings_errors(config, fragment):
+    with pytest.raises(ConfigError, match=re.escape(fragment)):
+        llm_settings(config)
+
+
+@pytest.mark.parametrize("module", ["sphinx_rag.config", "sphinx_rag.llm.template", "sphinx_rag.llm.endpoint",
+                                    "sphinx_rag.llm.prompt", "sphinx_rag.llm.client", "sphinx_rag.llm.settings"])
+def test_llm_modules_import_first_without_a_cycle(module):
+    """Each module imports on its own in a fresh interpreter (a cycle would fail for some order)."""
+    proc = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_validating_the_config_loads_no_http_client():
+    """The build (config validation, the manifest's LLM settings) never imports the LLM client."""
+    code = """import sys
+from sphinx_rag.config import CONFIG, validate
+from sphinx_rag.llm.settings import browser_settings
+llm = {"endpoint": "http://127.0.0.1:8080", "model": "m"}
+validate({**{o.name: o.default for o in CONFIG}, "sphinx_rag_llm": llm})
+assert browser_settings(llm, "p")["endpoint"] == "http://127.0.0.1:8080/v1"
+loaded = sorted(m for m in ("http.client", "sphinx_rag.llm.client") if m in sys.modules)
+assert not loaded, loaded
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr

@@ -1,6 +1,6 @@
 """Python and JS agree by construction: fixtures generated here, checked by the JS tests.
 
-- the committed fixtures (tests/fixtures/*.json, js/src/unicode_tables.js) are what
+- the committed fixtures (tests/fixtures/*.json, js/src/search/unicode_tables.js) are what
   tests/fixtures/generate.py gives from the current code and demo docs;
 - ``node --test js/test`` passes against them and a fresh demo build.
 """

@@ -1,4 +1,4 @@
-"""sphinx_rag.llm (prompt, fitting, endpoint, streaming) and ``sphinx-rag ask``.
+"""sphinx_rag.llm (prompt, fitting, endpoint, streaming, settings merge) and ``sphinx-rag ask``.
 
 The streaming and CLI tests talk real HTTP to tests/fake_llm_server.py run as a
 separate process on 127.0.0.1 (one mode per model name). Nothing here measures time.
@@ -17,8 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from sphinx_rag import llm
-from sphinx_rag.config import ConfigError
+from sphinx_rag.config import ConfigError, llm_settings
+from sphinx_rag.llm import client
+from sphinx_rag.llm.endpoint import normalize_endpoint
+from sphinx_rag.llm.prompt import (ANSWER_RESERVE_TOKENS, build_messages, estimate_tokens, fit_passages,
+                                   format_passages)
+from sphinx_rag.llm.settings import browser_settings, merge_settings
+from sphinx_rag.llm.template import DEFAULT_PROMPT, validate_prompt
 from sphinx_rag.retrieve import Result
 from site_helpers import fake_llm_server
 
@@ -56,28 +61,28 @@ def passage(n: int, sentences: int = 5, title: str | None = None) -> dict:
 # -- prompt and passages ------------------------------------------------------------------
 
 def test_estimate_tokens_is_chars_over_4():
-    assert llm.estimate_tokens("") == 0
-    assert llm.estimate_tokens("abcd") == 1
-    assert llm.estimate_tokens("abcde") == 2
-    assert llm.estimate_tokens("é" * 8) == 2  # code points, not bytes
+    assert estimate_tokens("") == 0
+    assert estimate_tokens("abcd") == 1
+    assert estimate_tokens("abcde") == 2
+    assert estimate_tokens("é" * 8) == 2  # code points, not bytes
 
 
 def test_format_passages_numbered_with_title_and_url():
-    text = llm.format_passages([passage(1, 1), passage(2, 1)])
+    text = format_passages([passage(1, 1), passage(2, 1)])
     assert text == ("[1] Title 1 (page1.html#s1)\nSentence 0 of passage 1 says something useful here.\n\n"
                     "[2] Title 2 (page2.html#s2)\nSentence 0 of passage 2 says something useful here.")
 
 
 def test_fit_passages_keeps_all_when_they_fit():
     results = [passage(n) for n in range(1, 6)]
-    assert llm.fit_passages(results, 100_000, 1000) == results
+    assert fit_passages(results, 100_000, 1000) == results
 
 
 def test_fit_passages_drops_lowest_ranked_first():
     results = [passage(n) for n in range(1, 6)]
-    two = llm.estimate_tokens(llm.format_passages(results[:2]))
+    two = estimate_tokens(format_passages(results[:2]))
     for budget in (two, two + 10):
-        kept = llm.fit_passages(results, 1000 + budget, 1000)
+        kept = fit_passages(results, 1000 + budget, 1000)
         assert kept == results[:2]  # a prefix in rank order, texts untouched
 
 
@@ -91,15 +96,15 @@ def is_sentence_prefix(cut: str, full: str) -> bool:
 def test_fit_passages_cuts_the_top_passage_at_a_sentence_boundary():
     top = passage(1, sentences=20)
     results = [top, passage(2)]
-    header = llm.estimate_tokens("[1] Title 1 (page1.html#s1)\n")
-    for budget in range(header + 14, llm.estimate_tokens(llm.format_passages([top])), 7):
-        kept = llm.fit_passages(results, budget, 0)
+    header = estimate_tokens("[1] Title 1 (page1.html#s1)\n")
+    for budget in range(header + 14, estimate_tokens(format_passages([top])), 7):
+        kept = fit_passages(results, budget, 0)
         assert len(kept) == 1
         cut = kept[0]["text"]
         assert cut and cut != top["text"]
         assert is_sentence_prefix(cut, top["text"]), (budget, cut[-40:])
         assert cut.endswith("here.")  # never mid-sentence
-        assert llm.estimate_tokens(llm.format_passages(kept)) <= budget
+        assert estimate_tokens(format_passages(kept)) <= budget
         assert kept[0]["title"] == "Title 1" and top["text"].count("Sentence") == 20  # input untouched
 
 
@@ -113,7 +118,7 @@ def test_fit_passages_never_mid_sentence_even_with_line_breaks_and_abbreviations
                "def fit(X, y): returns self"}
     seen = set()
     for budget in range(0, 80):
-        kept = llm.fit_passages([result], budget, 0)
+        kept = fit_passages([result], budget, 0)
         if kept:
             assert isinstance(kept[0], Result)
             if kept[0].text != text:
@@ -123,14 +128,14 @@ def test_fit_passages_never_mid_sentence_even_with_line_breaks_and_abbreviations
 
 
 def test_fit_passages_returns_nothing_when_no_sentence_fits():
-    assert llm.fit_passages([passage(1)], 10, 0) == []
-    assert llm.fit_passages([passage(1)], 100, 200) == []  # prompt alone over the budget
-    assert llm.fit_passages([], 100, 0) == []
+    assert fit_passages([passage(1)], 10, 0) == []
+    assert fit_passages([passage(1)], 100, 200) == []  # prompt alone over the budget
+    assert fit_passages([], 100, 0) == []
 
 
 def test_build_messages_default_prompt():
     results = [passage(1), passage(2)]
-    built = llm.build_messages("How to frobnicate?", results, project="mlkit")
+    built = build_messages("How to frobnicate?", results, project="mlkit")
     system, user = built.messages
     assert system["role"] == "system" and user["role"] == "user"
     assert "expert of the mlkit project" in system["content"]
@@ -145,16 +150,16 @@ def test_build_messages_default_prompt():
 
 def test_build_messages_fits_the_context_window():
     results = [passage(n, sentences=40) for n in range(1, 9)]
-    built = llm.build_messages("q?", results, project="p", max_context_tokens=2048)
+    built = build_messages("q?", results, project="p", max_context_tokens=2048)
     assert 1 <= len(built.passages) < 8 and built.passages == results[:len(built.passages)]
-    total = sum(llm.estimate_tokens(m["content"]) for m in built.messages)
-    assert total + llm.ANSWER_RESERVE_TOKENS <= 2048
+    total = sum(estimate_tokens(m["content"]) for m in built.messages)
+    assert total + ANSWER_RESERVE_TOKENS <= 2048
     assert f"[{len(built.passages) + 1}]" not in built.messages[1]["content"]
 
 
 def test_prompt_override_single_user_message_and_literal_braces():
     prompt = "Project {project}; use {{braces}}.\n{passages}\nQ: {question}"
-    built = llm.build_messages("why?", [passage(1, 1)], project="demo", prompt=prompt)
+    built = build_messages("why?", [passage(1, 1)], project="demo", prompt=prompt)
     assert built.messages == [{"role": "user", "content": (
         "Project demo; use {braces}.\n[1] Title 1 (page1.html#s1)\n"
         "Sentence 0 of passage 1 says something useful here.\nQ: why?")}]
@@ -170,11 +175,11 @@ def test_prompt_override_single_user_message_and_literal_braces():
     ("", "non-empty string"),
 ])
 def test_prompt_validation(prompt, fragment):
-    assert fragment in llm.validate_prompt(prompt)
+    assert fragment in validate_prompt(prompt)
     with pytest.raises(ConfigError, match=re.escape(fragment)):
-        llm.llm_settings({"endpoint": "http://127.0.0.1:8080", "model": "m", "prompt": prompt})
+        llm_settings({"endpoint": "http://127.0.0.1:8080", "model": "m", "prompt": prompt})
     with pytest.raises(ConfigError, match=re.escape(fragment)):
-        llm.build_messages("q", [], project="p", prompt=prompt)
+        build_messages("q", [], project="p", prompt=prompt)
 
 
 @pytest.mark.parametrize("given, expected", [
@@ -188,74 +193,84 @@ def test_prompt_validation(prompt, fragment):
     ("http://host:8000/v2/", "http://host:8000/v2"),
 ])
 def test_normalize_endpoint(given, expected):
-    assert llm.normalize_endpoint(given) == expected
+    assert normalize_endpoint(given) == expected
 
 
 @pytest.mark.parametrize("bad", ["", "ftp://host/v1", "http://"])
 def test_normalize_endpoint_rejects(bad):
     with pytest.raises(ValueError):
-        llm.normalize_endpoint(bad)
-
-
-def test_llm_settings_defaults_and_browser_settings():
-    assert llm.llm_settings({}) == {} and llm.browser_settings({}, "p") == {}
-    s = llm.llm_settings({"endpoint": "http://127.0.0.1:8080", "model": "gemma3"})
-    assert s == {"endpoint": "http://127.0.0.1:8080/v1", "model": "gemma3", "max_context_tokens": 4096,
-                 "temperature": 0.1, "timeout": 60.0, "prompt": llm.DEFAULT_PROMPT}
-    b = llm.browser_settings({"endpoint": "127.0.0.1:8080/v1", "model": "m", "timeout": 5}, "mlkit")
-    assert b == {**s, "model": "m", "timeout": 5.0, "project": "mlkit"}
-    assert json.loads(json.dumps(b)) == b
-
-
-@pytest.mark.parametrize("config, fragment", [
-    ({"model": "m"}, "['endpoint'] is required"),
-    ({"endpoint": "ftp://x", "model": "m"}, "['endpoint'] is invalid"),
-    ({"endpoint": "http://h:1"}, "['model'] is required"),
-    ({"endpoint": "http://h:1", "model": "m", "max_context_tokens": 100}, "['max_context_tokens']"),
-    ({"endpoint": "http://h:1", "model": "m", "temperature": 5}, "['temperature']"),
-    ({"endpoint": "http://h:1", "model": "m", "timeout": 0}, "['timeout']"),
-    ({"endpoint": "http://h:1", "model": "m", "api_key": "x"}, "unknown keys ['api_key']"),
-])
-def test_llm_settings_errors(config, fragment):
-    with pytest.raises(ConfigError, match=re.escape(fragment)):
-        llm.llm_settings(config)
+        normalize_endpoint(bad)
 
 
 def test_iter_sse():
     lines = [b": comment\n", b"event: message\n", b"data: {\"a\": 1}\r\n", b"\r\n",
              b"data: line one\n", b"data:line two\n", b"\n", b"\n", b"data: [DONE]"]
     it = iter(lines)
-    assert list(llm.iter_sse(lambda: next(it, b""))) == ['{"a": 1}', "line one\nline two", "[DONE]"]
+    assert list(client.iter_sse(lambda: next(it, b""))) == ['{"a": 1}', "line one\nline two", "[DONE]"]
+
+
+# -- settings: the manifest's settings.llm and the merge rule ------------------------------------
+
+def test_browser_settings():
+    assert browser_settings({}, "p") == {}
+    s = llm_settings({"endpoint": "http://127.0.0.1:8080", "model": "gemma3"})
+    b = browser_settings({"endpoint": "127.0.0.1:8080/v1", "model": "m", "timeout": 5}, "mlkit")
+    assert b == {**s, "model": "m", "timeout": 5.0, "project": "mlkit"}
+    assert json.loads(json.dumps(b)) == b
+
+
+def test_merge_settings_gives_the_shared_fixture():
+    """tests/fixtures/llm_settings.json pins the rule for both runtimes (js/test/llm_settings.test.js)."""
+    cases = json.loads((HERE / "fixtures" / "llm_settings.json").read_text(encoding="utf-8"))["cases"]
+    assert len(cases) >= 10 and any(c["expected"] is None for c in cases)
+    for case in cases:
+        assert merge_settings(case["layers"]) == case["expected"], case["name"]
+
+
+def test_merge_settings_as_sphinx_rag_ask_uses_it():
+    """[flags, site]: a flag given overrides the site; None falls back to it; "" means none."""
+    site = browser_settings({"endpoint": "http://127.0.0.1:8080", "model": "gemma3", "timeout": 30}, "mlkit")
+    flags = dict.fromkeys(("endpoint", "model", "timeout", "temperature", "max_context_tokens", "project"))
+    assert merge_settings([flags, site]) == site
+    given = {**flags, "model": "llama3", "max_context_tokens": 2048, "temperature": 0.0}
+    assert merge_settings([given, site]) == {**site, "model": "llama3", "max_context_tokens": 2048,
+                                             "temperature": 0.0}
+    assert merge_settings([{**flags, "model": "", "project": ""}, site]) == {**site, "model": "",
+                                                                            "project": "documented"}
+    assert merge_settings([flags, {}]) is None and merge_settings([{"endpoint": ""}, site]) is None
+    only = merge_settings([{"endpoint": "localhost:11434"}, {}])
+    assert only == {"endpoint": "localhost:11434", "model": "", "max_context_tokens": 4096, "temperature": 0.1,
+                    "timeout": 60.0, "prompt": DEFAULT_PROMPT, "project": "documented"}
 
 
 # -- streaming against the fake server (in process) ------------------------------------------
 
 def test_stream_chat_streams_tokens(fake_server):
     tokens = []
-    msgs = llm.build_messages("q?", [passage(1, 1, "Alpha"), passage(2, 1)], project="p").messages
-    answer = llm.stream_chat(fake_server, "normal", msgs, on_token=tokens.append, timeout=30)
+    msgs = build_messages("q?", [passage(1, 1, "Alpha"), passage(2, 1)], project="p").messages
+    answer = client.stream_chat(fake_server, "normal", msgs, on_token=tokens.append, timeout=30)
     assert len(tokens) > 5 and "".join(tokens) == answer
     assert '"Alpha"' in answer and "[1]" in answer and "[2]" in answer
     body = last_request(fake_server)
     assert body["stream"] is True and body["model"] == "normal" and body["messages"] == msgs
     assert body["temperature"] == 0.1
-    assert body["max_tokens"] == llm.ANSWER_RESERVE_TOKENS  # the answer room the context fit reserved
+    assert body["max_tokens"] == ANSWER_RESERVE_TOKENS  # the answer room the context fit reserved
 
 
 def test_stream_chat_errors_keep_partial_text(fake_server):
     msgs = [{"role": "user", "content": "[1] T (u)\nx"}]
-    with pytest.raises(llm.LLMIncomplete) as exc:
-        llm.stream_chat(fake_server + "/v1/", "disconnect", msgs, timeout=30)
+    with pytest.raises(client.LLMIncomplete) as exc:
+        client.stream_chat(fake_server + "/v1/", "disconnect", msgs, timeout=30)
     assert exc.value.partial.startswith("According to") and "incomplete" in str(exc.value)
-    with pytest.raises(llm.LLMHTTPError) as exc:
-        llm.stream_chat(fake_server, "error500", msgs, timeout=30)
+    with pytest.raises(client.LLMHTTPError) as exc:
+        client.stream_chat(fake_server, "error500", msgs, timeout=30)
     assert exc.value.status == 500 and exc.value.server_message == "model crashed: out of memory"
-    with pytest.raises(llm.LLMTimeout):
-        llm.stream_chat(fake_server, "slow", msgs, timeout=0.3)
-    with pytest.raises(llm.LLMUnreachable, match="connection refused"):
-        llm.stream_chat(f"http://127.0.0.1:{closed_port()}", "normal", msgs, timeout=30)
-    assert "answers this [1]" in llm.stream_chat(fake_server, "json", msgs, timeout=30)
-    assert llm.list_models(fake_server)[:2] == ["normal", "slow"]
+    with pytest.raises(client.LLMTimeout):
+        client.stream_chat(fake_server, "slow", msgs, timeout=0.3)
+    with pytest.raises(client.LLMUnreachable, match="connection refused"):
+        client.stream_chat(f"http://127.0.0.1:{closed_port()}", "normal", msgs, timeout=30)
+    assert "answers this [1]" in client.stream_chat(fake_server, "json", msgs, timeout=30)
+    assert client.list_models(fake_server)[:2] == ["normal", "slow"]
 
 
 # -- the CLI ------------------------------------------------------------------------------------
@@ -354,7 +369,7 @@ def test_ask_defaults_from_the_manifest(fake_server, demo_html, expected_passage
         (dst / "model").symlink_to(src / "model", target_is_directory=True)
     manifest = json.loads((dst / "manifest.json").read_text())
     prompt = "Custom prompt for {project}.\n---\n{passages}\nQUESTION: {question}"
-    manifest["settings"]["llm"] = llm.browser_settings(
+    manifest["settings"]["llm"] = browser_settings(
         {"endpoint": fake_server, "model": "normal", "prompt": prompt}, "mlkit")
     (dst / "manifest.json").write_text(json.dumps(manifest))
     proc = ask(tmp_path)

@@ -143,7 +143,7 @@ class SimpleImputer(BaseEstimator):
             if numeric:
                 raise ValueError(
                     f"Cannot use {self.strategy} strategy with non-numeric data."
-                )
+                ) from None
             X = check_array(X, allow_nan=True, dtype=object)
         return X
 

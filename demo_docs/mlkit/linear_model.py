@@ -607,9 +607,8 @@ class LogisticRegression(BaseEstimator):
             converged = bool(np.max(np.abs(grad)) < self.tol)
         if not converged:
             warnings.warn(
-                "The solver failed to converge after %d iterations. Increase the "
-                "number of iterations (max_iter) or scale the data."
-                % self.max_iter,
+                f"The solver failed to converge after {self.max_iter} iterations. Increase the "
+                "number of iterations (max_iter) or scale the data.",
                 ConvergenceWarning,
                 stacklevel=2,
             )

@@ -1,10 +1,10 @@
-// Tests of the pure parts of js/src/ask.js: the reader's stored settings and how they
+// Tests of the pure parts of js/src/ui/ask.js: the reader's stored settings and how they
 // combine with the site's (the DOM behaviour is tested in tests/browser/test_ask_e2e.py).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { ASK_PASSAGES, STORAGE_KEY, effectiveSettings, readReaderSettings, siteLLM } from '../src/ask.js';
-import { DEFAULT_PROMPT } from '../src/llm.js';
+import { ASK_PASSAGES, STORAGE_KEY, effectiveSettings, readReaderSettings, siteLLM } from '../src/ui/ask.js';
+import { DEFAULT_PROMPT } from '../src/llm/prompt.js';
 
 /** A Map-backed Storage. @param {Record<string, string>} [init] */
 function storage(init = {}) {
@@ -50,6 +50,8 @@ test('effectiveSettings: the reader overrides endpoint, model and timeout only',
   const reader = { endpoint: 'http://127.0.0.1:11434/v1', model: 'llama3', timeout: 120 };
   assert.deepEqual(effectiveSettings(SITE, reader), { ...SITE, ...reader, source: 'reader' });
   assert.equal(effectiveSettings(SITE, { endpoint: 'e', model: 'm' })?.timeout, 30); // the site's
+  const extra = /** @type {any} */ ({ ...reader, prompt: '{passages} {question}', temperature: 2, project: 'x' });
+  assert.deepEqual(effectiveSettings(SITE, extra), { ...SITE, ...reader, source: 'reader' }); // nothing else
 });
 
 test('effectiveSettings: reader only gets Python defaults and the page project name', () => {

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { pathToFileURL } from "node:url";
 
-import { AssetLoader, checkFormat, littleEndian, sha256Hex } from "../src/assets.js";
+import { AssetLoader, checkFormat, littleEndian, sha256Hex } from "../src/worker/loader.js";
 import { fileFetch } from "./helpers.js";
 
 /** A Cache Storage in memory (the subset assets.js uses). */

@@ -2,9 +2,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { BM25Index, editDistance, maxTypoDistance } from "../src/bm25.js";
-import { tokenize } from "../src/lexical.js";
-import { topK } from "../src/retrieve.js";
+import { BM25Index, editDistance, maxTypoDistance } from "../src/search/bm25.js";
+import { tokenize } from "../src/search/lexical.js";
+import { topK } from "../src/search/retrieve.js";
 import { SKIP_DEMO, demoAssetDir, fixture, localLoader } from "./helpers.js";
 
 /** @param {number} a @param {number} b */

@@ -4,8 +4,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { Embedder } from "../src/embed.js";
-import { Searcher } from "../src/retrieve.js";
+import { Embedder } from "../src/search/embed.js";
+import { Searcher } from "../src/search/retrieve.js";
 import { SKIP_DEMO, demoAssetDir, fixture, localLoader } from "./helpers.js";
 
 /** @param {ArrayLike<number>} a @param {ArrayLike<number>} b */

@@ -12,7 +12,7 @@ import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
-import { AssetLoader } from "../src/assets.js";
+import { AssetLoader } from "../src/worker/loader.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const REPO = resolve(here, "..", "..");

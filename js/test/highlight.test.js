@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { displayText, findHits, highlight, queryTokens, snippet } from "../src/highlight.js";
+import { displayText, findHits, highlight, queryTokens, snippet } from "../src/ui/highlight.js";
 
 const joined = (/** @type {{text: string}[]} */ segs) => segs.map((s) => s.text).join("");
 const hits = (/** @type {{text: string, hit: boolean}[]} */ segs) => segs.filter((s) => s.hit).map((s) => s.text);

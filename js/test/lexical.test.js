@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { stem, tokenize, wordParts } from "../src/lexical.js";
+import { stem, tokenize, wordParts } from "../src/search/lexical.js";
 import { fixture } from "./helpers.js";
 
 test("tokenize() gives Python's tokens on every fixture string", () => {

@@ -1,19 +1,18 @@
-// Tests of js/src/llm.js: prompt parity with sphinx_rag/llm.py, SSE parsing, every error kind
-// against tests/fake_llm_server.py (a real HTTP server process), and safe Markdown rendering
-// with a tiny fake DOM. Nothing here measures time.
+// Tests of js/src/llm/llm.js: endpoint normalisation, SSE parsing, every error kind against
+// tests/fake_llm_server.py (a real HTTP server process), and a hostile answer from it
+// rendered safely by js/src/llm/markdown.js. Nothing here measures time.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 
-import {
-  estimateTokens, formatPassages, validatePrompt, sentenceEnds, fitPassages, buildMessages,
-  normalizeEndpoint, SSEParser, streamChat, LLMError, safeUrl, renderMarkdown, DEFAULT_PROMPT, DEFAULTS,
-  ANSWER_RESERVE_TOKENS,
-} from '../src/llm.js';
+import { normalizeEndpoint, SSEParser, streamChat, LLMError } from '../src/llm/llm.js';
+import { renderMarkdown } from '../src/llm/markdown.js';
+import { buildMessages, ANSWER_RESERVE_TOKENS } from '../src/llm/prompt.js';
+import { fakeDocument } from './fake_dom.js';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const PYTHON = process.env.PYTHON || 'python3';
@@ -63,93 +62,7 @@ async function failure(options) {
   assert.fail('streamChat did not fail');
 }
 
-// -- prompt, same as Python -----------------------------------------------------------------------
-
-const PY_CASES = `
-import json, sys
-from sphinx_rag import llm
-def passage(n, sentences, title=None):
-    text = " ".join(f"Sentence {i} of passage {n} says something useful here, e.g. this. Ünïcødé ok!"
-                    for i in range(sentences))
-    return {"title": title or f"Title {n}", "url": f"page{n}.html#s{n}", "text": text}
-passages = [passage(n, 3 + 7 * n) for n in range(1, 9)]
-custom = "Project {project}; use {{braces}}.\\n{passages}\\nQ: {question}"
-cases = []
-for prompt in (llm.DEFAULT_PROMPT, custom):
-    for mct in (1024, 1100, 1200, 1500, 2048, 4096, 8192):
-        s = llm.browser_settings({"endpoint": "http://127.0.0.1:1", "model": "m", "prompt": prompt,
-                                  "max_context_tokens": mct}, "mlkit")
-        built = llm.build_messages("How do I frobnicate?", passages, project="mlkit", prompt=prompt,
-                                   max_context_tokens=mct)
-        cases.append({"settings": s, "messages": built.messages, "passages": built.passages})
-cut = {"title": "T", "url": "u", "text": "Use a baseline, e.g. the prior one. It is cheap!\\ndef fit(X): pass\\nEnd here."}
-fits = [[b, llm.fit_passages([cut], b, 0)] for b in range(0, 40)]
-ends = llm.sentence_ends(cut["text"])
-json.dump({"cases": cases, "passages": passages, "fits": fits, "cut": cut, "ends": ends}, sys.stdout)
-`;
-
-test('buildMessages and fitPassages give the same messages as Python', () => {
-  const proc = spawnSync(PYTHON, ['-c', PY_CASES], { cwd: REPO, encoding: 'utf8' });
-  assert.equal(proc.status, 0, proc.stderr);
-  const py = JSON.parse(proc.stdout);
-  const keptCounts = new Set();
-  for (const c of py.cases) {
-    const built = buildMessages('How do I frobnicate?', py.passages, c.settings);
-    assert.deepEqual(built.messages, c.messages);
-    assert.deepEqual(built.passages, c.passages);
-    keptCounts.add(c.passages.length);
-  }
-  assert.ok(keptCounts.size >= 4, 'the cases should keep different numbers of passages');
-  assert.deepEqual(sentenceEnds(py.cut.text), py.ends);
-  for (const [budget, kept] of py.fits) assert.deepEqual(fitPassages([py.cut], budget, 0), kept, `budget ${budget}`);
-  assert.ok(py.fits.some(([, kept]) => kept.length && kept[0].text !== py.cut.text), 'some cut happens');
-});
-
-test('DEFAULT_PROMPT and DEFAULTS are Python\'s', () => {
-  const code = 'import json, sys\nfrom sphinx_rag import llm\njson.dump({"prompt": llm.DEFAULT_PROMPT, "defaults": llm.DEFAULTS}, sys.stdout)';
-  const proc = spawnSync(PYTHON, ['-c', code], { cwd: REPO, encoding: 'utf8' });
-  assert.equal(proc.status, 0, proc.stderr);
-  const py = JSON.parse(proc.stdout);
-  assert.equal(DEFAULT_PROMPT, py.prompt);
-  const { endpoint, model, ...rest } = py.defaults;
-  assert.deepEqual({ ...DEFAULTS }, rest);
-  assert.equal(validatePrompt(DEFAULT_PROMPT), null);
-});
-
-test('estimateTokens counts code points / 4', () => {
-  assert.equal(estimateTokens(''), 0);
-  assert.equal(estimateTokens('abcde'), 2);
-  assert.equal(estimateTokens('😀😀😀😀'), 1);
-});
-
-test('formatPassages numbers [n] Title (URL)', () => {
-  assert.equal(formatPassages([{ title: 'A', url: 'a.html', text: ' x ' }, { title: 'B', url: 'b.html', text: 'y' }]),
-    '[1] A (a.html)\nx\n\n[2] B (b.html)\ny');
-});
-
-test('fitPassages drops lowest-ranked first, never cuts mid-sentence', () => {
-  const p = (n) => ({ title: `T${n}`, url: `u${n}`, text: 'One sentence here. Another one there. '.repeat(10) });
-  const all = [p(1), p(2), p(3)];
-  const two = estimateTokens(formatPassages(all.slice(0, 2)));
-  assert.deepEqual(fitPassages(all, two + 5, 0), all.slice(0, 2));
-  for (let budget = 10; budget < estimateTokens(formatPassages([all[0]])); budget += 3) {
-    const kept = fitPassages(all, budget, 0);
-    if (!kept.length) continue;
-    assert.equal(kept.length, 1);
-    assert.match(kept[0].text, /(here|there)\.$/);
-    assert.ok(all[0].text.startsWith(kept[0].text));
-  }
-});
-
-test('validatePrompt mirrors Python', () => {
-  assert.equal(validatePrompt('{passages} {question} {project} {{x}}'), null);
-  assert.match(validatePrompt('{passages}'), /placeholder \{question\}/);
-  assert.match(validatePrompt('{question}'), /placeholder \{passages\}/);
-  assert.match(validatePrompt('{passages} {question} {projct}'), /unknown placeholder \{projct\}/);
-  assert.match(validatePrompt('{passages} {question} }'), /not a valid template/);
-  assert.throws(() => buildMessages('q', [], { prompt: '{passages}', project: 'p', max_context_tokens: 4096 }),
-    /must contain the placeholder \{question\}/);
-});
+// -- endpoint ------------------------------------------------------------------------------------------
 
 test('normalizeEndpoint accepts base URLs with or without /v1', () => {
   const cases = {
@@ -306,56 +219,12 @@ test('cors vs unreachable in a browser: a no-cors probe tells them apart', async
   assert.match(down.message, /OLLAMA_ORIGINS=/);
 });
 
-// -- safe Markdown with a tiny fake DOM --------------------------------------------------------------
-
-class FakeNode {
-  constructor(nodeType, name, text = '') {
-    this.nodeType = nodeType;
-    this.nodeName = name;
-    this.tagName = nodeType === 1 ? name.toUpperCase() : undefined;
-    this.data = text;
-    /** @type {FakeNode[]} */
-    this.childNodes = [];
-    /** @type {Map<string, string>} */
-    this.attributes = new Map();
-  }
-
-  appendChild(node) {
-    if (node.nodeType === 11) {
-      this.childNodes.push(...node.childNodes);
-      node.childNodes = [];
-    } else this.childNodes.push(node);
-    return node;
-  }
-
-  setAttribute(name, value) { this.attributes.set(name.toLowerCase(), String(value)); }
-
-  getAttribute(name) { return this.attributes.get(name.toLowerCase()) ?? null; }
-
-  get textContent() { return this.nodeType === 3 ? this.data : this.childNodes.map((c) => c.textContent).join(''); }
-
-  set innerHTML(_) { throw new Error('innerHTML must never be used'); }
-
-  set outerHTML(_) { throw new Error('outerHTML must never be used'); }
-
-  insertAdjacentHTML() { throw new Error('insertAdjacentHTML must never be used'); }
-
-  /** @returns {FakeNode[]} every element below this node */
-  elements() { return this.childNodes.flatMap((c) => (c.nodeType === 1 ? [c, ...c.elements()] : [])); }
-}
-
-const fakeDocument = {
-  createElement: (tag) => new FakeNode(1, tag.toLowerCase()),
-  createTextNode: (text) => new FakeNode(3, '#text', String(text)),
-  createDocumentFragment: () => new FakeNode(11, '#document-fragment'),
-  write() { throw new Error('document.write must never be used'); },
-};
+// -- a hostile answer, rendered with a tiny fake DOM ---------------------------------------------
 
 const cites = { 1: 'user_guide/dummy.html#baselines', 2: 'api/dummy.html#DummyClassifier' };
-const render = (text) => /** @type {FakeNode} */ (/** @type {unknown} */ (renderMarkdown(text, {
+const render = (text) => /** @type {import('./fake_dom.js').FakeNode} */ (/** @type {unknown} */ (renderMarkdown(text, {
   doc: /** @type {any} */ (fakeDocument), citationUrl: (n) => cites[n] ?? null,
 })));
-const tags = (frag) => frag.elements().map((e) => e.nodeName);
 
 test('xss answer from the server renders as inert text', async () => {
   const answer = await streamChat(ask('xss'));
@@ -381,41 +250,4 @@ test('xss answer from the server renders as inert text', async () => {
   const links = elements.filter((e) => e.nodeName === 'a');
   assert.deepEqual(links.map((a) => a.getAttribute('href')),
     ['user_guide/dummy.html#baselines', 'https://example.org/page', 'api/dummy.html#DummyClassifier']);
-});
-
-test('renderMarkdown: blocks, inline code, lists, citations', () => {
-  const md = [
-    '### Answer', '',
-    'Use `DummyClassifier(strategy="prior")` and *not* `**this**` [1][2], see [3] and [1, 2].',
-    'Second line.', '',
-    '- first **item**', '- second item', '  continued', '',
-    '3. three', '4. four', '',
-    '```python', 'clf = DummyClassifier()', '<b>not html</b>', '```',
-    'Link: [docs](../index.html) and [evil](vbscript:msgbox(1)) and \\*literal\\*.',
-  ].join('\n');
-  const frag = render(md);
-  assert.deepEqual(frag.childNodes.map((n) => n.nodeName), ['p', 'p', 'ul', 'ol', 'pre', 'p']);
-  assert.equal(frag.childNodes[0].textContent, 'Answer');
-  const [, para, ul, ol, pre, last] = frag.childNodes;
-  const codes = para.elements().filter((e) => e.nodeName === 'code').map((e) => e.textContent);
-  assert.deepEqual(codes, ['DummyClassifier(strategy="prior")', '**this**']);
-  assert.equal(para.elements().find((e) => e.nodeName === 'em')?.textContent, 'not');
-  const cite = para.elements().filter((e) => e.getAttribute('class') === 'sphinx-rag-cite');
-  assert.deepEqual(cite.map((a) => [a.textContent, a.getAttribute('href')]), [
-    ['[1]', cites[1]], ['[2]', cites[2]], ['[1]', cites[1]], ['[2]', cites[2]]]);
-  assert.ok(para.textContent.includes('see [3] and'), 'an unknown citation stays text');
-  assert.ok(tags(para).includes('br'));
-  assert.deepEqual(ul.childNodes.map((li) => li.textContent), ['first item', 'second item continued']);
-  assert.equal(ol.getAttribute('start'), '3');
-  assert.deepEqual(ol.childNodes.map((li) => li.textContent), ['three', 'four']);
-  assert.equal(pre.childNodes[0].getAttribute('class'), 'language-python');
-  assert.equal(pre.textContent, 'clf = DummyClassifier()\n<b>not html</b>');
-  assert.deepEqual(last.elements().map((e) => [e.nodeName, e.getAttribute('href')]), [['a', '../index.html']]);
-  assert.equal(last.textContent, 'Link: docs and evil and *literal*.');
-});
-
-test('safeUrl allows http(s) and relative URLs only', () => {
-  for (const ok of ['https://x.org/a', 'http://x', 'page.html#a:b', '../a', '/a', '#frag']) assert.equal(safeUrl(ok), ok);
-  for (const bad of ['javascript:alert(1)', 'JavaScript:alert(1)', ' javascript:x', 'java\tscript:x',
-    'data:text/html,x', 'vbscript:x', 'file:///etc/passwd', '', null]) assert.equal(safeUrl(bad), null);
 });

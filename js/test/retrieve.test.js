@@ -6,7 +6,7 @@ import {
   BINARY_CANDIDATES, BINARY_FIRST_ABOVE, BINARY_FRACTION, CANDIDATES, Searcher, binaryCandidateCount,
   correctSpelling, denseCandidateScores, denseScores, hammingCandidates, modelWords, packSigns, rrfFuse, topK,
   useBinaryFirst,
-} from "../src/retrieve.js";
+} from "../src/search/retrieve.js";
 import { SKIP_DEMO, demoAssetDir, fixture, localLoader } from "./helpers.js";
 
 /** @param {number} a @param {number} b */

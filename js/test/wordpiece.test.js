@@ -5,7 +5,7 @@ import { test } from "node:test";
 
 import {
   WordPieceTokenizer, isChineseChar, isControl, isNonspacingMark, isPunctuation, isWhitespace, normalize,
-} from "../src/wordpiece.js";
+} from "../src/search/wordpiece.js";
 import { fixture, vocabPath } from "./helpers.js";
 
 /** @type {{max_length: number, cases: Array<[string, number[]]>, chars: any}} */

@@ -42,7 +42,7 @@ class Chunk:
                 "kind": self.kind, "order": self.order, "weight": self.weight, "text": self.text}
 
     @classmethod
-    def from_record(cls, record: dict) -> "Chunk":
+    def from_record(cls, record: dict) -> Chunk:
         """The inverse of ``to_record`` (used to keep unchanged pages' chunks)."""
         return cls(doc=record["doc"], anchor=record["url"].partition("#")[2], headings=record["headings"],
                    kind=record["kind"], text=record["text"], order=record["order"], id=record["id"],

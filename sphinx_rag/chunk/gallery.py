@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 from sphinx_gallery.py_source_parser import split_code_and_text_blocks
 

@@ -15,7 +15,7 @@ raw docstrings and the gallery script are plain inputs.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 from docutils import nodes
 from sphinx import addnodes

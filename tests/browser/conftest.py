@@ -9,28 +9,18 @@ session build of demo_docs.
 from __future__ import annotations
 
 import base64
-import functools
 import hashlib
-import http.server
 import os
 import re
 import shutil
-import subprocess
-import sys
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
+from site_helpers import CHROMIUM, QuietHandler, StaticServer, build_site, chromium_options, client_missing
 
-CHROMIUM = os.environ.get("SPHINX_RAG_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]
 ROOTS = Path(__file__).resolve().parent.parent / "roots"
-CLIENT = Path(__file__).resolve().parents[2] / "sphinx_rag" / "static" / "sphinx_rag" / "searchbar.js"
 
 # What the brief asks for; 'self' covers every Sphinx/theme file. The only addition is
 # per page: the sha256 of the *theme's* inline <script>s (pydata-sphinx-theme sets its
@@ -54,12 +44,8 @@ def inline_script_hashes(html: bytes) -> list[str]:
             for body in INLINE_SCRIPT.findall(html)]
 
 
-class _Handler(http.server.SimpleHTTPRequestHandler):
+class _Handler(QuietHandler):
     csp: str | None = None  # a policy template with {hashes}
-    log: list[str]
-
-    def log_message(self, format, *args):  # noqa: A002 - quiet; requests are recorded instead
-        pass
 
     def end_headers(self):
         if self.csp:
@@ -74,7 +60,6 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         super().end_headers()
 
     def do_GET(self):
-        self.log.append(self.path)
         if self.path == "/favicon.ico":  # Chromium asks for it; a 404 would log a console error
             self.send_response(204)
             self.end_headers()
@@ -82,42 +67,28 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         super().do_GET()
 
 
-@dataclass
-class Server:
-    root: Path
-    url: str
-    log: list[str] = field(default_factory=list)
-
-
 @pytest.fixture(scope="session")
 def serve():
-    """serve(directory, csp=None) -> Server on 127.0.0.1:<ephemeral>; stopped at session end.
+    """serve(directory, csp=None) -> StaticServer on 127.0.0.1:<ephemeral>; stopped at session end.
 
     csp: True for the policy CSP above, or a policy template ({hashes}: the page's inline scripts).
     """
     servers = []
 
-    def start(directory: Path, *, csp: bool | str | None = None) -> Server:
-        log: list[str] = []
-        policy = CSP if csp is True else (csp or None)
-        handler = type("Handler", (_Handler,), {"csp": policy, "log": log})
-        httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(handler, directory=str(directory)))
-        httpd.daemon_threads = True
-        threading.Thread(target=httpd.serve_forever, daemon=True).start()
-        servers.append(httpd)
-        return Server(Path(directory), f"http://127.0.0.1:{httpd.server_address[1]}/", log)
+    def start(directory: Path, *, csp: bool | str | None = None) -> StaticServer:
+        servers.append(StaticServer(directory, _Handler, csp=CSP if csp is True else (csp or None)))
+        return servers[-1]
 
     yield start
-    for httpd in servers:
-        httpd.shutdown()
-        httpd.server_close()
+    for server in servers:
+        server.stop()
 
 
 @pytest.fixture(scope="session")
 def site(request) -> Path:
     """The built demo docs (with embeddings)."""
-    if not CLIENT.is_file():
-        pytest.fail(f"the browser client is not built ({CLIENT} missing): run `npm ci && npm run build` in js/")
+    if client_missing():
+        pytest.fail(client_missing())
     override = os.environ.get("SPHINX_RAG_E2E_SITE")
     if override:
         return Path(override)
@@ -130,10 +101,7 @@ def alabaster_site(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("alabaster") / "html"
     src = tmp_path_factory.mktemp("alabaster-src")
     shutil.copytree(ROOTS / "test-searchbar", src, dirs_exist_ok=True)
-    cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-E", str(src), str(out), "-d", str(out.parent / "dt")]
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=src)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return out
+    return build_site(src, out, "-d", str(out.parent / "dt"))
 
 
 @pytest.fixture(scope="session")
@@ -141,7 +109,7 @@ def browser():
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        browser = p.chromium.launch(**chromium_options())
         yield browser
         browser.close()
 

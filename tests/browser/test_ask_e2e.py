@@ -28,7 +28,7 @@ from test_search_e2e import INPUT, OPTIONS, QUESTION, STATUS, THEME_NOISE, open_
 
 REPO = Path(__file__).resolve().parents[2]
 ROOTS = REPO / "tests" / "roots"
-STORAGE_KEY = "sphinx-rag-llm"  # js/src/ask.js STORAGE_KEY
+STORAGE_KEY = "sphinx-rag-llm"  # js/src/ui/ask.js STORAGE_KEY
 ASK = "section.sphinx-rag-ask"
 ANSWER = ".sphinx-rag-answer"
 NOTE = ".sphinx-rag-ask-note"
@@ -108,6 +108,16 @@ def ask(page, question: str, mode: str | None = None) -> list[str]:
     ids = results_for(page, question, mode)
     page.keyboard.press("Control+Enter")
     return ids
+
+
+def ask_reader_llm(page, context, site, serve, endpoint: str):
+    """Serve the demo, give the reader an LLM endpoint, open the dialog and Ask QUERY."""
+    server = serve(site)
+    set_reader_llm(context, {"endpoint": endpoint, "model": "m"})
+    page.goto(server.url + "index.html")
+    open_with_shortcut(page)
+    ask(page, QUERY)
+    return server
 
 
 def wait_state(page, state: str):
@@ -198,11 +208,7 @@ def test_normal_answer_cites_and_lists_the_passages(page, context, site, serve, 
 
 
 def test_stop_keeps_the_partial_answer(page, context, site, serve, fake_llm):
-    server = serve(site)
-    set_reader_llm(context, {"endpoint": f"{fake_llm}/slow/v1", "model": "m"})
-    page.goto(server.url + "index.html")
-    open_with_shortcut(page)
-    ask(page, QUERY)
+    ask_reader_llm(page, context, site, serve, f"{fake_llm}/slow/v1")
     stop = page.locator("button.sphinx-rag-stop")
     expect(stop).to_be_visible()
     expect(page.locator(ANSWER)).to_contain_text("Asking m")
@@ -231,11 +237,7 @@ def test_timeout_is_shown(page, context, site, serve, fake_llm):
 
 
 def test_disconnect_keeps_the_partial_answer_with_a_note(page, context, site, serve, fake_llm):
-    server = serve(site)
-    set_reader_llm(context, {"endpoint": f"{fake_llm}/disconnect/v1", "model": "m"})
-    page.goto(server.url + "index.html")
-    open_with_shortcut(page)
-    ask(page, QUERY)
+    ask_reader_llm(page, context, site, serve, f"{fake_llm}/disconnect/v1")
     wait_state(page, "error")
     expect(page.locator(ASK)).to_have_attribute("data-error-kind", "incomplete")
     expect(page.locator(ANSWER)).to_have_text("According to the documentation,")
@@ -244,11 +246,7 @@ def test_disconnect_keeps_the_partial_answer_with_a_note(page, context, site, se
 
 
 def test_non_streaming_json_answer(page, context, site, serve, fake_llm):
-    server = serve(site)
-    set_reader_llm(context, {"endpoint": f"{fake_llm}/json/v1", "model": "m"})
-    page.goto(server.url + "index.html")
-    open_with_shortcut(page)
-    ask(page, QUERY)
+    ask_reader_llm(page, context, site, serve, f"{fake_llm}/json/v1")
     wait_state(page, "done")
     expect(page.locator(ANSWER)).to_contain_text("See also the second passage for details")
     expect(page.locator(f"{ANSWER} a.sphinx-rag-cite")).to_have_count(2)
@@ -257,11 +255,7 @@ def test_non_streaming_json_answer(page, context, site, serve, fake_llm):
 
 
 def test_server_error_message_is_shown(page, context, site, serve, fake_llm):
-    server = serve(site)
-    set_reader_llm(context, {"endpoint": f"{fake_llm}/error500/v1", "model": "m"})
-    page.goto(server.url + "index.html")
-    open_with_shortcut(page)
-    ask(page, QUERY)
+    ask_reader_llm(page, context, site, serve, f"{fake_llm}/error500/v1")
     wait_state(page, "error")
     expect(page.locator(ASK)).to_have_attribute("data-error-kind", "http")
     expect(page.locator(NOTE)).to_contain_text("HTTP 500")
@@ -270,11 +264,7 @@ def test_server_error_message_is_shown(page, context, site, serve, fake_llm):
 
 
 def test_cors_refusal_explains_ollama_origins(page, context, site, serve, fake_llm):
-    server = serve(site)
-    set_reader_llm(context, {"endpoint": f"{fake_llm}/nocors/v1", "model": "m"})
-    page.goto(server.url + "index.html")
-    open_with_shortcut(page)
-    ask(page, QUERY)
+    server = ask_reader_llm(page, context, site, serve, f"{fake_llm}/nocors/v1")
     wait_state(page, "error")
     expect(page.locator(ASK)).to_have_attribute("data-error-kind", "cors")
     note = page.locator(NOTE)

@@ -11,7 +11,6 @@ import json
 import re
 from pathlib import Path
 
-import pytest
 from playwright.sync_api import expect
 
 QUESTION = "What are the values of the strategy parameter in a dummy classifier?"

@@ -16,8 +16,8 @@
  * @module backend
  */
 
-import { BM25Index } from "./bm25.js";
-import { Searcher } from "./retrieve.js";
+import { BM25Index } from "../search/bm25.js";
+import { Searcher } from "../search/retrieve.js";
 
 /**
  * @typedef {{rank: number, score: number, url: string, title: string, kind: string,

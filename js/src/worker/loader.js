@@ -10,7 +10,7 @@
  * @module assets
  */
 
-import { BM25Index } from "./bm25.js";
+import { BM25Index } from "../search/bm25.js";
 
 export const FORMAT_VERSION = 1;
 export const CACHE_NAME = "sphinx-rag-v1";
@@ -152,7 +152,7 @@ export class AssetLoader {
   cache() {
     if (!this._cache) {
       const storage = this.caches;
-      this._cache = storage ? storage.open(CACHE_NAME).catch(() => null) : Promise.resolve(null);
+      this._cache = storage ? storage.open(CACHE_NAME).catch(() => /** @type {Cache | null} */ (null)) : Promise.resolve(null);
     }
     return this._cache;
   }
@@ -181,7 +181,7 @@ export class AssetLoader {
     const cache = await this.cache();
     const key = this.cacheKey(entry.sha256);
     if (cache) {
-      const hit = await cache.match(key).catch(() => undefined);
+      const hit = await cache.match(key).catch(() => /** @type {Response | undefined} */ (undefined));
       if (hit) {
         const data = new Uint8Array(await hit.arrayBuffer());
         if (data.byteLength === entry.bytes) return data;

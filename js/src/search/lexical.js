@@ -56,6 +56,7 @@ export function splitWords(text) {
   return pieces;
 }
 
+/** @param {string} text @returns {string[]} */
 function words(text) {
   const out = [];
   let current = "";

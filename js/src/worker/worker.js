@@ -22,9 +22,9 @@
  */
 
 import * as ort from "onnxruntime-web/wasm";
-import { AssetLoader } from "./assets.js";
-import { Embedder } from "./embed.js";
-import { Searcher, correctSpelling, modelWords } from "./retrieve.js";
+import { AssetLoader } from "./loader.js";
+import { Embedder } from "../search/embed.js";
+import { Searcher, correctSpelling, modelWords } from "../search/retrieve.js";
 
 /** @typedef {{id: number, query: string, k: number}} Request */
 
@@ -36,7 +36,8 @@ let searcher = null;
 let embedder = null;
 /** @type {Set<string>} whole words of the model's vocabulary, for spelling correction */
 let words = new Set();
-/** @type {"loading" | "keyword" | "hybrid" | "error"} */
+/** @typedef {"loading" | "keyword" | "hybrid" | "error"} Mode */
+/** @type {Mode} */
 let mode = "loading";
 /** @type {Request | null} */
 let latest = null;
@@ -46,7 +47,7 @@ let busy = false;
 let started = false;
 
 /**
- * @param {typeof mode} m
+ * @param {Mode} m
  * @param {string} message
  */
 function status(m, message) {

@@ -1,17 +1,18 @@
 // @ts-check
 /**
  * The "Ask" action of the search dialog: the question and the top passages of the
- * current results go to an OpenAI-compatible LLM server (llm.js: buildMessages +
- * streamChat, on the main thread), and the streamed answer is rendered with
- * renderMarkdown (DOM nodes only, never innerHTML), its [n] citations linked to the
- * cited passages, above a "Sources" list of the passages sent.
+ * current results go to an OpenAI-compatible LLM server (prompt.js: buildMessages,
+ * llm.js: streamChat, on the main thread), and the streamed answer is rendered with
+ * markdown.js's renderMarkdown (DOM nodes only, never innerHTML), its [n] citations
+ * linked to the cited passages, above a "Sources" list of the passages sent.
  *
  * Settings: the site's (`manifest.json` settings.llm, passed in by the backend, no
  * request of its own) under the reader's override, kept in localStorage under
- * STORAGE_KEY as {endpoint, model, timeout?} — the only thing ever stored. With
- * neither, the Ask button is hidden; the gear button's settings panel lets a reader
- * enable it. The only request made is to the configured endpoint (llm.js may also
- * probe `<endpoint>/models` once, to tell a stopped server from a CORS refusal).
+ * STORAGE_KEY as {endpoint, model, timeout?} — the only thing ever stored — combined
+ * by llm_settings.js's mergeSettings. With neither, the Ask button is hidden; the gear
+ * button's settings panel lets a reader enable it. The only request made is to the
+ * configured endpoint (llm.js may also probe `<endpoint>/models` once, to tell a stopped
+ * server from a CORS refusal).
  *
  * State for tests and tools: the answer section's `data-state` is idle | searching |
  * waiting | streaming | done | error (then `data-error-kind` is llm.js's error kind),
@@ -21,7 +22,10 @@
  * @module ask
  */
 
-import { DEFAULTS, LLMError, buildMessages, normalizeEndpoint, renderMarkdown, streamChat } from "./llm.js";
+import { LLMError, normalizeEndpoint, streamChat } from "../llm/llm.js";
+import { DEFAULTS, mergeSettings } from "../llm/llm_settings.js";
+import { renderMarkdown } from "../llm/markdown.js";
+import { buildMessages } from "../llm/prompt.js";
 import { displayText } from "./highlight.js";
 import { h } from "./dom.js";
 
@@ -33,7 +37,7 @@ const PREFIX = "sphinx-rag";
 
 /**
  * @typedef {{endpoint: string, model: string, timeout?: number}} ReaderSettings
- * @typedef {import("./llm.js").LLMSettings & {source: "site" | "reader"}} Settings
+ * @typedef {import("../llm/llm_settings.js").LLMSettings & {source: "site" | "reader"}} Settings
  * @typedef {{title: string, url: string, text: string, id?: string}} Passage
  * @typedef {{start: number, firstToken: number | null, end: number | null}} Timings
  */
@@ -88,26 +92,17 @@ export function siteLLM(site) {
 /**
  * What an answer uses: the site's settings with the reader's endpoint, model and timeout
  * on top; prompt, context size and temperature stay the site's (or Python's defaults).
- * Null when neither names an endpoint (Ask is off).
+ * Null when neither names an endpoint (Ask is off). The layers of mergeSettings, the
+ * rule `sphinx-rag ask` also follows.
  * @param {unknown} site  manifest settings.llm ({} when the site set none)
  * @param {ReaderSettings | null} reader
  * @param {string} [project]  the project name, when the site settings have none
  * @returns {Settings | null}
  */
 export function effectiveSettings(site, reader, project = "") {
-  const s = siteLLM(site);
-  if (!reader && !s) return null;
-  const num = (/** @type {unknown} */ v, /** @type {number} */ d) => (typeof v === "number" && Number.isFinite(v) ? v : d);
-  return {
-    endpoint: reader ? reader.endpoint : /** @type {any} */ (s).endpoint,
-    model: reader ? reader.model : String(s?.model ?? ""),
-    max_context_tokens: num(s?.max_context_tokens, DEFAULTS.max_context_tokens),
-    temperature: num(s?.temperature, DEFAULTS.temperature),
-    timeout: reader?.timeout ?? (positive(s?.timeout) ? s?.timeout : DEFAULTS.timeout),
-    prompt: typeof s?.prompt === "string" && s.prompt ? s.prompt : DEFAULTS.prompt,
-    project: (typeof s?.project === "string" && s.project) || project || "documented",
-    source: reader ? "reader" : "site",
-  };
+  const override = reader && { endpoint: reader.endpoint, model: reader.model, timeout: reader.timeout };
+  const settings = mergeSettings([override, site, { project }]);
+  return settings && /** @type {Settings} */ ({ ...settings, source: reader ? "reader" : "site" });
 }
 
 /** An inline SVG gear (settings): a ring, a hub and eight square teeth. */
@@ -406,7 +401,7 @@ export class AskPanel {
     this.endpointInput.value = site?.endpoint ?? "";
     this.modelInput.value = site?.model ?? "";
     this.timeoutInput.value = "";
-    this.timeoutInput.placeholder = String(positive(site?.timeout) ? site?.timeout : DEFAULTS.timeout);
+    this.timeoutInput.placeholder = String(effectiveSettings(site, null)?.timeout ?? DEFAULTS.timeout);
     this.update();
     this.showSettingsMessage(site ? "Using the site’s default LLM settings." : "No LLM server is set: “Ask” is off.");
     this.gearButton.focus(); // the reset button is now disabled

@@ -6,7 +6,7 @@
  * @module highlight
  */
 
-import { tokenize } from "./lexical.js";
+import { tokenize } from "../search/lexical.js";
 
 /** @typedef {{text: string, hit: boolean}} Segment */
 
@@ -36,6 +36,7 @@ export function displayText(text, title) {
  * @returns {{start: number, end: number, tokens: string[]}[]}
  */
 export function findHits(text, queryTokens) {
+  /** @type {{start: number, end: number, tokens: string[]}[]} */
   const hits = [];
   if (!queryTokens.size) return hits;
   for (const m of text.matchAll(WORD)) {

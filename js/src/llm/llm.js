@@ -1,0 +1,354 @@
+// @ts-check
+/**
+ * The HTTP/SSE client of an OpenAI-compatible LLM server (llama.cpp, Ollama /v1, vLLM).
+ *
+ * Mirrors sphinx_rag/llm/client.py (same request, same failure modes) and
+ * sphinx_rag/llm/endpoint.py (normalizeEndpoint), plus what only a browser needs: telling
+ * a CORS refusal from a stopped server, and the Stop button (an AbortSignal). No DOM access.
+ *
+ * @module llm
+ */
+
+import { ANSWER_RESERVE_TOKENS } from './prompt.js';
+
+/**
+ * @typedef {import('./prompt.js').Message} Message
+ * @typedef {'unreachable'|'cors'|'http'|'incomplete'|'timeout'|'aborted'|'invalid'} LLMErrorKind
+ */
+
+// -- endpoint and errors ------------------------------------------------------------------
+
+/**
+ * The API base URL ending in /v1 (or another /vN), without trailing slash; accepts a base
+ * URL with or without /v1, a pasted .../chat/completions, and a missing scheme.
+ * @param {string} endpoint
+ */
+export function normalizeEndpoint(endpoint) {
+  let url = (endpoint || '').trim();
+  if (!url) throw new Error('the LLM endpoint is empty');
+  if (!url.includes('://')) url = 'http://' + url;
+  let parsed;
+  try {
+    parsed = new URL(url);
+  } catch {
+    parsed = null;
+  }
+  if (!parsed || !/^https?:$/.test(parsed.protocol) || !parsed.hostname) {
+    throw new Error(`the LLM endpoint must be an http(s) URL like http://127.0.0.1:8080/v1, got ${JSON.stringify(endpoint)}`);
+  }
+  let path = parsed.pathname.replace(/\/+$/, '');
+  for (const suffix of ['/chat/completions', '/completions', '/models']) {
+    if (path.endsWith(suffix)) {
+      path = path.slice(0, -suffix.length);
+      break;
+    }
+  }
+  if (!/\/v\d+$/.test(path)) path += '/v1';
+  return `${parsed.protocol}//${parsed.host}${path}`;
+}
+
+/** A failure of the LLM step, with a user-facing message and the text received so far. */
+export class LLMError extends Error {
+  /**
+   * @param {LLMErrorKind} kind @param {string} message
+   * @param {{partial?: string, status?: number, serverMessage?: string, cause?: unknown}} [extra]
+   */
+  constructor(kind, message, extra = {}) {
+    super(message);
+    this.name = 'LLMError';
+    /** @type {LLMErrorKind} */
+    this.kind = kind;
+    this.partial = extra.partial ?? '';
+    this.status = extra.status ?? 0;
+    this.serverMessage = extra.serverMessage ?? '';
+    if (extra.cause !== undefined) this.cause = extra.cause;
+  }
+}
+
+const START_HINT = 'Is the server running? For example `llama-server -m model.gguf --port 8080` ' +
+  '(endpoint http://127.0.0.1:8080/v1) or `ollama serve` (endpoint http://127.0.0.1:11434/v1).';
+
+function siteOrigin() {
+  const loc = /** @type {any} */ (globalThis).location;
+  return loc && /^https?:$/.test(loc.protocol) ? loc.origin : 'https://your.docs.site';
+}
+
+/** How to let the docs site's origin call the server (shown with CORS failures). */
+export function corsHint(origin = siteOrigin()) {
+  return `To allow this site (${origin}): Ollama: \`OLLAMA_ORIGINS=${origin} ollama serve\`; ` +
+    `vLLM: \`vllm serve MODEL --allowed-origins '["${origin}"]'\`; llama.cpp's \`llama-server\` ` +
+    'allows any origin by default (no --api-key needed). A page served over https can only call an ' +
+    'http:// server on localhost/127.0.0.1.';
+}
+
+/** @param {string} text */
+function serverMessage(text) {
+  const raw = (text || '').trim();
+  let data;
+  try {
+    data = JSON.parse(raw);
+  } catch {
+    return raw.slice(0, 500);
+  }
+  if (data && typeof data === 'object' && !Array.isArray(data)) {
+    let err = data.error ?? data.detail ?? data.message;
+    if (err && typeof err === 'object' && !Array.isArray(err)) err = err.message || JSON.stringify(err);
+    if (Array.isArray(err)) err = err.map((e) => (e && typeof e === 'object' && 'msg' in e ? e.msg : String(e))).join('; ');
+    if (err) return String(err).slice(0, 500);
+  }
+  return raw.slice(0, 500);
+}
+
+/**
+ * @param {unknown} obj @param {'delta'|'message'} key
+ * @returns {[string, unknown]} text and finish_reason; throws on other shapes
+ */
+function contentOf(obj, key) {
+  const o = /** @type {any} */ (obj);
+  if (!o || typeof o !== 'object' || !Array.isArray(o.choices)) throw new Error('not a chat completion');
+  if (!o.choices.length) return ['', null];
+  const part = o.choices[0][key];
+  const content = part && typeof part === 'object' ? part.content : null;
+  return [typeof content === 'string' ? content : '', o.choices[0].finish_reason];
+}
+
+/** Incremental Server-Sent Events parser: `data` payloads, one string per event. */
+export class SSEParser {
+  constructor() {
+    this.buffer = '';
+    /** @type {string[]} */
+    this.data = [];
+  }
+
+  /** @param {string} text  the next piece of the stream @returns {string[]} completed events */
+  push(text) {
+    this.buffer += text;
+    const lines = this.buffer.split('\n');
+    this.buffer = /** @type {string} */ (lines.pop());
+    /** @type {string[]} */
+    const out = [];
+    for (const raw of lines) this.line(raw.replace(/\r$/, ''), out);
+    return out;
+  }
+
+  /** @returns {string[]} the events still pending at the end of the stream */
+  end() {
+    /** @type {string[]} */
+    const out = [];
+    if (this.buffer) this.line(this.buffer.replace(/\r$/, ''), out);
+    this.buffer = '';
+    if (this.data.length) out.push(this.data.join('\n'));
+    this.data = [];
+    return out;
+  }
+
+  /** @param {string} line @param {string[]} out */
+  line(line, out) {
+    if (line.startsWith('data:')) {
+      this.data.push(line.slice(line.startsWith('data: ') ? 6 : 5));
+    } else if (!line && this.data.length) {
+      out.push(this.data.join('\n'));
+      this.data = [];
+    }
+  }
+}
+
+const NETWORK_CODES = {
+  ECONNREFUSED: 'connection refused', ENOTFOUND: 'unknown host', EAI_AGAIN: 'unknown host',
+  EHOSTUNREACH: 'host unreachable', ENETUNREACH: 'network unreachable', ECONNRESET: 'connection reset',
+};
+
+/**
+ * Classify a fetch() rejection. Node reports the cause; browsers only say "TypeError:
+ * Failed to fetch" for both a stopped server and a CORS refusal, so a `no-cors` probe (whose
+ * response is opaque and not subject to CORS) tells them apart: it succeeds if the server
+ * answers at all.
+ * @param {string} base @param {unknown} err @param {typeof fetch} fetchFn
+ */
+async function connectionError(base, err, fetchFn) {
+  const e = /** @type {any} */ (err);
+  const code = e?.cause?.code ?? e?.code;
+  if (code && code in NETWORK_CODES) {
+    return new LLMError('unreachable', `Could not connect to the LLM server at ${base} ` +
+      `(${NETWORK_CODES[/** @type {keyof typeof NETWORK_CODES} */ (code)]}). ${START_HINT}`, { cause: err });
+  }
+  let reachable = false;
+  if (!code) {
+    try {
+      const probe = new AbortController();
+      const t = setTimeout(() => probe.abort(), 5000);
+      try {
+        await fetchFn(`${base}/models`, { mode: 'no-cors', signal: probe.signal });
+        reachable = true;
+      } finally {
+        clearTimeout(t);
+      }
+    } catch {
+      reachable = false;
+    }
+  }
+  if (reachable) {
+    return new LLMError('cors', `The LLM server at ${base} is running but does not allow requests ` +
+      `from this site (CORS). ${corsHint()}`, { cause: err });
+  }
+  return new LLMError('unreachable', `Could not reach the LLM server at ${base}. ${START_HINT} ` +
+    `If it is running, it may refuse requests from this site (CORS). ${corsHint()}`, { cause: err });
+}
+
+// -- streaming ------------------------------------------------------------------------------------
+
+/**
+ * POST `{endpoint}/chat/completions` with `stream: true` and resolve with the whole answer.
+ *
+ * `onToken` gets each piece of text as it arrives. `timeoutMs` is an inactivity limit
+ * (waiting for the server to respond, and between two pieces of the stream), like the Python
+ * `timeout`. Rejects with an LLMError of kind: unreachable | cors | http | incomplete |
+ * timeout | aborted (the `signal` fired) | invalid; `error.partial` holds the text received.
+ * @param {{endpoint: string, model: string, messages: Message[], temperature?: number,
+ *          timeoutMs?: number, signal?: AbortSignal, onToken?: (text: string) => void,
+ *          fetch?: typeof fetch}} options
+ * @returns {Promise<string>}
+ */
+export async function streamChat(options) {
+  const { model, messages, temperature = 0.1, timeoutMs = 60000, signal, onToken = () => {} } = options;
+  const base = normalizeEndpoint(options.endpoint);
+  const fetchFn = options.fetch ?? globalThis.fetch.bind(globalThis);
+  const controller = new AbortController();
+  let partial = '';
+  let timedOut = false;
+  /** @type {ReturnType<typeof setTimeout>|undefined} */
+  let timer;
+  const arm = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => { timedOut = true; controller.abort(); }, timeoutMs);
+  };
+  const onAbort = () => controller.abort();
+  /** @param {LLMErrorKind} kind @param {string} message @param {object} [extra] */
+  const fail = (kind, message, extra = {}) => new LLMError(kind, message, { partial, ...extra });
+  const stopped = () => (timedOut
+    ? fail('timeout', partial
+      ? `The LLM server at ${base} sent nothing for ${timeoutMs / 1000} s (the timeout setting; ` +
+        'raise it for slow models); the answer is incomplete.'
+      : `The LLM server at ${base} did not answer within ${timeoutMs / 1000} s (the timeout ` +
+        'setting; raise it for slow models).')
+    : fail('aborted', 'Stopped: the answer is incomplete.'));
+  /** @param {string} text */
+  const emit = (text) => {
+    if (text) {
+      partial += text;
+      onToken(text);
+    }
+  };
+  /** Handle one SSE payload; true when the answer is complete. @param {string} payload */
+  const handle = (payload) => {
+    if (payload.trim() === '[DONE]') return true;
+    let chunk;
+    try {
+      chunk = JSON.parse(payload);
+    } catch {
+      throw fail('invalid', `The LLM server at ${base} sent invalid JSON in its stream; the answer is incomplete.`);
+    }
+    if (chunk && typeof chunk === 'object' && chunk.error) {
+      const msg = serverMessage(payload);
+      throw fail('http', `The LLM server at ${base} reported an error while answering: ${msg}`, { serverMessage: msg });
+    }
+    let text, reason;
+    try {
+      [text, reason] = contentOf(chunk, 'delta');
+    } catch {
+      throw fail('invalid', `The LLM server at ${base} sent a stream event that is not a ` +
+        'chat.completion.chunk; the answer is incomplete.');
+    }
+    emit(text);
+    return Boolean(reason);
+  };
+
+  if (signal?.aborted) throw fail('aborted', 'Stopped: the answer is incomplete.');
+  signal?.addEventListener('abort', onAbort, { once: true });
+  arm();
+  try {
+    /** @type {Response} */
+    let response;
+    try {
+      response = await fetchFn(`${base}/chat/completions`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Accept: 'text/event-stream, application/json' },
+        // max_tokens: the answer room fitPassages reserved; small models may never stop otherwise
+        body: JSON.stringify({ model, messages, temperature, stream: true, max_tokens: ANSWER_RESERVE_TOKENS }),
+        signal: controller.signal,
+      });
+    } catch (err) {
+      if (controller.signal.aborted) throw stopped();
+      throw await connectionError(base, err, fetchFn);
+    }
+    try {
+      if (!response.ok) {
+        const msg = serverMessage(await response.text());
+        let text = `The LLM server at ${base} answered HTTP ${response.status} ${response.statusText}`.trimEnd();
+        text += msg ? `: ${msg}` : '.';
+        if (response.status === 404) {
+          text += ' Check that the endpoint is the OpenAI-compatible API base (ending in /v1) and that ' +
+            `the server has a model named ${JSON.stringify(model)}.`;
+        } else if (response.status === 401 || response.status === 403) {
+          text += ' sphinx-rag sends no API key: use a local server without authentication.';
+        }
+        throw fail('http', text, { status: response.status, serverMessage: msg });
+      }
+      const parser = new SSEParser();
+      let finished = false;
+      const ctype = (response.headers.get('content-type') || '').toLowerCase();
+      if (!ctype.includes('text/event-stream') || !response.body) {
+        const raw = await response.text();
+        if (!raw.trimStart().startsWith('data:')) { // a server that ignores "stream": one JSON body
+          let obj;
+          try {
+            obj = JSON.parse(raw);
+          } catch {
+            throw fail('invalid', `The LLM server at ${base} sent a response that is not a chat completion (invalid JSON).`);
+          }
+          if (obj && typeof obj === 'object' && obj.error) {
+            const msg = serverMessage(raw);
+            throw fail('http', `The LLM server at ${base} reported an error: ${msg}`, { status: response.status, serverMessage: msg });
+          }
+          try {
+            emit(contentOf(obj, 'message')[0]);
+          } catch {
+            throw fail('invalid', `The LLM server at ${base} sent a response that is not a chat completion.`);
+          }
+          return partial;
+        }
+        for (const payload of [...parser.push(raw), ...parser.end()]) {
+          if (handle(payload)) { finished = true; break; }
+        }
+      } else {
+        const reader = response.body.getReader();
+        const decoder = new TextDecoder();
+        read: for (;;) {
+          const { done, value } = await reader.read();
+          arm();
+          const events = done ? [...parser.push(decoder.decode()), ...parser.end()]
+            : parser.push(decoder.decode(value, { stream: true }));
+          for (const payload of events) {
+            if (handle(payload)) finished = true;
+            if (payload.trim() === '[DONE]') break read;
+          }
+          if (done) break;
+        }
+        reader.cancel().catch(() => {});
+      }
+      if (!finished) {
+        throw fail('incomplete', `The LLM server at ${base} closed the connection before the end of ` +
+          'the answer: the answer is incomplete.');
+      }
+      return partial;
+    } catch (err) {
+      if (err instanceof LLMError) throw err;
+      if (controller.signal.aborted) throw stopped();
+      throw fail('incomplete', `The connection to the LLM server at ${base} broke before the end of ` +
+        'the answer: the answer is incomplete.', { cause: err });
+    }
+  } finally {
+    clearTimeout(timer);
+    signal?.removeEventListener('abort', onAbort);
+  }
+}

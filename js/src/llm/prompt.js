@@ -1,0 +1,184 @@
+// @ts-check
+/**
+ * Search results -> the chat messages sent to the LLM, within its context window.
+ *
+ * Mirrors sphinx_rag/llm/template.py and sphinx_rag/llm/prompt.py: the same prompt
+ * template rules (the template itself comes from the site's settings, made by
+ * `browser_settings()` in Python), the same passage numbering "[n] Title (URL)\ntext",
+ * the same token estimate (ceil(code points / 4)) and the same fitting (drop
+ * lowest-ranked first, cut the top passage only after a whole sentence).
+ * js/test/prompt.test.js compares both on the same inputs.
+ *
+ * @module prompt
+ */
+
+/**
+ * The default prompt template, the same text as Python's `DEFAULT_PROMPT` (checked by
+ * js/test/prompt.test.js): used when the site configures no LLM and a reader sets their own.
+ */
+export const DEFAULT_PROMPT = `You are an expert of the {project} project. You answer questions about {project} \
+using only the numbered excerpts of its documentation given below.
+
+Rules:
+- Answer only from the provided content; do not use other knowledge and do not invent \
+APIs, parameters or values.
+- Be succinct.
+- Use backticks for code names: classes, functions, methods, parameters, values and \
+anything containing underscores.
+- Cite the excerpts that support each statement as [n], e.g. [1] or [2][3].
+- If the content does not contain the answer, say so plainly instead of guessing.
+---
+Documentation excerpts:
+
+{passages}
+
+Question: {question}`;
+
+export const ANSWER_RESERVE_TOKENS = 512; // room for the answer (also its max_tokens)
+export const MESSAGE_OVERHEAD_TOKENS = 16;
+export const PLACEHOLDERS = ['project', 'passages', 'question'];
+const SEPARATOR = '---';
+const ABBREVIATIONS = ['e.g.', 'i.e.', 'cf.', 'vs.', 'resp.'];
+
+/**
+ * @typedef {{title: string, url: string, text: string}} Passage  a search result (extra fields kept)
+ * @typedef {{role: 'system'|'user'|'assistant', content: string}} Message
+ */
+
+/**
+ * Approximate token count: ceil(Unicode code points / 4), like Python's len(text) / 4.
+ * @param {string} text
+ */
+export function estimateTokens(text) {
+  let n = 0;
+  for (const _ of text) n++; // eslint-disable-line no-unused-vars
+  return Math.ceil(n / 4);
+}
+
+/**
+ * An error message for a bad template (same rules as Python's validate_prompt), or null.
+ * @param {unknown} prompt
+ * @returns {string|null}
+ */
+export function validatePrompt(prompt) {
+  if (typeof prompt !== 'string' || !prompt.trim()) return 'must be a non-empty string';
+  const fields = new Set();
+  for (const m of prompt.matchAll(/\{\{|\}\}|\{([^{}]*)\}|[{}]/g)) {
+    if (m[0] === '{{' || m[0] === '}}') continue;
+    if (m[1] === undefined) return "is not a valid template (single brace); write literal braces as '{{' and '}}'";
+    if (!PLACEHOLDERS.includes(m[1])) {
+      return `has an unknown placeholder {${m[1]}}; allowed: {project}, {passages}, {question} ` +
+        "(write literal braces as '{{' and '}}')";
+    }
+    fields.add(m[1]);
+  }
+  for (const name of ['question', 'passages']) {
+    if (!fields.has(name)) return `must contain the placeholder {${name}}`;
+  }
+  return null;
+}
+
+/**
+ * Python's str.format for a validated template.
+ * @param {string} template @param {Record<string, string>} values
+ */
+function fill(template, values) {
+  return template.replace(/\{\{|\}\}|\{(\w+)\}/g, (m, name) => (name ? values[name] : m[0]));
+}
+
+/** @param {number} n @param {Passage} p */
+function formatPassage(n, p) {
+  return `[${n}] ${p.title} (${p.url})\n${p.text.trim()}`;
+}
+
+/**
+ * "[n] Title (URL)\ntext" numbered from 1, separated by a blank line.
+ * @param {Passage[]} passages
+ */
+export function formatPassages(passages) {
+  return passages.map((p, i) => formatPassage(i + 1, p)).join('\n\n');
+}
+
+/**
+ * Offsets just after each sentence (or line) end of `text`: ".", "!" or "?" followed by
+ * whitespace (not after e.g./i.e./cf./vs./resp.), or a line break. Same as Python.
+ * @param {string} text
+ * @returns {number[]}
+ */
+export function sentenceEnds(text) {
+  const ends = new Set();
+  for (let i = 0; i < text.length - 1; i++) {
+    const ch = text[i];
+    if (ch === '\n') {
+      ends.add(i);
+    } else if ((ch === '.' || ch === '!' || ch === '?') && /\s/.test(text[i + 1])) {
+      const start = Math.max(text.lastIndexOf(' ', i - 1), text.lastIndexOf('\n', i - 1)) + 1;
+      if (i === 0 || !ABBREVIATIONS.includes(text.slice(start, i + 1).toLowerCase())) ends.add(i + 1);
+    }
+  }
+  return [...ends].filter((e) => text.slice(0, e).trim() !== '').sort((a, b) => a - b);
+}
+
+/**
+ * The passages that fit in `maxContextTokens - reserveTokens` estimated tokens: kept in
+ * rank order, lowest-ranked dropped first; if even the first does not fit, its text is cut
+ * after the last whole sentence that fits; if not even one sentence fits, none.
+ * @template {Passage} P
+ * @param {P[]} passages @param {number} maxContextTokens @param {number} reserveTokens
+ * @returns {P[]}
+ */
+export function fitPassages(passages, maxContextTokens, reserveTokens) {
+  const budget = maxContextTokens - reserveTokens;
+  /** @type {P[]} */
+  const kept = [];
+  for (const p of passages) {
+    if (estimateTokens(formatPassages([...kept, p])) > budget) break;
+    kept.push(p);
+  }
+  if (kept.length || !passages.length) return kept;
+  const top = passages[0];
+  const text = top.text.trim();
+  const ends = sentenceEnds(text);
+  for (let j = ends.length - 1; j >= 0; j--) {
+    const cut = { ...top, text: text.slice(0, ends[j]).trimEnd() };
+    if (estimateTokens(formatPassages([cut])) <= budget) return [cut];
+  }
+  return [];
+}
+
+/**
+ * @param {string} prompt @param {Record<string, string>} values
+ * @returns {Message[]}
+ */
+function render(prompt, values) {
+  const lines = fill(prompt, values).split('\n');
+  const at = lines.indexOf(SEPARATOR);
+  if (at >= 0) {
+    return [
+      { role: 'system', content: lines.slice(0, at).join('\n').trim() },
+      { role: 'user', content: lines.slice(at + 1).join('\n').trim() },
+    ];
+  }
+  return [{ role: 'user', content: lines.join('\n').trim() }];
+}
+
+/**
+ * Chat messages asking `question` about the passages that fit in the context window
+ * (same as Python's build_messages). `passages` of the result are those sent, in citation
+ * order: "[n]" refers to passages[n - 1].
+ * @template {Passage} P
+ * @param {string} question @param {P[]} passages
+ * @param {Pick<import('./llm_settings.js').LLMSettings, 'prompt'|'project'|'max_context_tokens'>} settings
+ * @returns {{messages: Message[], passages: P[]}}
+ */
+export function buildMessages(question, passages, settings) {
+  const { prompt, project = '', max_context_tokens: maxTokens = 4096 } = settings;
+  const error = validatePrompt(prompt);
+  if (error) throw new Error(`[sphinx-rag] the LLM prompt ${error}`);
+  const empty = render(prompt, { project, passages: '', question });
+  const reserve = empty.reduce((s, m) => s + estimateTokens(m.content), 0) +
+    ANSWER_RESERVE_TOKENS + MESSAGE_OVERHEAD_TOKENS;
+  const kept = fitPassages(passages, maxTokens, reserve);
+  const text = kept.length ? formatPassages(kept) : '(no documentation excerpt was found)';
+  return { messages: render(prompt, { project, passages: text, question }), passages: kept };
+}

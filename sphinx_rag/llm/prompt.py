@@ -1,0 +1,127 @@
+"""Search results -> the chat messages sent to the LLM, within its context window.
+
+The passages are numbered ``[n] Title (URL)`` so the answer can cite them; the
+lowest-ranked are dropped first when they do not fit, and the top one is cut only
+after a whole sentence. Mirrored by ``js/src/llm/prompt.js`` (same numbering, same token
+estimate, same cutting rule; tests compare both on the same inputs).
+
+Token estimate
+    ``ceil(characters / 4)`` (characters = Unicode code points): a deliberately
+    rough, tokenizer-free count, slightly pessimistic for English prose with
+    Llama/Gemma/Mistral tokenizers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any, NamedTuple
+
+from ..config import LLM_DEFAULTS, ConfigError
+from .template import DEFAULT_PROMPT, render, validate_prompt
+
+__all__ = [
+    "ANSWER_RESERVE_TOKENS", "MESSAGE_OVERHEAD_TOKENS", "Prompt", "estimate_tokens",
+    "format_passages", "sentence_ends", "fit_passages", "build_messages",
+]
+
+ANSWER_RESERVE_TOKENS = 512  # room left in the context window for the answer (also its max_tokens)
+MESSAGE_OVERHEAD_TOKENS = 16  # chat-template tokens around the messages
+
+
+def estimate_tokens(text: str) -> int:
+    """Approximate token count: ceil(code points / 4) (mirrored in JS)."""
+    return math.ceil(len(text) / 4)
+
+
+def _get(result: Any, name: str):
+    return result[name] if isinstance(result, dict) else getattr(result, name)
+
+
+def _with_text(result: Any, text: str):
+    if isinstance(result, dict):
+        return {**result, "text": text}
+    if dataclasses.is_dataclass(result):
+        return dataclasses.replace(result, text=text)
+    raise TypeError("results must be dicts or dataclasses with a 'text' field")
+
+
+def _passage(n: int, result: Any) -> str:
+    return f"[{n}] {_get(result, 'title')} ({_get(result, 'url')})\n{_get(result, 'text').strip()}"
+
+
+def format_passages(results) -> str:
+    """``[n] Title (URL)`` then the text, numbered from 1, separated by a blank line."""
+    return "\n\n".join(_passage(n, r) for n, r in enumerate(results, start=1))
+
+
+_ABBREVIATIONS = ("e.g.", "i.e.", "cf.", "vs.", "resp.")
+
+
+def sentence_ends(text: str) -> list[int]:
+    """Offsets just after each sentence (or line) end of ``text``, in order.
+
+    A sentence ends at ``.``, ``!`` or ``?`` followed by whitespace (not after
+    e.g./i.e./cf./vs./resp.), or at a line break (code, list items). The text end is
+    not included.
+    """
+    ends = []
+    for i, ch in enumerate(text[:-1]):
+        nxt = text[i + 1]
+        if ch == "\n":
+            ends.append(i)  # cut before the line break
+        elif ch in ".!?" and nxt.isspace():
+            start = max(text.rfind(" ", 0, i), text.rfind("\n", 0, i)) + 1
+            if text[start:i + 1].lower() not in _ABBREVIATIONS:
+                ends.append(i + 1)
+    return sorted(set(e for e in ends if text[:e].strip()))
+
+
+def fit_passages(results, max_context_tokens: int, reserve_tokens: int) -> list:
+    """The passages that fit in ``max_context_tokens - reserve_tokens`` estimated tokens.
+
+    Passages are kept in rank order and the lowest-ranked are dropped first. If
+    even the first does not fit, its text is cut after the last whole sentence
+    that fits (never mid-sentence); if not even its first sentence fits, nothing
+    is kept.
+    """
+    budget = max_context_tokens - reserve_tokens
+    results = list(results)
+    kept: list = []
+    for r in results:
+        if estimate_tokens(format_passages(kept + [r])) > budget:
+            break
+        kept.append(r)
+    if kept or not results:
+        return kept
+    top = results[0]
+    text = _get(top, "text").strip()
+    for end in reversed(sentence_ends(text)):
+        cut = _with_text(top, text[:end].rstrip())
+        if estimate_tokens(format_passages([cut])) <= budget:
+            return [cut]
+    return []
+
+
+class Prompt(NamedTuple):
+    messages: list[dict]
+    passages: list  # the passages sent, in citation order: [n] is passages[n - 1]
+
+
+def build_messages(question: str, results, *, project: str, prompt: str = DEFAULT_PROMPT,
+                   max_context_tokens: int = LLM_DEFAULTS["max_context_tokens"]) -> Prompt:
+    """Chat messages asking ``question`` about the passages that fit in the context window.
+
+    The reserve is the prompt without passages, plus ANSWER_RESERVE_TOKENS for the
+    answer and MESSAGE_OVERHEAD_TOKENS for the chat template. Raises ConfigError for
+    an invalid template.
+    """
+    error = validate_prompt(prompt)
+    if error:
+        raise ConfigError(f"[sphinx-rag] the LLM prompt {error}")
+    empty = render(prompt, project=project, passages="", question=question)
+    reserve = (sum(estimate_tokens(m["content"]) for m in empty)
+               + ANSWER_RESERVE_TOKENS + MESSAGE_OVERHEAD_TOKENS)
+    kept = fit_passages(results, max_context_tokens, reserve)
+    passages = format_passages(kept) if kept else "(no documentation excerpt was found)"
+    return Prompt(render(prompt, project=project, passages=passages, question=question), kept)
