@@ -1,38 +1,78 @@
-"""The static index: written at build time, read by the Python and JS searches.
+"""The static index (format 2): written at build time, read lazily by Python and the browser.
 
-Plain JSON (sorted keys, no timestamps) plus little-endian binary arrays, so
-that JavaScript needs no Python-specific parser and two builds of the same
-sources are byte-identical. Every file is listed in ``manifest.json`` with its
-sha256 (the browser caches by hash). Layout: ARCHITECTURE.md.
+Layout of ``<html>/_static/sphinx_rag/index/`` (``ARCHITECTURE.md`` has the details)::
+
+    manifest.json        the entry: format, counts, settings, BM25 constants, and the
+                         names of the directory shard, the near shards, the centroids
+    manifest.js          the same for pages opened from file://
+    dir-<h>.js           term shard boundaries, text shard names, cluster names + sizes,
+                         page weights
+    terms-<h>.js         postings of a range of the vocabulary (bm25.term_shards)
+    near-<h>.js          vocabulary + df by term length, for typo matching
+    texts-<h>.js         consecutive chunk records (Layout.texts_per_shard)
+    centroids-<h>.bin    int8 cluster centroids (dense.py)
+    cluster-<h>.bin      one cluster's chunk ids and int8 vectors
+    model-<h>/           the int8 ONNX model, its tokenizer and vocab.txt
+
+Every name but the manifest's carries the hash of its content (``shards.py``), so a
+reader fetches only what a query needs and caches it forever, a rebuild writes only
+the shards whose content changed, and the index is replaced atomically: new shards
+first, then the manifest (one rename), then the files no manifest names are removed.
 """
 
 from __future__ import annotations
 
-import base64
+import bisect
 import hashlib
 import json
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 
-from .bm25 import BM25Index
+from . import bm25 as bm25_shards
+from . import dense
+from .bm25 import BM25Index, Postings
+from .shards import ShardError, binary_shard, check_binary_shard, dumps, read_script_shard, script_shard
 
-__all__ = ["FORMAT_VERSION", "ASSET_DIR", "KEYWORD_SCRIPT", "write_assets", "keyword_index_script", "load_assets", "Assets", "read_json", "IndexMissing"]
+__all__ = ["FORMAT_VERSION", "ASSET_DIR", "Layout", "MODEL_FILES", "IndexMissing", "IndexDamaged",
+           "write_assets", "IndexReader", "find_asset_dir", "read_json", "load_chunk_records"]
 
-FORMAT_VERSION = 1
-ASSET_DIR = Path("_static") / "sphinx_rag"
+FORMAT_VERSION = 2
+ASSET_DIR = Path("_static") / "sphinx_rag" / "index"
+MODEL_FILES = ("model.onnx", "model_info.json", "tokenizer.json", "vocab.txt")
+#: Files of format 1 (in ``_static/sphinx_rag/``), removed when format 2 is written.
+FORMAT_1_FILES = ("manifest.json", "chunks.json", "bm25.json", "bm25_offsets.u32", "bm25_docs.u32",
+                  "bm25_impacts.f32", "embeddings.i8", "embeddings_scale.f32", "keyword_index.js")
 _UMASK = os.umask(0)
 os.umask(_UMASK)
-KEYWORD_SCRIPT = "keyword_index.js"  # not in the manifest: it holds the manifest
-MODEL_FILES = ("model.onnx", "model_info.json", "tokenizer.json", "vocab.txt")
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How the index is cut into shards (chosen by measurement, see benchmarks/).
+
+    The manifest records it, so readers need no constant of their own.
+    """
+
+    texts_per_shard: int = 64  # chunk records per text shard
+    term_shard_bytes: int = 24_000  # a term shard is cut after this many payload bytes
+    head_postings: int = 4096  # a term in more chunks keeps its highest-impact postings only
+    near_shard_terms: int = 4096  # vocabulary terms per near (typo) shard
+    exact_up_to: int = 4096  # up to this many chunks: one cluster, exact dense search
+    cluster_size: int = 256  # average chunks per cluster above that
+    probe: int = 4096  # vectors a query scores at least (whole clusters, nearest first)
 
 
 class IndexMissing(FileNotFoundError):
     pass
+
+
+class IndexDamaged(ValueError):
+    """A damaged or mixed index: one line naming the file and the fix."""
 
 
 def read_json(path: Path):
@@ -40,135 +80,312 @@ def read_json(path: Path):
         return json.load(f)
 
 
-def _dumps(obj) -> bytes:
-    return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+# -- writing ---------------------------------------------------------------------------------
 
-
-def _write(path: Path, data: bytes) -> dict:
-    """Atomic write (temp file + replace); returns the manifest entry."""
+def _write_file(path: Path, data: bytes):
+    """Temp file, fsync, rename: a file under its final name is always complete."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-    os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600: web servers run as other users
-    os.replace(tmp, path)
-    return {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600: web servers run as other users
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _fsync_dir(path: Path):
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _model_files(model_dir: Path) -> tuple[str, dict[str, bytes], dict]:
+    data = {name: (Path(model_dir) / name).read_bytes() for name in MODEL_FILES}
+    entries = {name: {"bytes": len(b), "sha256": hashlib.sha256(b).hexdigest()} for name, b in data.items()}
+    digest = hashlib.sha256(dumps(entries)).hexdigest()[:16]
+    return f"model-{digest}", data, entries
 
 
 def write_assets(out_dir: Path, *, chunks: list[dict], bm25: BM25Index, vectors_i8: np.ndarray | None,
                  scales: np.ndarray | None, model_dir: Path | None, model_info: dict | None,
-                 settings: dict, keyword_script: bool = True) -> dict:
-    """Write every asset then the manifest (last, so readers never see a half index).
+                 settings: dict, keyword_script: bool = True, layout: Layout = Layout()) -> dict:
+    """Write the index into ``out_dir`` and return its manifest.
 
-    ``keyword_script``: also write ``keyword_index.js`` (pages opened from ``file://``).
+    ``chunks``: the records of ``Chunk.to_record`` in index order. ``keyword_script``:
+    also write ``manifest.js`` (pages with the search bar, which may be opened from
+    file://). Shards already present (same content, same name) are not rewritten.
     """
     out_dir = Path(out_dir)
-    files: dict[str, dict] = {}
-    bm25_meta = {"k1": bm25.k1, "b": bm25.b, "epsilon": bm25.epsilon, "n_docs": bm25.n_docs,
-                 "avgdl": bm25.avgdl, "vocab": bm25.vocab}
-    postings = {
-        "bm25_offsets.u32": bm25.offsets.astype("<u4").tobytes(),
-        "bm25_docs.u32": bm25.docs.astype("<u4").tobytes(),
-        "bm25_impacts.f32": bm25.impacts.astype("<f4").tobytes(),
-    }
-    files["chunks.json"] = _write(out_dir / "chunks.json", _dumps(chunks))
-    files["bm25.json"] = _write(out_dir / "bm25.json", _dumps(bm25_meta))
-    for name, data in postings.items():
-        files[name] = _write(out_dir / name, data)
+    files: dict[str, bytes] = {}
+
+    def script(kind: str, payload: bytes) -> str:
+        name, data = script_shard(kind, payload)
+        files[name] = data
+        return name
+
+    def binary(kind: str, data: bytes) -> str:
+        name = binary_shard(kind, data)
+        files[name] = data
+        return name
+
+    per = layout.texts_per_shard
+    terms = [[first, script("terms", payload)]
+             for first, payload in bm25_shards.term_shards(bm25, layout.term_shard_bytes, layout.head_postings)]
+    near = [[lo, hi, script("near", payload)] for lo, hi, payload in bm25_shards.near_shards(bm25, layout.near_shard_terms)]
+    texts = [script("texts", dumps({"first": s, "chunks": [_text_record(c) for c in chunks[s:s + per]]}))
+             for s in range(0, len(chunks), per)]
+    weights = _weight_ranges([c["weight"] for c in chunks])
+    dense_entry = model_entry = None
+    clusters: list[list] = []
     if vectors_i8 is not None:
-        files["embeddings.i8"] = _write(out_dir / "embeddings.i8", vectors_i8.astype(np.int8).tobytes())
-        files["embeddings_scale.f32"] = _write(out_dir / "embeddings_scale.f32", scales.astype("<f4").tobytes())
-        for name in MODEL_FILES:
-            files[f"model/{name}"] = _write(out_dir / "model" / name, (Path(model_dir) / name).read_bytes())
-    elif (out_dir / "model").exists():
-        shutil.rmtree(out_dir / "model")
+        members = dense.cluster_vectors(vectors_i8, scales, layout.exact_up_to, layout.cluster_size)
+        centroids = dense.centroid_vectors(vectors_i8, scales, members)
+        clusters = [[binary("cluster", dense.cluster_shard(ids, vectors_i8, scales)), len(ids)] for ids in members]
+        dense_entry = {"centroids": binary("centroids", dense.centroid_shard(centroids))}
+        if model_dir is not None:  # None: vectors without a query model (tests, replicated benchmarks)
+            model_name, model_data, model_entries = _model_files(model_dir)
+            for name, data in model_data.items():
+                files[f"{model_name}/{name}"] = data
+            model_entry = {"dir": model_name, "files": model_entries}
+    directory = script("dir", dumps({"terms": terms, "texts": texts, "clusters": clusters, "weights": weights}))
     manifest = {
         "format_version": FORMAT_VERSION,
         "model": model_info,
         "counts": {"chunks": len(chunks), "vocab": len(bm25.vocab), "postings": int(len(bm25.docs)),
-                   "dim": int(vectors_i8.shape[1]) if vectors_i8 is not None else 0},
-        "files": files,
+                   "dim": int(vectors_i8.shape[1]) if vectors_i8 is not None else 0, "clusters": len(clusters),
+                   "shards": len(files)},
+        "bm25": {"k1": bm25.k1, "b": bm25.b, "epsilon": bm25.epsilon, "n_docs": bm25.n_docs, "avgdl": bm25.avgdl},
+        "layout": asdict(layout),
+        "dir": directory,
+        "near": near,
+        "dense": dense_entry,
+        "model_files": model_entry,
         "settings": settings,
     }
-    _write(out_dir / "manifest.json", _dumps(manifest))
-    if keyword_script:
-        _write(out_dir / KEYWORD_SCRIPT, keyword_index_script(manifest, chunks, bm25_meta, postings))
+    _publish(out_dir, files, manifest, keyword_script)
     return manifest
 
 
-def keyword_index_script(manifest: dict, chunks: list[dict], bm25_meta: dict, postings: dict[str, bytes]) -> bytes:
-    """The keyword half of the index (chunks + BM25) as one classic script, for ``file://``.
-
-    Pages opened from ``file://`` can neither fetch nor start workers, but they can
-    run a ``<script>``. Binary arrays are base64-encoded little-endian, exactly the
-    bytes of the ``.u32``/``.f32`` files, so the client decodes them as it decodes
-    fetched files.
-    """
-    payload = {
-        "format_version": manifest["format_version"],
-        "manifest": manifest,
-        "chunks": chunks,
-        "bm25": bm25_meta,
-        "binary": {name: base64.b64encode(data).decode("ascii") for name, data in postings.items()},
-    }
-    body = json.dumps(payload, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
-    return (
-        "// Generated by sphinx-rag: the keyword search index for pages opened from file://.\n"
-        f"window.SPHINX_RAG_KEYWORD_INDEX = {body};\n"
-    ).encode("ascii")
+def _text_record(c: dict) -> dict:
+    return {k: c[k] for k in ("id", "doc", "url", "headings", "kind", "text")}
 
 
-@dataclass
-class Assets:
-    root: Path
-    manifest: dict
-    chunks: list[dict]
-    bm25: BM25Index
-    vectors_i8: np.ndarray | None
-    scales: np.ndarray | None
+def _weight_ranges(weights: list[float]) -> list[list]:
+    """[[first chunk, end chunk, weight]] for the runs of chunks whose weight is not 1."""
+    out: list[list] = []
+    for i, w in enumerate(weights):
+        if w == 1.0:
+            continue
+        if out and out[-1][1] == i and out[-1][2] == w:
+            out[-1][1] = i + 1
+        else:
+            out.append([i, i + 1, w])
+    return out
 
-    @property
-    def model_dir(self) -> Path | None:
-        return self.root / "model" if self.vectors_i8 is not None else None
 
+def _publish(out_dir: Path, files: dict[str, bytes], manifest: dict, keyword_script: bool):
+    """New shards, then the manifest (the switch), then removal of what nothing names."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name, data in sorted(files.items()):
+        path = out_dir / name
+        if not (path.is_file() and path.stat().st_size == len(data)):
+            _write_file(path, data)
+    for sub in {n.split("/")[0] for n in files if "/" in n}:
+        _fsync_dir(out_dir / sub)
+    _fsync_dir(out_dir)
+    if keyword_script:
+        _, data = script_shard("manifest", dumps(manifest))
+        _write_file(out_dir / "manifest.js", data)
+    _write_file(out_dir / "manifest.json", dumps(manifest))
+    _fsync_dir(out_dir)
+    keep = {n.split("/")[0] for n in files} | {"manifest.json"} | ({"manifest.js"} if keyword_script else set())
+    for path in out_dir.iterdir():
+        if path.name not in keep:
+            shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
+    old = out_dir.parent  # format 1 lived in _static/sphinx_rag/ itself
+    for name in FORMAT_1_FILES:
+        (old / name).unlink(missing_ok=True)
+    if (old / "model" / "model_info.json").is_file():
+        shutil.rmtree(old / "model", ignore_errors=True)
+
+
+# -- reading ---------------------------------------------------------------------------------
 
 def find_asset_dir(path: Path) -> Path:
-    """Accept the HTML output dir, or the asset dir itself."""
+    """Accept the HTML output dir, or the index dir itself."""
     path = Path(path)
-    for candidate in (path / ASSET_DIR, path):
+    for candidate in (path / ASSET_DIR, path, path / "_build" / "html" / ASSET_DIR):
         if (candidate / "manifest.json").is_file():
             return candidate
+    if (path / "_static" / "sphinx_rag" / "manifest.json").is_file():
+        raise IndexMissing(f"[sphinx-rag] the index in {path} is from an older sphinx-rag (format 1): rebuild the "
+                           "docs with this version")
     raise IndexMissing(
         f"[sphinx-rag] no search index in {path}: add \"sphinx_rag\" to extensions in conf.py and "
         f"build with `sphinx-build -b html SOURCE_DIR {path}`"
     )
 
 
+class IndexReader:
+    """A built index: the manifest at once, every shard on first use (verified, cached)."""
+
+    def __init__(self, path: Path | str):
+        self.root = find_asset_dir(Path(path))
+        try:
+            self.manifest = read_json(self.root / "manifest.json")
+        except (OSError, ValueError) as exc:
+            raise IndexDamaged(
+                f"[sphinx-rag] {self.root / 'manifest.json'} is unreadable ({exc}): rebuild the docs") from None
+        version = self.manifest.get("format_version") if isinstance(self.manifest, dict) else None
+        if version != FORMAT_VERSION:
+            raise IndexDamaged(f"[sphinx-rag] index format {version} in {self.root} is not {FORMAT_VERSION}: rebuild "
+                              "the docs with this sphinx-rag version")
+        self.n_chunks = int(self.manifest["counts"]["chunks"])
+        self.dim = int(self.manifest["counts"]["dim"])
+        self._cache: dict[str, object] = {}
+        self._dir: dict | None = None
+        self._weights: np.ndarray | None = None
+
+    # raw shards
+    def _read(self, name: str) -> bytes:
+        try:
+            return (self.root / name).read_bytes()
+        except OSError as exc:
+            raise IndexDamaged(f"[sphinx-rag] {self.root / name} is missing ({exc.strerror}): the index is "
+                              "incomplete; rebuild the docs") from None
+
+    def script(self, name: str) -> bytes:
+        try:
+            return read_script_shard(name, self._read(name))
+        except (ShardError, ValueError, OSError, EOFError) as exc:
+            raise IndexDamaged(f"[sphinx-rag] {self.root / name}: {exc}; rebuild the docs") from None
+
+    def binary(self, name: str) -> bytes:
+        try:
+            return check_binary_shard(name, self._read(name))
+        except ShardError as exc:
+            raise IndexDamaged(f"[sphinx-rag] {self.root / name}: {exc}; rebuild the docs") from None
+
+    def _memo(self, name: str, decode):
+        if name not in self._cache:
+            self._cache[name] = decode(name)
+        return self._cache[name]
+
+    @property
+    def directory(self) -> dict:
+        if self._dir is None:
+            self._dir = json.loads(self.script(self.manifest["dir"]))
+        return self._dir
+
+    # keyword tier
+    def postings(self, term: str) -> Postings | None:
+        shards = self.directory["terms"]
+        if not shards:
+            return None
+        at = max(0, bisect.bisect_right([first for first, _ in shards], term) - 1)
+        table = self._memo(shards[at][1], lambda n: bm25_shards.read_term_shard(self.script(n)))
+        return table.get(term)
+
+    def near(self, term: str) -> list[tuple[str, int]]:
+        """Vocabulary terms (with df) of the lengths a typo lookup of ``term`` reads."""
+        lengths = bm25_shards.near_lengths(term)
+        if lengths is None:
+            return []
+        lo, hi = lengths
+        out = []
+        for first, last, name in self.manifest["near"]:
+            if last >= lo and first <= hi:
+                out += [(t, df) for t, df in self._memo(name, lambda n: bm25_shards.read_near_shard(self.script(n)))
+                        if lo <= bm25_shards.term_length(t) <= hi]
+        return out
+
+    def chunk(self, i: int) -> dict:
+        """Record of chunk ``i`` (``title`` added: the heading path)."""
+        per = self.manifest["layout"]["texts_per_shard"]
+        name = self.directory["texts"][i // per]
+        shard = self._memo(name, lambda n: _read_texts(self.script(n)))
+        return shard[i - (i // per) * per]
+
+    def chunks(self) -> list[dict]:
+        return [self.chunk(i) for i in range(self.n_chunks)]
+
+    @property
+    def weights(self) -> np.ndarray:
+        if self._weights is None:
+            w = np.ones(self.n_chunks, dtype=np.float64)
+            for start, end, weight in self.directory["weights"]:
+                w[start:end] = weight
+            self._weights = w
+        return self._weights
+
+    # dense tier
+    @property
+    def has_vectors(self) -> bool:
+        return self.manifest.get("dense") is not None
+
+    def centroids(self) -> tuple[np.ndarray, np.ndarray]:
+        name = self.manifest["dense"]["centroids"]
+        return self._memo(name, lambda n: dense.read_centroid_shard(self.binary(n), self.dim))
+
+    def cluster(self, c: int) -> dense.Cluster:
+        name = self.directory["clusters"][c][0]
+        return self._memo(name, lambda n: dense.read_cluster_shard(self.binary(n), self.dim))
+
+    @property
+    def cluster_sizes(self) -> list[int]:
+        return [size for _, size in self.directory["clusters"]]
+
+    def directory_names(self) -> list[str]:
+        """Every shard file the manifest and the directory name (the model excepted)."""
+        d = self.directory
+        names = [self.manifest["dir"], *(n for _, _, n in self.manifest["near"]), *(n for _, n in d["terms"]),
+                 *d["texts"], *(n for n, _ in d["clusters"])]
+        return names + ([self.manifest["dense"]["centroids"]] if self.has_vectors else [])
+
+    @property
+    def model_dir(self) -> Path | None:
+        entry = self.manifest.get("model_files")
+        return self.root / entry["dir"] if entry else None
+
+    def verify_model(self):
+        """Check the model files against their sha256 (they are large: once per process)."""
+        entry = self.manifest["model_files"]
+        for name, meta in entry["files"].items():
+            data = self._read(f"{entry['dir']}/{name}")
+            if hashlib.sha256(data).hexdigest() != meta["sha256"]:
+                raise IndexDamaged(f"[sphinx-rag] {self.root / entry['dir'] / name} does not match the manifest "
+                                  "(corrupted): rebuild the docs")
+
+
+def _read_texts(payload: bytes) -> list[dict]:
+    records = json.loads(payload)["chunks"]
+    for r in records:
+        r["title"] = " > ".join(h for h in r["headings"] if h)
+    return records
+
+
 def load_chunk_records(asset_dir: Path) -> list[dict]:
-    """chunks.json of an existing index of this format (ValueError otherwise)."""
-    manifest = read_json(Path(asset_dir) / "manifest.json")
-    if manifest.get("format_version") != FORMAT_VERSION:
-        raise ValueError("other index format")
-    return read_json(Path(asset_dir) / "chunks.json")
-
-
-def load_assets(path: Path) -> Assets:
-    root = find_asset_dir(path)
-    manifest = read_json(root / "manifest.json")
-    if manifest.get("format_version") != FORMAT_VERSION:
-        raise IndexMissing(f"[sphinx-rag] index format {manifest.get('format_version')} in {root} is not "
-                           f"{FORMAT_VERSION}: rebuild the docs with this sphinx-rag version")
-    meta = read_json(root / "bm25.json")
-    bm25 = BM25Index(
-        vocab=meta["vocab"],
-        offsets=np.fromfile(root / "bm25_offsets.u32", dtype="<u4"),
-        docs=np.fromfile(root / "bm25_docs.u32", dtype="<u4"),
-        impacts=np.fromfile(root / "bm25_impacts.f32", dtype="<f4"),
-        n_docs=meta["n_docs"], avgdl=meta["avgdl"], k1=meta["k1"], b=meta["b"], epsilon=meta["epsilon"],
-    )
-    vectors = scales = None
-    if "embeddings.i8" in manifest["files"]:
-        dim = manifest["counts"]["dim"]
-        vectors = np.fromfile(root / "embeddings.i8", dtype=np.int8).reshape(-1, dim)
-        scales = np.fromfile(root / "embeddings_scale.f32", dtype="<f4")
-    return Assets(root, manifest, read_json(root / "chunks.json"), bm25, vectors, scales)
+    """Every chunk record of an existing index (ValueError if it is not a readable format 2)."""
+    try:
+        reader = IndexReader(asset_dir)
+        records = reader.chunks()
+        weights = reader.weights
+    except (IndexMissing, IndexDamaged) as exc:
+        raise ValueError(str(exc)) from None
+    out, position = [], {}
+    for i, r in enumerate(records):  # ``order``: the chunk's position in its page
+        order = position[r["doc"]] = position.get(r["doc"], -1) + 1
+        out.append(dict(r, weight=float(weights[i]), order=order))
+    return out

@@ -1,24 +1,36 @@
-"""BM25 index with precomputed impacts (scores equal rank-bm25's ``BM25Okapi``).
+"""BM25 with precomputed impacts: built once, stored in term shards, summed per query.
 
-At build time every (term, chunk) pair gets its final BM25 contribution, so a
-query only sums posting lists: the same cheap loop in Python and in the browser
-(``js/src/search/bm25.js``). The on-disk form is JSON plus little-endian arrays.
+Build time: ``build_index`` gives every (term, chunk) pair its final BM25Okapi
+contribution (scores equal rank-bm25's). ``term_shards`` then stores, per term, its
+document frequency and its postings: chunk ids as varint gaps and impacts as one byte
+each with a float32 scale per term. A term in very many chunks keeps
+only its highest-impact postings (the ones that can reach a top-100), so that a
+query's download does not grow with the corpus (``assets.Layout`` sets the sizes).
 
-A query term missing from the vocabulary is matched to vocabulary terms within a
-small Damerau-Levenshtein distance (typo tolerance), weighted down.
+Query time (here and in ``js/src/search/bm25.js``): ``keyword_scores`` sums the
+postings of the query's terms, times query-term coverage. A query term missing from
+the vocabulary is matched to vocabulary terms within a small Damerau-Levenshtein
+distance (typo tolerance), weighted down: the vocabulary for that lives in "near"
+shards grouped by term length, since a near term differs in length by at most the
+distance.
 """
 
 from __future__ import annotations
 
+import json
 import math
+import zlib
 from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
 
 from .lexical import tokenize
+from .shards import dumps, pack, read_varints, unpack, varints
 
-__all__ = ["BM25Index", "build_index", "document_tokens", "edit_distance", "typo_candidates"]
+__all__ = ["BM25Index", "Postings", "build_index", "document_tokens", "keyword_scores", "bm25_scores", "expand_tokens",
+           "edit_distance", "typo_candidates", "term_shards", "read_term_shard", "near_shards", "read_near_shard",
+           "near_lengths"]
 
 K1, B, EPSILON = 1.5, 0.75, 0.25  # rank-bm25's BM25Okapi defaults
 MAX_TYPO_EXPANSIONS = 3
@@ -32,8 +44,70 @@ def document_tokens(text: str) -> list[str]:
 
 
 @dataclass
+class Postings:
+    """One term's postings as a query reads them."""
+
+    term: str
+    df: int  # chunks that contain the term (all of them, also when the head is cut)
+    docs: np.ndarray  # int64 chunk ids, ascending
+    impacts: np.ndarray  # float64 BM25 contribution to each of those chunks
+
+
+#: Expansion of one query token: [(postings, weight)]; a typo maps to near terms.
+Expansion = list[tuple[Postings, float]]
+
+
+def keyword_scores(n_docs: int, tokens: list[str], expansions: dict[str, Expansion]) -> np.ndarray:
+    """BM25 times coverage: the share of the query's distinct known terms a chunk has.
+
+    ``expansions`` maps each distinct token to its postings (empty: unknown). Coverage
+    is Lucene's classic "coord" factor. It separates a chunk that matches every part
+    of "strategy parameter of a dummy classifier" from a longer one matching fewer
+    (demo docs: fused MRR@10 0.772 -> 0.789; see eval/RESULTS.md). Sums run in query
+    order, as in JS: both give bit-identical float64 scores.
+    """
+    known = [ex for ex in (expansions[t] for t in dict.fromkeys(tokens)) if ex]
+    hits = np.zeros(n_docs, dtype=np.float64)
+    if not known:
+        return hits
+    for ex in known:
+        has = np.zeros(n_docs, dtype=bool)
+        for postings, _ in ex:
+            has[postings.docs] = True
+        hits += has
+    return bm25_scores(n_docs, tokens, expansions) * (hits / len(known))
+
+
+def bm25_scores(n_docs: int, tokens: list[str], expansions: dict[str, Expansion]) -> np.ndarray:
+    """Plain BM25: for each query token (repeats count), the weighted impacts of its terms."""
+    out = np.zeros(n_docs, dtype=np.float64)
+    for token in tokens:
+        for postings, weight in expansions[token]:
+            out[postings.docs] += weight * postings.impacts
+    return out
+
+
+def expand_tokens(tokens: list[str], lookup, near) -> dict[str, Expansion]:
+    """Each distinct token -> its postings, or those of near terms if it is unknown.
+
+    ``lookup(term)`` gives a term's Postings or None; ``near(term)`` gives the
+    vocabulary terms that could be within typo distance, with their df.
+    """
+    out: dict[str, Expansion] = {}
+    for token in dict.fromkeys(tokens):
+        postings = lookup(token)
+        if postings is not None:
+            out[token] = [(postings, 1.0)]
+            continue
+        vocab = dict(near(token))
+        out[token] = [(lookup(term), 1.0 / (1.0 + dist))
+                      for dist, term in typo_candidates(token, sorted(vocab), vocab.__getitem__)]
+    return out
+
+
+@dataclass
 class BM25Index:
-    """Posting lists: term ``vocab[t]`` occurs in ``docs[offsets[t]:offsets[t+1]]``."""
+    """The whole index in memory (build time): ``vocab[t]`` is in ``docs[offsets[t]:offsets[t+1]]``."""
 
     vocab: list[str]  # sorted
     offsets: np.ndarray  # uint32, len(vocab) + 1
@@ -48,56 +122,22 @@ class BM25Index:
     def __post_init__(self):
         self._term_ids = {t: i for i, t in enumerate(self.vocab)}
 
-    def term_id(self, term: str) -> int | None:
-        return self._term_ids.get(term)
-
-    def query_terms(self, tokens: list[str]) -> list[tuple[int, float]]:
-        """(term id, weight) for each query token; typos map to near terms."""
-        weighted = []
-        for token in tokens:
-            tid = self._term_ids.get(token)
-            if tid is not None:
-                weighted.append((tid, 1.0))
-                continue
-            for dist, term in typo_candidates(token, self.vocab, self.doc_freq):
-                weighted.append((self._term_ids[term], 1.0 / (1.0 + dist)))
-        return weighted
-
     def doc_freq(self, term: str) -> int:
         tid = self._term_ids[term]
         return int(self.offsets[tid + 1] - self.offsets[tid])
 
+    def postings(self, term: str) -> Postings | None:
+        """Exact (float32 impacts, no head cut): what the stored shards approximate."""
+        tid = self._term_ids.get(term)
+        if tid is None:
+            return None
+        lo, hi = self.offsets[tid], self.offsets[tid + 1]
+        return Postings(term, int(hi - lo), self.docs[lo:hi].astype(np.int64), self.impacts[lo:hi].astype(np.float64))
+
     def scores(self, tokens: list[str]) -> np.ndarray:
-        """BM25 score of every chunk for the (already tokenized) query."""
-        return self._scores(tokens, {t: self.query_terms([t]) for t in dict.fromkeys(tokens)})
-
-    def _scores(self, tokens: list[str], terms: dict) -> np.ndarray:
-        out = np.zeros(self.n_docs, dtype=np.float64)
-        for token in tokens:
-            for tid, weight in terms[token]:
-                lo, hi = self.offsets[tid], self.offsets[tid + 1]
-                out[self.docs[lo:hi]] += weight * self.impacts[lo:hi].astype(np.float64)
-        return out
-
-    def keyword_scores(self, tokens: list[str]) -> np.ndarray:
-        """BM25 times coverage: the share of the query's distinct known terms a chunk has.
-
-        Coverage is Lucene's classic "coord" factor. It separates a chunk that
-        matches every part of "strategy parameter of a dummy classifier" from a
-        longer one matching fewer (demo docs: fused MRR@10 0.772 -> 0.789;
-        neutral on the scikit-learn API questions, see eval/RESULTS.md).
-        """
-        terms = {t: self.query_terms([t]) for t in dict.fromkeys(tokens)}
-        known = [ids for ids in terms.values() if ids]
-        hits = np.zeros(self.n_docs, dtype=np.float64)
-        for ids in known:
-            has = np.zeros(self.n_docs, dtype=bool)
-            for tid, _ in ids:
-                has[self.docs[self.offsets[tid]:self.offsets[tid + 1]]] = True
-            hits += has
-        if not known:
-            return hits
-        return self._scores(tokens, terms) * (hits / len(known))
+        """BM25 score of every chunk for the (already tokenized) query (typos expanded)."""
+        near = lambda token: [(t, self.doc_freq(t)) for t in self.vocab]  # noqa: E731
+        return bm25_scores(self.n_docs, tokens, expand_tokens(tokens, self.postings, near))
 
 
 def build_index(corpus: list[list[str]], *, k1=K1, b=B, epsilon=EPSILON) -> BM25Index:
@@ -180,3 +220,100 @@ def typo_candidates(term: str, vocab: list[str], doc_freq) -> list[tuple[int, st
             found.append((dist, -doc_freq(cand), cand))
     found.sort()
     return [(dist, cand) for dist, _, cand in found[:MAX_TYPO_EXPANSIONS]]
+
+
+# -- storage: term shards and near shards ------------------------------------------------
+
+def stored_postings(index: BM25Index, tid: int, head: int) -> tuple[np.ndarray, np.ndarray, float]:
+    """(chunk ids, impact bytes, float32 scale) of one term as stored: head cut, quantized."""
+    lo, hi = int(index.offsets[tid]), int(index.offsets[tid + 1])
+    docs, impacts = index.docs[lo:hi].astype(np.int64), index.impacts[lo:hi].astype(np.float64)
+    if len(docs) > head:  # highest impacts first, ties to the lower chunk id
+        keep = np.sort(np.lexsort((docs, -impacts))[:head])
+        docs, impacts = docs[keep], impacts[keep]
+    # 1 at least: the chunk still has the term (coverage). BM25Okapi's idf floor can make a
+    # term's impacts <= 0 in a tiny corpus where it is in most chunks: those store 1 * 1e-6.
+    peak = float(impacts.max()) if len(impacts) else 0.0
+    scale = float(np.float32(peak / 255.0)) if peak > 0 else float(np.float32(1e-6))
+    q = np.clip(np.rint(np.maximum(impacts, 0) / scale), 1, 255).astype(np.uint8)
+    return docs, q, scale
+
+
+def term_shards(index: BM25Index, shard_bytes: int, head: int) -> list[tuple[str, bytes]]:
+    """(first term, payload) of each term shard, in vocabulary order.
+
+    Shards hold about ``shard_bytes`` payload bytes, cut where the content says so
+    (after a term whose hash ends in 3 zero bits, once half the size is reached), so
+    that a new or removed term changes its own shard, not the cut of every later one.
+    A term in more than ``head`` chunks keeps its ``head`` highest-impact postings.
+
+    Payload: header ``{terms, df, count, scale}`` then the varint gaps of every
+    term's chunk ids, then every term's impact bytes (see shards.pack).
+    """
+    shards: list[tuple[str, bytes]] = []
+    batch: list[tuple[str, int, np.ndarray, np.ndarray, float]] = []
+    size = 0
+
+    def flush():
+        nonlocal size
+        gaps = b"".join(varints(np.diff(docs, prepend=0)) for _, _, docs, _, _ in batch)
+        header = {"terms": [t for t, *_ in batch], "df": [df for _, df, *_ in batch],
+                  "count": [len(docs) for _, _, docs, _, _ in batch], "scale": [s for *_, s in batch]}
+        shards.append((batch[0][0], pack(header, gaps + b"".join(q.tobytes() for _, _, _, q, _ in batch))))
+        batch.clear()
+        size = 0
+
+    for tid, term in enumerate(index.vocab):
+        docs, q, scale = stored_postings(index, tid, head)
+        batch.append((term, index.doc_freq(term), docs, q, scale))
+        size += len(term.encode("utf-8")) + 8 + 2 * len(docs)
+        if size >= 2 * shard_bytes or (size >= shard_bytes // 2 and zlib.crc32(term.encode("utf-8")) % 8 == 0):
+            flush()
+    if batch:
+        flush()
+    return shards
+
+
+def read_term_shard(payload: bytes) -> dict[str, Postings]:
+    header, body = unpack(payload)
+    total = sum(header["count"])
+    gaps, offset = read_varints(body, total)
+    q = np.frombuffer(body, dtype=np.uint8, count=total, offset=offset).astype(np.float64)
+    out, start = {}, 0
+    for term, df, count, scale in zip(header["terms"], header["df"], header["count"], header["scale"]):
+        docs = np.cumsum(np.asarray(gaps[start:start + count], dtype=np.int64))
+        out[term] = Postings(term, df, docs, q[start:start + count] * scale)
+        start += count
+    return out
+
+
+def term_length(term: str) -> int:
+    return len(term)  # code points, as the edit distance counts them
+
+
+def near_shards(index: BM25Index, shard_terms: int) -> list[tuple[int, int, bytes]]:
+    """(shortest, longest term length, payload) of each near shard.
+
+    The vocabulary with its document frequencies, sorted by (length, term): a typo
+    lookup for a term of length L and distance d reads only lengths L-d..L+d.
+    """
+    terms = sorted(index.vocab, key=lambda t: (term_length(t), t))
+    out = []
+    for start in range(0, len(terms), shard_terms):
+        part = terms[start:start + shard_terms]
+        payload = dumps({"terms": part, "df": [index.doc_freq(t) for t in part]})
+        out.append((term_length(part[0]), term_length(part[-1]), payload))
+    return out
+
+
+def read_near_shard(payload: bytes) -> list[tuple[str, int]]:
+    data = json.loads(payload.decode("utf-8"))
+    return list(zip(data["terms"], data["df"]))
+
+
+def near_lengths(term: str) -> tuple[int, int] | None:
+    """The term lengths a typo lookup of ``term`` must read, or None (no typo matching)."""
+    limit = max_typo_distance(term)
+    if limit == 0:
+        return None
+    return max(4, term_length(term) - limit), term_length(term) + limit

@@ -22,7 +22,7 @@ def write_index(chunks: list[Chunk], *, urls: dict[str, str], out_dir: Path, mod
     """Index the chunks (in the given order) and write the assets; returns the manifest.
 
     ``urls``: docname -> page URL (the builder's target URI). ``keyword_script``: also
-    write ``keyword_index.js`` for pages opened from ``file://`` (pages with the search bar).
+    write ``manifest.js`` for pages opened from ``file://`` (pages with the search bar).
     """
     records = [c.to_record(urls[c.doc]) for c in chunks]
     bm25 = build_index([document_tokens(c.text) for c in chunks])

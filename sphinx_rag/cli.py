@@ -7,7 +7,7 @@ import json
 import sys
 import textwrap
 
-from .assets import IndexMissing
+from .assets import IndexDamaged, IndexMissing
 
 __all__ = ["main"]
 
@@ -33,7 +33,7 @@ def _search(args) -> int:
 
 def _manifest_llm(searcher) -> dict:
     """``manifest["settings"]["llm"]`` of the built site, or {} (read defensively)."""
-    settings = searcher.assets.manifest.get("settings")
+    settings = searcher.manifest.get("settings")
     llm = settings.get("llm") if isinstance(settings, dict) else None
     return llm if isinstance(llm, dict) else {}
 
@@ -183,7 +183,7 @@ def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except IndexMissing as exc:
+    except (IndexMissing, IndexDamaged) as exc:
         print(str(exc), file=sys.stderr)
         return 2
 

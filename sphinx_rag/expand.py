@@ -11,14 +11,20 @@ seed's parent-document / segment idea, kept deterministic and cheap). ``js/src/s
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 __all__ = ["MIN_CHARS", "MAX_CHARS", "expand"]
 
 MIN_CHARS = 400
 MAX_CHARS = 1600
 
 
-def expand(ranked: list[int], chunks: list[dict], k: int) -> list[list[int]]:
-    """Up to k passages, each the list of chunk indices it covers (first = the hit)."""
+def expand(ranked: list[int], chunk: Callable[[int], dict], n_chunks: int, k: int) -> list[list[int]]:
+    """Up to k passages, each the list of chunk indices it covers (first = the hit).
+
+    ``chunk(i)`` gives the record of chunk i (its kind, doc and text); only the
+    ranked hits and the chunks after them are asked for.
+    """
     covered: set[int] = set()
     passages: list[list[int]] = []
     for i in ranked:
@@ -26,12 +32,15 @@ def expand(ranked: list[int], chunks: list[dict], k: int) -> list[list[int]]:
             break
         if i in covered:
             continue
-        span, length = [i], len(chunks[i]["text"])
+        hit = chunk(i)
+        span, length = [i], len(hit["text"])
         j = i + 1
-        while (chunks[i]["kind"] != "api" and length < MIN_CHARS and j < len(chunks) and j not in covered
-               and chunks[j]["doc"] == chunks[i]["doc"] and length + len(chunks[j]["text"]) <= MAX_CHARS):
+        while hit["kind"] != "api" and length < MIN_CHARS and j < n_chunks and j not in covered:
+            nxt = chunk(j)
+            if nxt["doc"] != hit["doc"] or length + len(nxt["text"]) > MAX_CHARS:
+                break
             span.append(j)
-            length += len(chunks[j]["text"])
+            length += len(nxt["text"])
             j += 1
         covered.update(span)
         passages.append(span)

@@ -6,8 +6,11 @@ write phase (main process):  ``doctree-resolved`` turns each written page into
                              chunks (references and ``only`` nodes are resolved by
                              then, so chunk text reads like the HTML page).
 build-finished (HTML only):  pages not rewritten keep their chunks from the previous
-                             index (as Sphinx's own search index does); then
-                             weights, BM25, embeddings and ``_static/sphinx_rag/``.
+                             index (as Sphinx's own search index does); pages whose
+                             chunks cannot be had that way (no, an unreadable or an
+                             older index, or a build stopped before its index step) are
+                             re-chunked from their doctrees; then weights, BM25,
+                             embeddings and ``_static/sphinx_rag/index/``.
 """
 
 from __future__ import annotations
@@ -56,6 +59,8 @@ class _State:
         self.model_dir: Path | None = None
         self.budget = 256
         self.fresh: dict[str, list[Chunk]] = {}
+        self.pending = False  # the pending marker is written (pages are being written)
+        self.interrupted = False  # a previous build stopped between its pages and its index
 
 
 def on_builder_inited(app):
@@ -66,6 +71,7 @@ def on_builder_inited(app):
     from .model import cached_model_dir, read_sentence_transformers_config, resolve_model_source
 
     cfg = app.config
+    state.interrupted = _pending_marker(app).exists()
     if cfg.sphinx_rag_embeddings:
         cache = Path(cfg.sphinx_rag_model_cache).expanduser() if cfg.sphinx_rag_model_cache else None
         started = time.perf_counter()
@@ -151,6 +157,10 @@ def on_doctree_resolved(app, doctree, docname):
     state = getattr(app, "sphinx_rag", None)
     if state is None or state.model_dir is None or _excluded(docname, app.config.sphinx_rag_exclude):
         return
+    if not state.pending:
+        _pending_marker(app).parent.mkdir(parents=True, exist_ok=True)
+        _pending_marker(app).touch()
+        state.pending = True
     state.fresh[docname] = chunk_page(
         doctree, doc=docname, count=state.count, budget=state.budget, overlap=app.config.sphinx_rag_chunk_overlap,
         docstrings=getattr(app.env, ENV_KEY, {}).get(docname, {}), gallery_source=_gallery_source(app, docname),
@@ -159,16 +169,31 @@ def on_doctree_resolved(app, doctree, docname):
     )
 
 
-def _previous_chunks(out_dir: Path) -> dict[str, list[Chunk]]:
-    """Chunks of the last build, by page, for pages this build did not rewrite."""
+def _previous_chunks(out_dir: Path) -> tuple[dict[str, list[Chunk]], str]:
+    """Chunks of the last build by page, and why there are none ("" when read)."""
+    if not (out_dir / "manifest.json").is_file():
+        return {}, "there is none"
     try:
         records = assets.load_chunk_records(out_dir)
-    except (OSError, ValueError, KeyError):
-        return {}
+    except (OSError, ValueError, KeyError) as exc:
+        return {}, str(exc).removeprefix("[sphinx-rag] ")
     by_doc: dict[str, list[Chunk]] = {}
     for record in records:
         by_doc.setdefault(record["doc"], []).append(Chunk.from_record(record))
-    return by_doc
+    return by_doc, ""
+
+
+def _chunks_of_unwritten_pages(app, docnames: list[str]):
+    """Resolve the doctrees of pages this build did not write: that emits doctree-resolved,
+    so ``on_doctree_resolved`` chunks them as if they had been written."""
+    for docname in status_iterator(docnames, "re-chunking pages... ", "darkgreen", len(docnames), app.verbosity):
+        app.env.get_and_resolve_doctree(docname, app.builder, tags=app.builder.tags)
+
+
+def _pending_marker(app) -> Path:
+    """Exists from the first page written until the index is published: if a build stops
+    in between, the next one cannot trust the pages Sphinx considers done."""
+    return Path(app.doctreedir) / "sphinx_rag.pending"
 
 
 def _weight(docname: str, patterns: dict) -> float:
@@ -182,7 +207,16 @@ def on_build_finished(app, exception):
     cfg = app.config
     out_dir = Path(app.outdir) / assets.ASSET_DIR
     fresh = app.sphinx_rag.fresh
-    previous = _previous_chunks(out_dir) if set(fresh) != set(app.env.found_docs) else {}
+    wanted = [d for d in sorted(app.env.found_docs) if not _excluded(d, cfg.sphinx_rag_exclude)]
+    previous, problem = ({}, "") if set(fresh) >= set(wanted) else _previous_chunks(out_dir)
+    if app.sphinx_rag.interrupted:
+        previous, problem = {}, "the previous build stopped before its search index was written"
+    missing = [d for d in wanted if d not in fresh and d not in previous]
+    if missing:
+        if problem and problem != "there is none":
+            logger.warning(f"[sphinx-rag] the previous search index cannot be reused ({problem}): "
+                           f"re-chunking {len(missing)} pages", type="sphinx_rag", subtype="index")
+        _chunks_of_unwritten_pages(app, missing)
     chunks: list[Chunk] = []
     for docname in sorted(app.env.found_docs):
         if _excluded(docname, cfg.sphinx_rag_exclude):
@@ -211,6 +245,7 @@ def on_build_finished(app, exception):
         progress=_progress_bar(app),
         keyword_script=wants_search_bar(app),
     )
+    _pending_marker(app).unlink(missing_ok=True)
     logger.info(f"[sphinx-rag] indexed {len(chunks)} chunks into {out_dir}")
 
 

@@ -9,9 +9,10 @@ builder-inited:  puts the built client (``sphinx_rag/static/sphinx_rag/``, made 
                  ``data-search-page`` (Sphinx's search page, from the site root) and
                  ``data-project`` (the project name, for the LLM prompt of "Ask"
                  when only the reader configured an LLM server).
-The index step (``build.write_index``) also writes ``keyword_index.js`` for the
-pages that get the bar (``wants_search_bar``): the keyword index as a classic
-script for pages opened from ``file://``, where fetch and workers fail.
+The index step (``build.write_index``) also writes ``index/manifest.js`` for the
+pages that get the bar (``wants_search_bar``): the entry of the index as a classic
+script for pages opened from ``file://``, where fetch and workers fail (the
+keyword shards are classic scripts already, see ``shards.py``).
 
 The client script is a classic (non-module) script on purpose: Chromium refuses
 module scripts from ``file://``.

@@ -77,7 +77,10 @@ def manifest_of(html_dir: Path) -> dict:
 
 
 def chunks_of(html_dir: Path) -> list[dict]:
-    return json.loads((Path(html_dir) / ASSET_DIR / "chunks.json").read_text())
+    """Every chunk record of a built index, in index order (with title, weight and order)."""
+    from sphinx_rag.assets import load_chunk_records
+
+    return load_chunk_records(html_dir)
 
 
 def client_missing() -> str | None:

@@ -1,15 +1,23 @@
-"""The static index: hashes in the manifest, determinism, parallel builds."""
+"""The static index (format 2): content-named shards, determinism, atomic replacement."""
 
-import hashlib
 import json
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
-from sphinx_rag.assets import ASSET_DIR, load_assets
+from sphinx_rag import shards
+from sphinx_rag.assets import ASSET_DIR, IndexDamaged, IndexReader, Layout, write_assets
+from sphinx_rag.bm25 import build_index
 from sphinx_rag.embed import quantize_vectors
 
-from site_helpers import DEMO, build_site
+from site_helpers import DEMO, build_site, chunks_of
+
+ROOTS = Path(__file__).parent / "roots"
 
 
 def _files(html: Path) -> dict[str, bytes]:
@@ -17,27 +25,45 @@ def _files(html: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
-def test_manifest_lists_every_index_file_with_its_hash(demo_html):
-    manifest = json.loads((demo_html / ASSET_DIR / "manifest.json").read_text())
-    assert manifest["format_version"] == 1
+def test_every_file_is_named_by_its_content(demo_html):
+    root = demo_html / ASSET_DIR
+    manifest = json.loads((root / "manifest.json").read_text())
+    assert manifest["format_version"] == 2
     assert manifest["model"]["dim"] == 384 and manifest["model"]["max_seq_length"] == 256
-    for name, entry in manifest["files"].items():
-        data = (demo_html / ASSET_DIR / name).read_bytes()
-        assert entry == {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}, name
-        assert (demo_html / ASSET_DIR / name).stat().st_mode & 0o044 == 0o044, name  # readable by a web server
-    assets = load_assets(demo_html)
-    assert assets.vectors_i8.shape == (manifest["counts"]["chunks"], 384)
-    norms = np.linalg.norm(assets.vectors_i8.astype(np.float64) * assets.scales[:, None], axis=1)
+    reader = IndexReader(demo_html)
+    for name, data in _files(demo_html).items():
+        assert (root / name).stat().st_mode & 0o044 == 0o044, name  # readable by a web server
+        if name.endswith(".js") and not name.startswith("manifest"):
+            reader.script(name)  # raises unless the payload hashes to the name
+        elif name.endswith(".bin"):
+            assert shards.binary_shard(name.split("-")[0], data) == name
+    model = manifest["model_files"]
+    reader.verify_model()
+    assert sorted(model["files"]) == ["model.onnx", "model_info.json", "tokenizer.json", "vocab.txt"]
+    assert set(_files(demo_html)) == {"manifest.json", "manifest.js", *reader.directory_names(),
+                                      *(f"{model['dir']}/{n}" for n in model["files"])}
+
+
+def test_records_vectors_and_postings_round_trip(demo_html):
+    reader = IndexReader(demo_html)
+    records = chunks_of(demo_html)
+    assert len(records) == reader.n_chunks and records[0]["id"].startswith(records[0]["doc"] + "#")
+    assert {r["kind"] for r in records} == {"api", "example", "guide"}
+    sizes = reader.cluster_sizes
+    assert sizes == [reader.n_chunks]  # a small site: one cluster, exact dense search
+    cluster = reader.cluster(0)
+    assert cluster.ids.tolist() == list(range(reader.n_chunks))
+    norms = np.linalg.norm(cluster.vectors.astype(np.float64) * cluster.scales[:, None], axis=1)
     np.testing.assert_allclose(norms, 1.0, atol=0.01)  # normalized vectors survive int8
+    postings = reader.postings("imputer")
+    assert postings is not None and postings.df == len(postings.docs) > 5
+    assert all("imputer" in records[d]["text"].lower() for d in postings.docs.tolist())
+    assert reader.postings("no-such-term") is None
 
 
 def test_rebuild_in_parallel_is_byte_identical(demo_html, tmp_path):
     again = build_site(DEMO, tmp_path / "html", "-j", "2", "-d", str(tmp_path / "doctrees"))
-    first, second = _files(demo_html), _files(again)
-    index_files = {k for k in first if not k.endswith((".js", ".mjs", ".wasm", ".css"))}
-    assert index_files and index_files <= set(second)
-    for name in sorted(index_files):
-        assert first[name] == second[name], name
+    assert _files(demo_html) == _files(again)
 
 
 def test_int8_vectors_keep_the_direction():
@@ -50,21 +76,114 @@ def test_int8_vectors_keep_the_direction():
     assert cos.min() > 0.9999
 
 
+def _records(n: int, text=lambda i: f"chunk number {i} about topic{i % 7}") -> list[dict]:
+    return [{"id": f"p{i // 10}#a:{i % 10}", "doc": f"p{i // 10}", "url": f"p{i // 10}.html#a", "headings": ["P"],
+             "kind": "guide", "text": text(i), "weight": 1.0 if i % 10 else 0.5} for i in range(n)]
+
+
+SMALL = Layout(texts_per_shard=8, term_shard_bytes=200)
+
+
+def _write(out: Path, records: list[dict], layout=SMALL):
+    bm25 = build_index([r["text"].split() for r in records])
+    return write_assets(out, chunks=records, bm25=bm25, vectors_i8=None, scales=None, model_dir=None,
+                        model_info=None, settings={}, layout=layout)
+
+
+def test_a_rebuild_writes_only_the_shards_that_changed(tmp_path):
+    out = tmp_path / "index"
+    records = _records(40)
+    _write(out, records)
+    before = {p.name: p.stat().st_mtime_ns for p in out.iterdir()}
+    records[35]["text"] = records[35]["text"].replace("number", "numero")  # same length: BM25 stats unchanged
+    _write(out, records)
+    after = {p.name: p.stat().st_mtime_ns for p in out.iterdir()}
+    new = sorted(set(after) - set(before))
+    # the edited chunk's text shard, the shards of the terms "number"/"numero", the
+    # vocabulary's near shard and the directory that names them; nothing else is written
+    kinds = [n.split("-")[0] for n in new]
+    assert set(kinds) == {"dir", "near", "terms", "texts"} and kinds.count("texts") == 1, new
+    assert kinds.count("terms") <= 2, new  # content-defined cuts: other term shards keep their names
+    assert all(after[n] == before[n] for n in after if n in before and not n.startswith("manifest."))
+    gone = set(before) - set(after)
+    assert {n.split("-")[0] for n in gone} == {"dir", "near", "terms", "texts"}  # removed after the switch
+
+
+def test_a_failed_write_keeps_the_previous_index(tmp_path, monkeypatch):
+    """Disk full while writing shards: the old manifest and every file it names stay."""
+    out = tmp_path / "index"
+    _write(out, _records(40))
+    old = _files_flat(out)
+    from sphinx_rag import assets
+
+    real = assets._write_file
+    calls = []
+
+    def failing(path, data):
+        calls.append(path.name)
+        if len(calls) == 3:
+            raise OSError(28, "No space left on device")
+        real(path, data)
+
+    monkeypatch.setattr(assets, "_write_file", failing)
+    with pytest.raises(OSError):
+        _write(out, _records(40, text=lambda i: f"all new text {i}"))
+    leftovers = _files_flat(out)
+    assert {k: v for k, v in leftovers.items() if k in old} == old  # nothing of the old index changed
+    assert not [n for n in leftovers if n.startswith(".tmp-")]  # no temporary file left behind
+    reader = IndexReader(out)
+    assert [reader.chunk(i)["text"] for i in (0, 39)] == ["chunk number 0 about topic0", "chunk number 39 about topic4"]
+
+
+def _files_flat(root: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in root.iterdir() if p.is_file()}
+
+
+def test_damaged_shards_are_named_in_one_line(tmp_path):
+    out = tmp_path / "index"
+    _write(out, _records(40))
+    reader = IndexReader(out)
+    victim = reader.directory["texts"][1]
+    data = (out / victim).read_bytes()
+    (out / victim).write_bytes(data[:-40] + b'");\n')  # truncated
+    with pytest.raises(IndexDamaged, match=rf"{victim}.*rebuild the docs"):
+        IndexReader(out).chunk(10)
+    (out / victim).unlink()
+    with pytest.raises(IndexDamaged, match=rf"{victim} is missing.*rebuild the docs"):
+        IndexReader(out).chunk(10)
+    (out / "manifest.json").write_text("{not json")
+    with pytest.raises(IndexDamaged, match="manifest.json is unreadable"):
+        IndexReader(out)
+    (out / "manifest.json").write_text(json.dumps({"format_version": 1}))
+    with pytest.raises(IndexDamaged, match="format 1 .* is not 2"):
+        IndexReader(out)
+
+
+def test_weights_and_heads(tmp_path):
+    out = tmp_path / "index"
+    records = _records(40, text=lambda i: "common " * (1 + i % 3) + f"rare{i}")
+    _write(out, records, Layout(texts_per_shard=8, head_postings=10))
+    reader = IndexReader(out)
+    assert reader.weights.tolist() == [0.5 if i % 10 == 0 else 1.0 for i in range(40)]
+    common = reader.postings("common")
+    assert common.df == 40 and len(common.docs) == 10  # only the 10 highest impacts are stored
+    exact = build_index([r["text"].split() for r in records]).postings("common")
+    best = set(np.argsort(-exact.impacts, kind="stable")[:10].tolist())
+    assert set(common.docs.tolist()) == best
+    np.testing.assert_allclose(common.impacts, exact.impacts[np.isin(exact.docs, common.docs)], rtol=0.01)
+
+
 def test_incremental_build_keeps_unchanged_pages(tmp_path):
     """Pages Sphinx does not rewrite keep their chunks from the previous index."""
-    import shutil
-    import subprocess
-    import sys
-
     src = tmp_path / "src"
-    shutil.copytree(Path(__file__).parent / "roots" / "test-narrative", src)
+    shutil.copytree(ROOTS / "test-narrative", src)
     out = tmp_path / "html"
 
     def build():
         proc = subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-q", str(src), str(out)],
                               capture_output=True, text=True)
         assert proc.returncode == 0, proc.stderr
-        return {c["id"]: c["text"] for c in json.loads((out / ASSET_DIR / "chunks.json").read_text())}
+        return {c["id"]: c["text"] for c in chunks_of(out)}
 
     first = build()
     guide = src / "guide.rst"
@@ -78,19 +197,81 @@ def test_incremental_build_keeps_unchanged_pages(tmp_path):
 
 def test_keyword_only_build_needs_no_model_export(tmp_path):
     """sphinx_rag_embeddings = False: the tokenizer comes from the model source, nothing is exported."""
-    import os
-    import subprocess
-    import sys
-
     cache = tmp_path / "empty-cache"
     cache.mkdir()
     out = tmp_path / "html"
-    src = Path(__file__).parent / "roots" / "test-narrative"  # sets sphinx_rag_embeddings = False
+    src = ROOTS / "test-narrative"  # sets sphinx_rag_embeddings = False
     proc = subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-q", "-E", "-d", str(tmp_path / "dt"),
                            str(src), str(out)], capture_output=True, text=True,
                           env=dict(os.environ, SPHINX_RAG_CACHE=str(cache)))
     assert proc.returncode == 0, proc.stderr
     assert list(cache.iterdir()) == []  # no export, so no torch needed
     manifest = json.loads((out / ASSET_DIR / "manifest.json").read_text())
-    assert manifest["model"] is None and "embeddings.i8" not in manifest["files"]
+    assert manifest["model"] is None and manifest["dense"] is None and manifest["model_files"] is None
     assert manifest["counts"]["chunks"] > 0
+    assert not any(p.name.startswith(("cluster-", "centroids-", "model-")) for p in (out / ASSET_DIR).iterdir())
+
+
+def _sphinx(src: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-q", str(src), str(out), *extra],
+                          capture_output=True, text=True)
+
+
+def test_a_build_killed_after_its_pages_is_redone_by_the_next(tmp_path):
+    """Sphinx marks pages done as it writes them; a build killed before its index step must
+    not leave the next build publishing the old chunks of those pages."""
+    import signal
+    import time
+
+    src = tmp_path / "src"
+    shutil.copytree(ROOTS / "test-narrative", src)
+    out, doctrees = tmp_path / "html", tmp_path / "doctrees"
+    assert _sphinx(src, out, "-d", str(doctrees)).returncode == 0
+    guide = src / "guide.rst"
+    guide.write_text(guide.read_text().replace("short introduction paragraph", "brand new opening paragraph"))
+    marker = doctrees / "sphinx_rag.pending"
+    proc = subprocess.Popen([sys.executable, "-m", "sphinx", "-b", "html", "-q", "-d", str(doctrees), str(src),
+                             str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while not marker.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.002)
+    proc.send_signal(signal.SIGKILL)  # pages being written, index not yet
+    proc.wait()
+    assert marker.exists()
+    again = _sphinx(src, out, "-d", str(doctrees))
+    assert again.returncode == 0, again.stderr
+    assert "the previous build stopped before its search index was written" in again.stderr
+    assert not marker.exists()
+    texts = {c["id"]: c["text"] for c in chunks_of(out)}
+    assert texts["guide#user-guide:0"].endswith("The guide starts with a brand new opening paragraph.")
+    fresh = tmp_path / "fresh"
+    assert _sphinx(src, fresh, "-E", "-d", str(tmp_path / "dt2")).returncode == 0
+    assert texts == {c["id"]: c["text"] for c in chunks_of(fresh)}
+
+
+def test_a_damaged_previous_index_is_not_merged(tmp_path):
+    src = tmp_path / "src"
+    shutil.copytree(ROOTS / "test-narrative", src)
+    out, doctrees = tmp_path / "html", tmp_path / "doctrees"
+    assert _sphinx(src, out, "-d", str(doctrees)).returncode == 0
+    before = {c["id"]: c["text"] for c in chunks_of(out)}
+    for shard in (out / ASSET_DIR).glob("texts-*.js"):
+        shard.write_text(shard.read_text()[:50])  # truncated
+    guide = src / "guide.rst"
+    guide.write_text(guide.read_text() + "\nOne more paragraph at the end.\n")
+    proc = _sphinx(src, out, "-d", str(doctrees))
+    assert proc.returncode == 0, proc.stderr
+    assert "the previous search index cannot be reused" in proc.stderr and "re-chunking" in proc.stderr
+    after = {c["id"]: c["text"] for c in chunks_of(out)}
+    assert set(after) >= set(before) and all(after[k] == v for k, v in before.items() if not k.startswith("guide#"))
+
+
+def test_cli_names_a_damaged_index_in_one_line(demo_html, tmp_path):
+    copy = tmp_path / "html"
+    shutil.copytree(demo_html / ASSET_DIR, copy / ASSET_DIR)
+    for shard in (copy / ASSET_DIR).glob("terms-*.js"):
+        shard.write_text(shard.read_text()[:-20] + '");\n')
+    proc = subprocess.run([sys.executable, "-m", "sphinx_rag", "search", str(copy), "imputer strategy", "--fusion",
+                           "bm25"], capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and "terms-" in proc.stderr and "rebuild the docs" in proc.stderr

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
-from sphinx_rag.assets import load_assets
-from sphinx_rag.bm25 import build_index, document_tokens, edit_distance, typo_candidates
+from sphinx_rag.assets import IndexReader
+from sphinx_rag.bm25 import bm25_scores, build_index, document_tokens, edit_distance, typo_candidates
 from sphinx_rag.lexical import tokenize
 
 from site_helpers import chunks_of
@@ -29,12 +29,18 @@ def test_negative_idf_floor_matches_rank_bm25():
                                BM25Okapi(corpus).get_scores(["common", "rare"]), rtol=1e-6)
 
 
-def test_assets_round_trip(demo_html):
-    """The stored index equals BM25Okapi over the chunks' index tokens (header counted twice)."""
-    loaded = load_assets(demo_html).bm25
+def test_stored_postings_score_like_rank_bm25(demo_html):
+    """The shards hold BM25Okapi over the chunks' index tokens (header counted twice), each
+    impact in one byte with a scale per term: scores within 1/255 of the terms' top impacts."""
+    reader = IndexReader(demo_html)
     corpus = [document_tokens(c["text"]) for c in chunks_of(demo_html)]
-    for q in (["imputer"], tokenize("strategy of the dummy classifier")):
-        np.testing.assert_allclose(loaded.scores(q), BM25Okapi(corpus).get_scores(q), rtol=1e-5, atol=1e-6)
+    ref = BM25Okapi(corpus)
+    for q in (["imputer"], tokenize("strategy of the dummy classifier"), tokenize("cross validation folds")):
+        expansions = {t: [(reader.postings(t), 1.0)] for t in q}
+        got = bm25_scores(reader.n_chunks, q, expansions)
+        tolerance = sum(reader.postings(t).impacts.max() for t in q) / 255
+        np.testing.assert_allclose(got, ref.get_scores(q), atol=tolerance)
+        assert np.argmax(got) == np.argmax(ref.get_scores(q))
 
 
 def test_typo_tolerance():

@@ -44,11 +44,11 @@ def test_fixtures_are_what_the_current_code_generates(demo_html, committed_ranki
 
 
 def test_query_vectors_are_current(demo_html, committed_rankings):
+    from sphinx_rag.assets import IndexReader
     from sphinx_rag.embed import Embedder
-    from sphinx_rag.assets import find_asset_dir
 
     queries = committed_rankings["queries"]
-    embedder = Embedder(find_asset_dir(demo_html) / "model")
+    embedder = Embedder(IndexReader(demo_html).model_dir)
     fresh = embedder.embed([q["embedding_query"] for q in queries])  # spelling-corrected, as embedded
     stored = np.array([q["vector"] for q in queries], dtype=np.float32)
     cosine = (fresh * stored).sum(axis=1) / np.linalg.norm(fresh, axis=1) / np.linalg.norm(stored, axis=1)
@@ -61,12 +61,32 @@ def test_fixture_sizes():
     assert sum(sizes.values()) < 2_000_000, sizes
 
 
-def test_js_tests_pass(demo_html):
+@pytest.fixture(scope="module")
+def small_index(demo_html, committed_rankings, tmp_path_factory):
+    """The demo re-indexed into many small shards, and Python's rankings over it."""
+    out = generate.write_small_index(demo_html, tmp_path_factory.mktemp("small") / "index")
+    vectors = {q["query"]: q["vector"] for q in committed_rankings["queries"]}
+    rankings = generate.rankings_fixture(out, list(vectors), vectors)
+    (out.parent / "rankings.json").write_text(generate.dumps(rankings), encoding="utf-8")
+    return out
+
+
+def test_small_layout_probes_and_cuts(small_index, committed_rankings):
+    rankings = json.loads((small_index.parent / "rankings.json").read_text(encoding="utf-8"))
+    manifest = json.loads((small_index / "manifest.json").read_text())
+    assert manifest["counts"]["clusters"] > 10 and len(manifest["near"]) > 1
+    # the probed dense top-100 differs from the exact one for some queries: the JS side
+    # must reproduce the approximation, not only the exact search
+    assert any(q["dense_top100"] != q["exact_dense_top100"] for q in rankings["queries"])
+
+
+def test_js_tests_pass(demo_html, small_index):
     node = shutil.which("node")
     assert node, "node (>= 20) is needed for the JS tests: see scripts/setup_and_build.sh"
     assert (REPO / "js" / "node_modules" / "onnxruntime-web").is_dir(), (
         "js/node_modules is missing: run `npm ci` in js/ (scripts/setup_and_build.sh does)")
-    env = dict(os.environ, SPHINX_RAG_DEMO_HTML=str(demo_html), SPHINX_RAG_REQUIRE_DEMO="1")
+    env = dict(os.environ, SPHINX_RAG_DEMO_HTML=str(demo_html), SPHINX_RAG_REQUIRE_DEMO="1",
+               SPHINX_RAG_SMALL_INDEX=str(small_index))
     proc = subprocess.run([node, "--test", "test/"], cwd=REPO / "js", env=env, capture_output=True, text=True,
                           timeout=900)
     summary = [line for line in proc.stdout.splitlines() if line.startswith("# ")]

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from sphinx_rag.assets import ASSET_DIR
 from sphinx_rag.config import ConfigError, llm_settings
 from sphinx_rag.llm import client
 from sphinx_rag.llm.endpoint import normalize_endpoint
@@ -359,14 +360,14 @@ def test_ask_without_endpoint_is_a_usage_error(demo_html):
 
 def test_ask_defaults_from_the_manifest(fake_server, demo_html, expected_passages, tmp_path):
     """endpoint, model, project and prompt come from manifest["settings"]["llm"] of the site."""
-    src = demo_html / "_static" / "sphinx_rag"
-    dst = tmp_path / "_static" / "sphinx_rag"
+    src = demo_html / ASSET_DIR
+    dst = tmp_path / ASSET_DIR
     dst.mkdir(parents=True)
     for f in src.iterdir():
         if f.is_file():
             shutil.copy(f, dst / f.name)
-    if (src / "model").exists():
-        (dst / "model").symlink_to(src / "model", target_is_directory=True)
+        else:  # the model directory
+            (dst / f.name).symlink_to(f, target_is_directory=True)
     manifest = json.loads((dst / "manifest.json").read_text())
     prompt = "Custom prompt for {project}.\n---\n{passages}\nQUESTION: {question}"
     manifest["settings"]["llm"] = browser_settings(

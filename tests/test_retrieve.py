@@ -1,4 +1,4 @@
-"""The dense pass of sphinx_rag/retrieve.py: exact order of summation, binary-first option."""
+"""The dense tier (sphinx_rag/dense.py) and the Searcher over shards (sphinx_rag/retrieve.py)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,12 @@ from pathlib import Path
 
 import numpy as np
 
-from sphinx_rag import retrieve
-from sphinx_rag.assets import load_assets
+from sphinx_rag import dense, retrieve
+from sphinx_rag.assets import IndexReader, Layout, write_assets
+from sphinx_rag.bm25 import build_index, document_tokens
+from sphinx_rag.embed import quantize_vectors
+
+from site_helpers import chunks_of
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -18,7 +22,7 @@ def test_dense_scores_sum_dimensions_in_order():
     vectors = rng.integers(-127, 128, size=(50, 37), dtype=np.int8)
     query = rng.standard_normal(37).astype(np.float32)
     scales = rng.random(50).astype(np.float32)
-    got = retrieve.dense_scores(query, vectors, scales)
+    got = dense.dense_scores(query, vectors, scales)
     for i in (0, 17, 49):
         acc = 0.0
         for j in range(37):
@@ -27,38 +31,61 @@ def test_dense_scores_sum_dimensions_in_order():
     np.testing.assert_allclose(got, (vectors.astype(np.float64) @ query.astype(np.float64)) * scales, rtol=1e-12)
 
 
-def test_hamming_candidates_match_brute_force():
+def test_clusters_are_deterministic_and_cover_every_chunk():
     rng = np.random.default_rng(1)
-    vectors = rng.integers(-127, 128, size=(300, 70), dtype=np.int8)
-    query = rng.standard_normal(70).astype(np.float32)
-    distance = ((vectors > 0) != (query > 0)).sum(axis=1)
-    want = sorted(range(300), key=lambda i: (distance[i], i))[:50]
-    got = retrieve.hamming_candidates(query, retrieve.pack_signs(vectors), 50)
-    assert got.tolist() == want
+    centres = rng.standard_normal((8, 32))
+    x = np.repeat(centres, 60, axis=0) + 0.3 * rng.standard_normal((480, 32))
+    q, s = quantize_vectors((x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32))
+    clusters = dense.cluster_vectors(q, s, exact_up_to=100, cluster_size=60)
+    again = dense.cluster_vectors(q, s, exact_up_to=100, cluster_size=60)
+    assert [c.tolist() for c in clusters] == [c.tolist() for c in again]
+    assert sorted(np.concatenate(clusters).tolist()) == list(range(480))
+    assert dense.cluster_vectors(q, s, exact_up_to=480, cluster_size=60)[0].tolist() == list(range(480))
+    # the planted groups come out as clusters: most clusters hold one group only
+    pure = sum(len(set((c // 60).tolist())) == 1 for c in clusters)
+    assert pure >= len(clusters) // 2
 
 
-def test_binary_first_rule():
-    assert not retrieve.use_binary_first(retrieve.BINARY_FIRST_ABOVE)
-    assert retrieve.use_binary_first(retrieve.BINARY_FIRST_ABOVE + 1)
-    assert retrieve.binary_candidate_count(100) == 100
-    assert retrieve.binary_candidate_count(6000) == retrieve.BINARY_CANDIDATES
-    assert retrieve.binary_candidate_count(80000) == 10000
+def test_probe_reads_the_nearest_clusters_until_enough_vectors():
+    centroids = np.array([[127, 0], [0, 127], [90, 90]], dtype=np.int8)
+    scales = np.ones(3, dtype=np.float32)
+    query = np.array([1.0, 0.1], dtype=np.float32)
+    assert dense.probe_order(query, centroids, scales, [5, 5, 5], probe=1) == [0]
+    assert dense.probe_order(query, centroids, scales, [5, 5, 5], probe=6) == [0, 2]
+    assert dense.probe_order(query, centroids, scales, [5, 5, 5], probe=100) == [0, 2, 1]
 
 
-def test_binary_first_keeps_the_exact_top_candidates(demo_html):
-    assets = load_assets(demo_html)
-    signs = retrieve.pack_signs(assets.vectors_i8)
+def test_probing_everything_equals_exact_scores(demo_html, tmp_path):
+    """The demo re-indexed with small clusters: probing all of them gives exact scores, and
+    the default probe keeps the fused top-10 of nearly every query."""
+    reader = IndexReader(demo_html)
+    records = chunks_of(demo_html)
+    cluster = reader.cluster(0)
+    out = tmp_path / "index"
+    write_assets(out, chunks=records, bm25=build_index([document_tokens(r["text"]) for r in records]),
+                 vectors_i8=cluster.vectors, scales=cluster.scales, model_dir=reader.model_dir,
+                 model_info=reader.manifest["model"], settings=reader.manifest["settings"],
+                 layout=Layout(texts_per_shard=16, exact_up_to=100, cluster_size=40, probe=200))
+    small = IndexReader(out)
+    assert len(small.cluster_sizes) > 10
     queries = json.loads((FIXTURES / "rankings.json").read_text(encoding="utf-8"))["queries"]
-    for q in queries:
+    exact = retrieve.Searcher(demo_html)
+    everything = retrieve.Searcher(out, probe=len(records))
+    probed = retrieve.Searcher(out)
+    overlap = []
+    for q in queries[:40]:
         vector = np.asarray(q["vector"], dtype=np.float32)
-        exact = retrieve.dense_candidate_scores(vector, assets.vectors_i8, assets.scales, binary_first=False)
-        binary = retrieve.dense_candidate_scores(vector, assets.vectors_i8, assets.scales, binary_first=True,
-                                                 signs=signs)
-        assert retrieve.top_k(binary, retrieve.CANDIDATES) == retrieve.top_k(exact, retrieve.CANDIDATES)
+        want = exact.dense_scores(q["query"], vector)
+        np.testing.assert_array_equal(everything.dense_scores(q["query"], vector), want)
+        got = probed.dense_scores(q["query"], vector)
+        assert ((got == want) | (got == 0)).all()  # a probed chunk's score is its exact score
+        a, b = ([r.id for r in s.search(q["query"], k=10, vector=vector)] for s in (exact, probed))
+        overlap.append(len(set(a) & set(b)) / max(1, len(a)))
+    assert np.mean(overlap) >= 0.9, np.mean(overlap)
 
 
 def test_searcher_takes_a_precomputed_vector(demo_html):
-    searcher = retrieve.Searcher(demo_html, binary_first=True, binary_candidates=50)
+    searcher = retrieve.Searcher(demo_html)
     q = json.loads((FIXTURES / "rankings.json").read_text(encoding="utf-8"))["queries"][0]
     results = searcher.search(q["query"], k=5, vector=np.asarray(q["vector"], dtype=np.float32))
-    assert len(results) == 5 and searcher.binary_first and searcher._signs is not None
+    assert len(results) == 5 and searcher._embedder is None  # nothing embedded

@@ -30,7 +30,7 @@ def test_dummy_classifier_strategy_question_finds_its_parameter_first(demo_html)
 def test_json_text_is_the_passage_given_to_an_llm(demo_html):
     searcher = Searcher(demo_html)
     hit = searcher.search("SimpleImputer fill_value", k=1)[0]
-    chunk = searcher.assets.chunks[hit.index]
+    chunk = searcher.index.chunk(hit.index)
     assert hit.text == chunk["text"] and hit.url == chunk["url"]
 
 

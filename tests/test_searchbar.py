@@ -1,17 +1,19 @@
-"""sphinx_rag/searchbar.py: the client on every page, its data- attributes, keyword_index.js.
+"""sphinx_rag/searchbar.py: the client on every page, its data- attributes, manifest.js.
 
 The browser behaviour itself is tested in tests/browser/ (real Chromium).
 """
 
-import base64
 import json
+import re
 from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
 
 from sphinx_rag import searchbar
-from sphinx_rag.assets import KEYWORD_SCRIPT
+from sphinx_rag.assets import ASSET_DIR, IndexReader
+from sphinx_rag.shards import read_script_shard
+
 
 def needs_client(test):
     """The client must be built (scripts/setup_and_build.sh does): fail, never skip."""
@@ -21,7 +23,7 @@ def needs_client(test):
 
 @needs_client
 @pytest.mark.sphinx("html", testroot="searchbar")
-def test_script_tag_static_files_and_keyword_index(app):
+def test_script_tag_static_files_and_file_url_entry(app):
     app.build()
     out = Path(app.outdir)
     soup = BeautifulSoup((out / "guide.html").read_text(), "html.parser")
@@ -37,15 +39,17 @@ def test_script_tag_static_files_and_keyword_index(app):
     for name in ("searchbar.js", "searchbar.css", "worker.js", "ort-wasm-simd-threaded.wasm"):
         assert (assets / name).is_file(), name
 
-    prefix = "window.SPHINX_RAG_KEYWORD_INDEX = "
-    body = (assets / KEYWORD_SCRIPT).read_text().splitlines()[-1]
-    assert body.startswith(prefix) and body.endswith(";")
-    data = json.loads(body[len(prefix):-1])
-    assert data["chunks"] == json.loads((assets / "chunks.json").read_text())
-    assert data["bm25"] == json.loads((assets / "bm25.json").read_text())
-    assert data["manifest"] == json.loads((assets / "manifest.json").read_text())
-    for name in ("bm25_offsets.u32", "bm25_docs.u32", "bm25_impacts.f32"):
-        assert base64.b64decode(data["binary"][name]) == (assets / name).read_bytes()
+    # file:// pages run the index as classic scripts: manifest.js holds manifest.json, and
+    # every keyword shard is one sphinxRagShard("name", "base64") call
+    index = out / ASSET_DIR
+    call = re.compile(r'^sphinxRagShard\("([a-z]+-[0-9a-f]{16})","[A-Za-z0-9+/=]*"\);\n$')
+    entry = (index / "manifest.js").read_text()
+    assert call.match(entry).group(1).startswith("manifest-")
+    assert json.loads(read_script_shard(call.match(entry).group(1) + ".js", entry.encode())) == json.loads(
+        (index / "manifest.json").read_text())
+    reader = IndexReader(out)
+    scripts = [n for n in reader.directory_names() if n.endswith(".js")]
+    assert scripts and all(call.match((index / n).read_text()).group(1) + ".js" == n for n in scripts)
 
 
 @pytest.mark.sphinx("html", testroot="searchbar")
@@ -61,4 +65,4 @@ def test_missing_client_is_a_warning_not_a_broken_page(app_params, make_app, tmp
 @pytest.mark.sphinx("text", testroot="searchbar")
 def test_nothing_for_non_html_builders(app):
     app.build()
-    assert not (Path(app.outdir) / "_static" / "sphinx_rag" / KEYWORD_SCRIPT).exists()
+    assert not (Path(app.outdir) / ASSET_DIR).exists()

@@ -6,7 +6,7 @@ import { test } from "node:test";
 
 import { Embedder } from "../src/search/embed.js";
 import { Searcher } from "../src/search/retrieve.js";
-import { SKIP_DEMO, demoAssetDir, fixture, localLoader } from "./helpers.js";
+import { SKIP_DEMO, demoIndexDir, fixture, openIndex } from "./helpers.js";
 
 /** @param {ArrayLike<number>} a @param {ArrayLike<number>} b */
 function cosine(a, b) {
@@ -23,11 +23,11 @@ function cosine(a, b) {
 
 test("query vectors equal the Python Embedder's (cosine >= 0.99999)", { skip: SKIP_DEMO, timeout: 300_000 }, async () => {
   const ort = await import("onnxruntime-web");
-  const loader = localLoader(/** @type {string} */ (demoAssetDir()));
-  const files = /** @type {NonNullable<Awaited<ReturnType<typeof loader.model>>>} */ (await loader.model());
+  const { index, source } = await openIndex(/** @type {string} */ (demoIndexDir()));
+  const files = /** @type {NonNullable<Awaited<ReturnType<typeof source.model>>>} */ (await source.model());
   const embedder = await Embedder.create(ort, { ...files, numThreads: 1 });
   const data = fixture("rankings.json");
-  const searcher = new Searcher(await loader.searchAssets());
+  const searcher = new Searcher(index);
   let worst = 1;
   let sameTop10 = 0;
   const started = performance.now();
@@ -37,7 +37,7 @@ test("query vectors equal the Python Embedder's (cosine >= 0.99999)", { skip: SK
     const cos = cosine(vector, q.vector);
     worst = Math.min(worst, cos);
     assert.ok(cos >= 0.99999, `${JSON.stringify(q.query)}: cosine ${cos}`);
-    const ids = searcher.hybridSearch(q.query, vector, 10).map((r) => r.id);
+    const ids = (await searcher.hybridSearch(q.query, vector, 10)).map((r) => r.id);
     if (JSON.stringify(ids) === JSON.stringify(q.rrf.map((/** @type {any} */ r) => r[0]))) sameTop10++;
   }
   const ms = (performance.now() - started) / data.queries.length;

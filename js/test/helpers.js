@@ -2,7 +2,7 @@
 // Shared paths and loaders of the JS parity tests.
 //
 // Fixtures: tests/fixtures/*.json (made by tests/fixtures/generate.py).
-// Demo assets: $SPHINX_RAG_DEMO_HTML (default demo_docs/_build/html), built with
+// Demo index: $SPHINX_RAG_DEMO_HTML (default demo_docs/_build/html), built with
 //   cd demo_docs && python -m sphinx -b html -q . _build/html
 // Tests needing the demo build skip when it is missing, unless SPHINX_RAG_REQUIRE_DEMO=1
 // (tests/test_js_parity.py sets it), which makes them fail instead.
@@ -12,7 +12,8 @@ import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
-import { AssetLoader } from "../src/worker/loader.js";
+import { IndexReader } from "../src/search/index.js";
+import { HttpSource } from "../src/worker/loader.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const REPO = resolve(here, "..", "..");
@@ -24,21 +25,33 @@ export function fixture(name) {
   return JSON.parse(readFileSync(join(FIXTURES, name), "utf8"));
 }
 
-/** The demo build's asset directory, or null if it is not built. */
-export function demoAssetDir() {
+/** The demo build's index directory, or null if it is not built. */
+export function demoIndexDir() {
   const html = process.env.SPHINX_RAG_DEMO_HTML || join(REPO, "demo_docs", "_build", "html");
-  const dir = join(html, "_static", "sphinx_rag");
+  const dir = join(html, "_static", "sphinx_rag", "index");
   if (existsSync(join(dir, "manifest.json"))) return dir;
   if (REQUIRE_DEMO) throw new Error(`no demo build at ${html} (SPHINX_RAG_DEMO_HTML)`);
   return null;
 }
 
-export const SKIP_DEMO = demoAssetDir() === null
+/**
+ * The demo re-indexed into many small shards, made by tests/test_js_parity.py
+ * ($SPHINX_RAG_SMALL_INDEX, with Python's rankings.json beside it), or null.
+ */
+export function smallIndexDir() {
+  const dir = process.env.SPHINX_RAG_SMALL_INDEX;
+  if (dir && existsSync(join(dir, "manifest.json"))) return dir;
+  if (REQUIRE_DEMO) throw new Error("no small-layout index ($SPHINX_RAG_SMALL_INDEX): run tests/test_js_parity.py");
+  return null;
+}
+
+export const SKIP_DEMO = demoIndexDir() === null
   ? "demo docs not built: cd demo_docs && python -m sphinx -b html -q . _build/html"
   : false;
+export const SKIP_SMALL = smallIndexDir() === null ? "no small-layout index: run python -m pytest tests/test_js_parity.py" : false;
 
 /**
- * A fetch() over the local file system, for AssetLoader in Node.
+ * A fetch() over the local file system, for HttpSource in Node.
  * @param {{calls?: string[]}} [log] records each URL fetched
  * @returns {typeof fetch}
  */
@@ -52,15 +65,24 @@ export function fileFetch(log = {}) {
   });
 }
 
-/** An AssetLoader over a local asset directory (no Cache Storage). @param {string} dir */
-export function localLoader(dir, options = {}) {
-  return new AssetLoader(pathToFileURL(dir + "/").href, { fetch: fileFetch(), caches: null, ...options });
+/** The worker's HTTP source over a local index directory (no Cache Storage). @param {string} dir */
+export function localSource(dir, options = {}) {
+  return new HttpSource(pathToFileURL(dir + "/").href, { fetch: fileFetch(), caches: null, ...options });
+}
+
+/** An IndexReader over a local index directory, through the worker's source. @param {string} dir */
+export async function openIndex(dir) {
+  const source = localSource(dir);
+  return { index: new IndexReader(await source.manifest(), source), source };
 }
 
 /** vocab.txt: the demo build's, else the exported model in ~/.cache/sphinx-rag. */
 export function vocabPath() {
-  const demo = demoAssetDir();
-  if (demo && existsSync(join(demo, "model", "vocab.txt"))) return join(demo, "model", "vocab.txt");
+  const demo = demoIndexDir();
+  if (demo) {
+    const manifest = JSON.parse(readFileSync(join(demo, "manifest.json"), "utf8"));
+    if (manifest.model_files) return join(demo, manifest.model_files.dir, "vocab.txt");
+  }
   const models = join(process.env.SPHINX_RAG_CACHE || join(homedir(), ".cache", "sphinx-rag"), "models");
   if (existsSync(models)) {
     for (const name of readdirSync(models).sort()) {

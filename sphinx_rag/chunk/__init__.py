@@ -36,7 +36,7 @@ class Chunk:
         return " > ".join(h for h in self.headings if h)
 
     def to_record(self, page_url: str) -> dict:
-        """The JSON record of the index (``chunks.json``); the anchor lives in ``url``."""
+        """The record written to the index (``assets.py``); the anchor lives in ``url``."""
         url = page_url + (f"#{self.anchor}" if self.anchor else "")
         return {"id": self.id, "doc": self.doc, "url": url, "title": self.title, "headings": self.headings,
                 "kind": self.kind, "order": self.order, "weight": self.weight, "text": self.text}

@@ -23,6 +23,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
+from site_helpers import chunks_of, manifest_of
+
 from site_helpers import fake_llm_server
 from test_search_e2e import INPUT, OPTIONS, QUESTION, STATUS, THEME_NOISE, open_with_shortcut, results_for
 
@@ -92,7 +94,7 @@ def last_request(base: str):
 
 
 def chunks(html: Path) -> list[dict]:
-    return json.loads((html / "_static" / "sphinx_rag" / "chunks.json").read_text())
+    return chunks_of(html)
 
 
 def problems(page) -> list[str]:
@@ -372,7 +374,7 @@ def test_panel_in_dark_mode(page, context, site, serve, fake_llm):
 def test_site_config_enables_ask_and_markup_stays_text(page, context, ask_site, serve, fake_llm):
     """Ask with the site's endpoint; a passage whose title and text hold <script>/<img onerror>
     is sent, quoted back by the model, and shown as text everywhere."""
-    manifest = json.loads((ask_site / "_static" / "sphinx_rag" / "manifest.json").read_text())
+    manifest = manifest_of(ask_site)
     assert manifest["settings"]["llm"]["endpoint"] == f"{fake_llm}/v1"
     dialogs = []
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))

@@ -13,6 +13,8 @@ from pathlib import Path
 
 from playwright.sync_api import expect
 
+from site_helpers import chunks_of
+
 QUESTION = "What are the values of the strategy parameter in a dummy classifier?"
 TYPO_QUESTION = "What are the valeus of the stratgey paramter in a dummy clasifier?"
 INPUT = "dialog.sphinx-rag input[role=combobox]"
@@ -25,7 +27,7 @@ THEME_NOISE: list = []  # demo_docs sets html_context["default_mode"], so the th
 
 
 def chunks(html: Path) -> list[dict]:
-    return json.loads((html / "_static" / "sphinx_rag" / "chunks.json").read_text())
+    return chunks_of(html)
 
 
 def strategy_passage(html: Path) -> dict:
@@ -79,7 +81,7 @@ def test_nothing_loads_before_first_use(page, site, serve):
     assert all(re.search(r"/searchbar\.(js|css)\?v=", u) for u in loaded), loaded
     page.focus(".search-button__button")  # first focus of the theme's search button starts loading
     expect(page.locator(STATUS)).to_have_attribute("data-mode", re.compile("keyword|hybrid"))
-    assert any(u.endswith("/_static/sphinx_rag/manifest.json") for u in page.log.requests)
+    assert any(u.endswith("/_static/sphinx_rag/index/manifest.json") for u in page.log.requests)
 
 
 def test_question_finds_the_strategy_parameter(page, site, serve):
@@ -113,7 +115,7 @@ def test_keyword_results_before_the_model(page, context, site, serve):
     releasing it upgrades the same query to hybrid results."""
     server = serve(site)
     held = []
-    context.route("**/model/model.onnx", lambda route: held.append(route))
+    context.route("**/index/model-*/model.onnx", lambda route: held.append(route))
     page.goto(server.url + "index.html")
     open_with_shortcut(page)
     page.keyboard.type("DummyClassifier strategy")
@@ -208,7 +210,7 @@ def test_only_the_site_is_contacted_and_console_is_clean(page, site, serve):
     wait_hybrid(page)
     results_for(page, QUESTION, "hybrid")
     requests = page.log.requests
-    assert any(u.endswith("/model/model.onnx") for u in requests), "worker requests are recorded too"
+    assert any(u.endswith("/model.onnx") and "/index/model-" in u for u in requests), "worker requests are recorded too"
     assert any(u.endswith("/ort-wasm-simd-threaded.wasm") for u in requests)
     foreign = [u for u in requests if not u.startswith(server.url)]
     assert foreign == []
@@ -245,7 +247,7 @@ def test_blocked_worker_falls_back_to_keyword_search(page, site, serve):
 
 def test_model_failure_keeps_keyword_search(page, context, site, serve):
     server = serve(site)
-    context.route("**/model/model.onnx", lambda route: route.fulfill(status=404, body="gone"))
+    context.route("**/index/model-*/model.onnx", lambda route: route.fulfill(status=404, body="gone"))
     page.goto(server.url + "index.html")
     open_with_shortcut(page)
     page.keyboard.type("KFold n_splits")
@@ -352,3 +354,25 @@ def test_document_markup_is_shown_as_text(page, alabaster_site, serve):
     assert page.locator("dialog.sphinx-rag img, dialog.sphinx-rag b").count() == 0
     assert page.evaluate("document.documentElement.dataset.xss") is None
     assert problems(page) == []
+
+
+def test_damaged_shard_is_named_and_never_used(page, site, serve, tmp_path):
+    """A term shard changed on the server (same name): the browser checks its hash,
+    refetches it once, then says the index is damaged instead of searching with it."""
+    import shutil
+
+    copy = tmp_path / "html"
+    shutil.copytree(site, copy)
+    index = copy / "_static" / "sphinx_rag" / "index"
+    for shard in index.glob("terms-*.js"):
+        text = shard.read_text()
+        at = text.index('","') + 10
+        shard.write_text(text[:at] + ("A" if text[at] != "A" else "B") + text[at + 1:])
+    server = serve(copy)
+    page.goto(server.url + "index.html")
+    open_with_shortcut(page)
+    page.keyboard.type("KFold n_splits")
+    expect(page.locator(STATUS)).to_have_attribute("data-mode", "error", timeout=60_000)
+    expect(page.locator(STATUS)).to_contain_text("search index on the server is damaged")
+    expect(page.locator(STATUS)).to_contain_text("rebuild the docs")
+    assert page.locator(OPTIONS).count() == 0

@@ -1,21 +1,24 @@
 // @ts-check
 /**
  * BM25 over precomputed impacts, identical to sphinx_rag/bm25.py: a query sums the
- * posting lists of its terms (float64, in query-token order); a token missing from the
- * vocabulary is matched to near vocabulary terms (typo tolerance), weighted down.
+ * postings of its terms (float64, in query-token order) read from term shards; a token
+ * missing from the vocabulary is matched to near vocabulary terms (typo tolerance),
+ * weighted down, found in the near shards of the lengths a typo can reach.
  * @module bm25
  */
+
+import { compareCodePoints, json, readVarints, unpack } from "./shards.js";
 
 export const MAX_TYPO_EXPANSIONS = 3;
 
 /**
- * @typedef {object} BM25Meta  bm25.json
- * @property {string[]} vocab  sorted by code point (Python's sorted())
- * @property {number} n_docs
- * @property {number} avgdl
- * @property {number} k1
- * @property {number} b
- * @property {number} epsilon
+ * @typedef {object} Postings  one term's postings as a query reads them
+ * @property {string} term
+ * @property {number} df  chunks that contain the term (all of them, also when the head is cut)
+ * @property {Float64Array} docs  chunk ids, ascending
+ * @property {Float64Array} impacts  BM25 contribution to each of those chunks
+ *
+ * @typedef {Array<[Postings, number]>} Expansion  [postings, weight] of one query token
  */
 
 /**
@@ -73,143 +76,142 @@ export function editDistance(a, b, limit) {
   return prev[lb];
 }
 
-export class BM25Index {
-  /**
-   * @param {BM25Meta} meta bm25.json
-   * @param {Uint32Array} offsets bm25_offsets.u32 (vocab.length + 1)
-   * @param {Uint32Array} docs bm25_docs.u32
-   * @param {Float32Array} impacts bm25_impacts.f32
-   */
-  constructor(meta, offsets, docs, impacts) {
-    if (offsets.length !== meta.vocab.length + 1 || docs.length !== impacts.length) {
-      throw new Error(
-        `sphinx-rag: inconsistent BM25 index (${meta.vocab.length} terms, ${offsets.length} offsets, ` +
-          `${docs.length} postings, ${impacts.length} impacts): rebuild the docs`,
-      );
+/**
+ * Up to MAX_TYPO_EXPANSIONS [distance, term] near `term` among `vocab` ([term, df]):
+ * nearest first, then the most frequent, then by term (Python's typo_candidates).
+ * @param {string} term
+ * @param {Array<[string, number]>} vocab
+ * @returns {Array<[number, string]>}
+ */
+export function typoCandidates(term, vocab) {
+  const cps = codePoints(term);
+  const limit = maxTypoDistance(cps.length);
+  if (limit === 0) return [];
+  /** @type {Array<[number, number, string]>} */
+  const found = [];
+  for (const [cand, df] of vocab) {
+    const cc = codePoints(cand);
+    if (Math.abs(cc.length - cps.length) > limit || cc.length < 4) continue;
+    const dist = editDistance(cps, cc, limit);
+    if (dist <= limit) found.push([dist, -df, cand]);
+  }
+  found.sort((x, y) => x[0] - y[0] || x[1] - y[1] || compareCodePoints(x[2], y[2]));
+  return found.slice(0, MAX_TYPO_EXPANSIONS).map(([dist, , cand]) => [dist, cand]);
+}
+
+/**
+ * The term lengths a typo lookup of `term` reads, or null (no typo matching).
+ * @param {string} term
+ * @returns {[number, number] | null}
+ */
+export function nearLengths(term) {
+  const length = codePoints(term).length;
+  const limit = maxTypoDistance(length);
+  return limit === 0 ? null : [Math.max(4, length - limit), length + limit];
+}
+
+/**
+ * Each distinct token -> its postings, or those of near terms if it is unknown
+ * (Python's expand_tokens). Shards are fetched by `lookup` and `near`.
+ * @param {string[]} tokens
+ * @param {(term: string) => Promise<Postings | null>} lookup
+ * @param {(term: string) => Promise<Array<[string, number]>>} near
+ * @returns {Promise<Map<string, Expansion>>}
+ */
+export async function expandTokens(tokens, lookup, near) {
+  const distinct = [...new Set(tokens)];
+  const found = await Promise.all(distinct.map(lookup)); // term shards in parallel
+  /** @type {Map<string, Expansion>} */
+  const out = new Map();
+  for (let i = 0; i < distinct.length; i++) {
+    const postings = found[i];
+    if (postings) {
+      out.set(distinct[i], [[postings, 1.0]]);
+      continue;
     }
-    this.vocab = meta.vocab;
-    this.nDocs = meta.n_docs;
-    this.avgdl = meta.avgdl;
-    this.k1 = meta.k1;
-    this.b = meta.b;
-    this.epsilon = meta.epsilon;
-    this.offsets = offsets;
-    this.docs = docs;
-    this.impacts = impacts;
-    /** @type {Map<string, number>} */
-    this.termIds = new Map(meta.vocab.map((t, i) => [t, i]));
-    /** @type {number[][] | null} code points of each term, built on the first typo lookup */
-    this._vocabCodePoints = null;
+    const candidates = typoCandidates(distinct[i], await near(distinct[i]));
+    const nearPostings = await Promise.all(candidates.map(([, term]) => lookup(term)));
+    out.set(distinct[i], candidates.map(([dist], j) => [/** @type {Postings} */ (nearPostings[j]), 1.0 / (1.0 + dist)]));
   }
+  return out;
+}
 
-  /** @param {string} term @returns {number | undefined} */
-  termId(term) {
-    return this.termIds.get(term);
-  }
-
-  /** Number of chunks containing term `tid`. @param {number} tid */
-  docFreq(tid) {
-    return this.offsets[tid + 1] - this.offsets[tid];
-  }
-
-  /**
-   * Up to MAX_TYPO_EXPANSIONS [distance, term id] near `term`: nearest first, then the
-   * most frequent, then by term (vocab is sorted by code point, so by term id).
-   * @param {string} term
-   * @returns {Array<[number, number]>}
-   */
-  typoCandidates(term) {
-    const cps = codePoints(term);
-    const limit = maxTypoDistance(cps.length);
-    if (limit === 0) return [];
-    if (this._vocabCodePoints === null) this._vocabCodePoints = this.vocab.map(codePoints);
-    /** @type {Array<[number, number, number]>} */
-    const found = [];
-    this._vocabCodePoints.forEach((cand, tid) => {
-      if (Math.abs(cand.length - cps.length) > limit || cand.length < 4) return;
-      const dist = editDistance(cps, cand, limit);
-      if (dist <= limit) found.push([dist, -this.docFreq(tid), tid]);
-    });
-    found.sort((x, y) => x[0] - y[0] || x[1] - y[1] || x[2] - y[2]);
-    return found.slice(0, MAX_TYPO_EXPANSIONS).map(([dist, , tid]) => [dist, tid]);
-  }
-
-  /**
-   * [term id, weight] for each query token; typos map to near terms with weight 1/(1+d).
-   * @param {string[]} tokens
-   * @returns {Array<[number, number]>}
-   */
-  queryTerms(tokens) {
-    /** @type {Array<[number, number]>} */
-    const weighted = [];
-    for (const token of tokens) {
-      const tid = this.termIds.get(token);
-      if (tid !== undefined) {
-        weighted.push([tid, 1.0]);
-        continue;
-      }
-      for (const [dist, cand] of this.typoCandidates(token)) weighted.push([cand, 1.0 / (1.0 + dist)]);
+/**
+ * Plain BM25: for each query token (repeats count), the weighted impacts of its terms.
+ * @param {number} nDocs
+ * @param {string[]} tokens
+ * @param {Map<string, Expansion>} expansions
+ * @returns {Float64Array}
+ */
+export function bm25Scores(nDocs, tokens, expansions) {
+  const out = new Float64Array(nDocs);
+  for (const token of tokens) {
+    for (const [{ docs, impacts }, weight] of /** @type {Expansion} */ (expansions.get(token))) {
+      for (let j = 0; j < docs.length; j++) out[docs[j]] += weight * impacts[j];
     }
-    return weighted;
   }
+  return out;
+}
 
-  /**
-   * BM25 score of every chunk for the (already tokenized) query.
-   * @param {string[]} tokens
-   * @returns {Float64Array}
-   */
-  scores(tokens) {
-    return this._scores(tokens, this._termsByToken(tokens));
+/**
+ * BM25 times coverage (the share of the query's distinct known terms a chunk has),
+ * exactly as Python's keyword_scores.
+ * @param {number} nDocs
+ * @param {string[]} tokens
+ * @param {Map<string, Expansion>} expansions
+ * @returns {Float64Array}
+ */
+export function keywordScores(nDocs, tokens, expansions) {
+  const known = [...new Set(tokens)].map((t) => /** @type {Expansion} */ (expansions.get(t))).filter((e) => e.length > 0);
+  const hits = new Float64Array(nDocs);
+  if (known.length === 0) return hits;
+  const has = new Uint8Array(nDocs);
+  for (const expansion of known) {
+    has.fill(0);
+    for (const [{ docs }] of expansion) for (let j = 0; j < docs.length; j++) has[docs[j]] = 1;
+    for (let i = 0; i < nDocs; i++) hits[i] += has[i];
   }
+  const out = bm25Scores(nDocs, tokens, expansions);
+  for (let i = 0; i < nDocs; i++) out[i] *= hits[i] / known.length;
+  return out;
+}
 
-  /**
-   * Query terms of each distinct token (typo expansion computed once per token).
-   * @param {string[]} tokens
-   * @returns {Map<string, Array<[number, number]>>}
-   */
-  _termsByToken(tokens) {
-    /** @type {Map<string, Array<[number, number]>>} */
-    const terms = new Map();
-    for (const token of tokens) if (!terms.has(token)) terms.set(token, this.queryTerms([token]));
-    return terms;
-  }
-
-  /**
-   * @param {string[]} tokens
-   * @param {Map<string, Array<[number, number]>>} terms
-   * @returns {Float64Array}
-   */
-  _scores(tokens, terms) {
-    const out = new Float64Array(this.nDocs);
-    const { offsets, docs, impacts } = this;
-    for (const token of tokens) {
-      for (const [tid, weight] of /** @type {Array<[number, number]>} */ (terms.get(token))) {
-        for (let j = offsets[tid], hi = offsets[tid + 1]; j < hi; j++) out[docs[j]] += weight * impacts[j];
-      }
+/**
+ * A term shard's postings by term (Python's read_term_shard).
+ * @param {Uint8Array} payload
+ * @returns {Map<string, Postings>}
+ */
+export function readTermShard(payload) {
+  const { header, body } = unpack(payload);
+  const counts = /** @type {number[]} */ (header.count);
+  const total = counts.reduce((a, b) => a + b, 0);
+  const { values: gaps, offset } = readVarints(body, total);
+  /** @type {Map<string, Postings>} */
+  const out = new Map();
+  let start = 0;
+  header.terms.forEach((/** @type {string} */ term, /** @type {number} */ t) => {
+    const count = counts[t];
+    const scale = header.scale[t];
+    const docs = new Float64Array(count);
+    const impacts = new Float64Array(count);
+    let doc = 0;
+    for (let j = 0; j < count; j++) {
+      doc += gaps[start + j];
+      docs[j] = doc;
+      impacts[j] = body[offset + start + j] * scale;
     }
-    return out;
-  }
+    out.set(term, { term, df: header.df[t], docs, impacts });
+    start += count;
+  });
+  return out;
+}
 
-  /**
-   * BM25 times coverage (share of the query's distinct known terms a chunk has),
-   * exactly as Python's BM25Index.keyword_scores.
-   * @param {string[]} tokens
-   * @returns {Float64Array}
-   */
-  keywordScores(tokens) {
-    const terms = this._termsByToken(tokens);
-    const known = [...terms.values()].filter((ids) => ids.length > 0);
-    const hits = new Float64Array(this.nDocs);
-    if (known.length === 0) return hits;
-    const { offsets, docs } = this;
-    const has = new Uint8Array(this.nDocs);
-    for (const ids of known) {
-      has.fill(0);
-      for (const [tid] of ids) for (let j = offsets[tid], hi = offsets[tid + 1]; j < hi; j++) has[docs[j]] = 1;
-      for (let i = 0; i < has.length; i++) hits[i] += has[i];
-    }
-    const out = this._scores(tokens, terms);
-    for (let i = 0; i < out.length; i++) out[i] *= hits[i] / known.length;
-    return out;
-  }
+/**
+ * A near shard: [term, df] sorted by (length, term).
+ * @param {Uint8Array} payload
+ * @returns {Array<[string, number]>}
+ */
+export function readNearShard(payload) {
+  const data = json(payload);
+  return data.terms.map((/** @type {string} */ t, /** @type {number} */ i) => [t, data.df[i]]);
 }

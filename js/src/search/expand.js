@@ -15,26 +15,30 @@ export const MAX_CHARS = 1600;
 
 /**
  * Up to k passages, each the chunk indices it covers (the first is the hit).
+ * `chunk(i)` gives a chunk's record (loading its text shard); only the ranked hits
+ * and the chunks after them are asked for.
  * @param {number[]} ranked  chunk indices, best first
- * @param {Array<{text: string, doc: string, kind: string}>} chunks
+ * @param {(i: number) => Promise<{text: string, doc: string, kind: string}>} chunk
+ * @param {number} nChunks
  * @param {number} k
- * @returns {number[][]}
+ * @returns {Promise<number[][]>}
  */
-export function expand(ranked, chunks, k) {
+export async function expand(ranked, chunk, nChunks, k) {
   const covered = new Set();
   /** @type {number[][]} */
   const passages = [];
   for (const i of ranked) {
     if (passages.length === k) break;
     if (covered.has(i)) continue;
+    const hit = await chunk(i);
     const span = [i];
-    let length = cpLength(chunks[i].text);
-    for (let j = i + 1; chunks[i].kind !== "api" && length < MIN_CHARS && j < chunks.length
-      && !covered.has(j) && chunks[j].doc === chunks[i].doc; j++) {
-      const next = cpLength(chunks[j].text);
-      if (length + next > MAX_CHARS) break;
+    let length = cpLength(hit.text);
+    for (let j = i + 1; hit.kind !== "api" && length < MIN_CHARS && j < nChunks && !covered.has(j); j++) {
+      const next = await chunk(j);
+      const size = cpLength(next.text);
+      if (next.doc !== hit.doc || length + size > MAX_CHARS) break;
       span.push(j);
-      length += next;
+      length += size;
     }
     for (const j of span) covered.add(j);
     passages.push(span);

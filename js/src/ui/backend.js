@@ -3,12 +3,12 @@
  * Where the search bar's queries go.
  *
  * - WorkerBackend (http/https): worker.js owns the index; keyword results as soon as
- *   BM25 + chunks are in, hybrid once the model is. If the worker can not start
- *   (e.g. a Content-Security-Policy without worker-src 'self'), falls back to
+ *   the manifest and directory are in, hybrid once the model is. If the worker can not
+ *   start (e.g. a Content-Security-Policy without worker-src 'self'), falls back to
  *   LocalBackend and says why.
- * - LocalBackend (file://, where fetch and workers fail): loads keyword_index.js with
- *   a classic <script> and runs the keyword search on the main thread, with the same
- *   modules as the worker.
+ * - LocalBackend (file://, where fetch and workers fail): loads the same shards with
+ *   classic <script> tags (script_source.js) and runs the keyword search on the main
+ *   thread, with the same modules as the worker.
  *
  * Both report through onStatus({mode, message}), onResults(id, mode, results) and
  * onSettings(settings) (the manifest's `settings`, once the index is read: the page
@@ -16,8 +16,9 @@
  * @module backend
  */
 
-import { BM25Index } from "../search/bm25.js";
+import { IndexReader } from "../search/index.js";
 import { Searcher } from "../search/retrieve.js";
+import { ScriptSource } from "./script_source.js";
 
 /**
  * @typedef {{rank: number, score: number, url: string, title: string, kind: string,
@@ -29,31 +30,6 @@ import { Searcher } from "../search/retrieve.js";
  * @typedef {{start(): void, search(id: number, query: string, k: number): void}} Backend
  */
 
-/** @param {string} b64 */
-function decodeBase64(b64) {
-  const raw = atob(b64);
-  const bytes = new Uint8Array(raw.length);
-  for (let i = 0; i < raw.length; i++) bytes[i] = raw.charCodeAt(i);
-  return bytes.buffer;
-}
-
-/**
- * A keyword-only Searcher from the object keyword_index.js assigns to
- * window.SPHINX_RAG_KEYWORD_INDEX (see sphinx_rag/searchbar.py).
- * @param {any} data
- * @returns {Searcher}
- */
-export function keywordSearcherFrom(data) {
-  const bin = data.binary;
-  const bm25 = new BM25Index(
-    data.bm25,
-    new Uint32Array(decodeBase64(bin["bm25_offsets.u32"])),
-    new Uint32Array(decodeBase64(bin["bm25_docs.u32"])),
-    new Float32Array(decodeBase64(bin["bm25_impacts.f32"])),
-  );
-  return new Searcher({ manifest: data.manifest, chunks: data.chunks, bm25, vectors: null, scales: null });
-}
-
 /** @param {Result & {index?: number}} r @returns {Result} */
 function plain(r) {
   return { rank: r.rank, score: r.score, url: r.url, title: r.title, kind: r.kind, text: r.text, id: r.id };
@@ -61,11 +37,11 @@ function plain(r) {
 
 export class LocalBackend {
   /**
-   * @param {{scriptUrl: string, reason: string, onStatus: StatusHandler, onResults: ResultsHandler,
-   *          onSettings?: SettingsHandler}} options
+   * @param {{base: string, reason: string, onStatus: StatusHandler, onResults: ResultsHandler,
+   *          onSettings?: SettingsHandler}} options  base: the index directory
    */
-  constructor({ scriptUrl, reason, onStatus, onResults, onSettings }) {
-    this.scriptUrl = scriptUrl;
+  constructor({ base, reason, onStatus, onResults, onSettings }) {
+    this.base = base;
     this.reason = reason;
     this.onStatus = onStatus;
     this.onResults = onResults;
@@ -75,37 +51,24 @@ export class LocalBackend {
     /** @type {{id: number, query: string, k: number} | null} */
     this.pending = null;
     this.started = false;
+    this.busy = false;
   }
 
-  start() {
+  async start() {
     if (this.started) return;
     this.started = true;
-    const ready = () => {
-      try {
-        const data = /** @type {any} */ (window).SPHINX_RAG_KEYWORD_INDEX;
-        this.searcher = keywordSearcherFrom(data);
-        this.onSettings(data.manifest?.settings ?? {});
-      } catch (err) {
-        this.onStatus({ mode: "error", message: `sphinx-rag: the keyword index could not be read (${err}); rebuild the docs` });
-        return;
-      }
-      this.onStatus({ mode: "keyword", message: this.reason });
-      this.flush();
-    };
-    if (/** @type {any} */ (window).SPHINX_RAG_KEYWORD_INDEX) {
-      ready();
+    try {
+      const source = new ScriptSource(this.base);
+      const index = new IndexReader(await source.manifest(), source);
+      await index.directory();
+      this.searcher = new Searcher(index);
+      this.onSettings(index.manifest.settings ?? {});
+    } catch (err) {
+      this.onStatus({ mode: "error", message: err instanceof Error ? err.message : String(err) });
       return;
     }
-    const script = document.createElement("script");
-    script.src = this.scriptUrl;
-    script.addEventListener("load", ready);
-    script.addEventListener("error", () =>
-      this.onStatus({
-        mode: "error",
-        message: "sphinx-rag: keyword_index.js is missing next to searchbar.js: rebuild the docs with sphinx-rag",
-      }),
-    );
-    document.head.append(script);
+    this.onStatus({ mode: "keyword", message: this.reason });
+    this.flush();
   }
 
   /**
@@ -114,24 +77,32 @@ export class LocalBackend {
    * @param {number} k
    */
   search(id, query, k) {
-    const first = this.pending === null;
     this.pending = { id, query, k };
-    // On the main thread: answer only the latest of the keystrokes of one task.
-    if (this.searcher && first) setTimeout(() => this.flush(), 0);
+    this.flush();
   }
 
-  flush() {
+  /** Answer the latest request (one at a time: keystrokes in between are skipped). */
+  async flush() {
+    if (this.busy || !this.searcher || !this.pending) return;
     const request = this.pending;
     this.pending = null;
-    if (!request || !this.searcher) return;
-    this.onResults(request.id, "keyword", this.searcher.keywordSearch(request.query, request.k).map(plain));
+    this.busy = true;
+    try {
+      const results = await this.searcher.keywordSearch(request.query, request.k);
+      if (!this.pending) this.onResults(request.id, "keyword", results.map(plain));
+    } catch (err) {
+      this.onStatus({ mode: "error", message: `sphinx-rag: search failed: ${err instanceof Error ? err.message : err}` });
+    } finally {
+      this.busy = false;
+      if (this.pending) this.flush();
+    }
   }
 }
 
 export class WorkerBackend {
   /**
    * @param {{workerUrl: string, base: string, ortBase: string, threads: number,
-   *          keywordScriptUrl: string, onStatus: StatusHandler, onResults: ResultsHandler,
+   *          onStatus: StatusHandler, onResults: ResultsHandler,
    *          onSettings?: SettingsHandler}} options
    */
   constructor(options) {
@@ -174,9 +145,9 @@ export class WorkerBackend {
   fallBack(why) {
     this.worker?.terminate();
     this.worker = null;
-    const { keywordScriptUrl, onStatus, onResults, onSettings } = this.options;
+    const { base, onStatus, onResults, onSettings } = this.options;
     this.fallback = new LocalBackend({
-      scriptUrl: keywordScriptUrl,
+      base,
       reason: `Keyword only: semantic search needs a Web Worker (${why})`,
       onStatus,
       onResults,

@@ -16,7 +16,7 @@
  *   (and Ctrl/Cmd+Enter) streams an answer from the top results into the dialog's
  *   askSlot; a gear button opens the reader's settings panel.
  * - the index is loaded on first use (focus of the button, a shortcut), by a Web
- *   Worker over http(s), or on the main thread from keyword_index.js over file://.
+ *   Worker over http(s), or on the main thread from the same shards over file://.
  *
  * Document text is only ever inserted with textContent / text nodes.
  *
@@ -179,7 +179,7 @@ export class SearchDialog {
     const onSettings = (/** @type {Record<string, any>} */ settings) => this.ask.setSiteSettings(settings);
     if (location.protocol === "file:") {
       this.backend = new LocalBackend({
-        scriptUrl: new URL("keyword_index.js", this.assetBase).href,
+        base: new URL("index/", this.assetBase).href,
         reason: "Keyword only: opened from file://, semantic search needs http(s)",
         onStatus,
         onResults,
@@ -188,10 +188,9 @@ export class SearchDialog {
     } else {
       this.backend = new WorkerBackend({
         workerUrl: new URL("worker.js", this.assetBase).href,
-        base: this.assetBase.href,
+        base: new URL("index/", this.assetBase).href, // sphinx_rag/assets.py ASSET_DIR
         ortBase: this.assetBase.href, // build.mjs puts the ort-wasm files beside worker.js
         threads: globalThis.crossOriginIsolated ? Math.min(4, navigator.hardwareConcurrency || 1) : 1,
-        keywordScriptUrl: new URL("keyword_index.js", this.assetBase).href,
         onStatus,
         onResults,
         onSettings,

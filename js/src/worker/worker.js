@@ -4,7 +4,7 @@
  * the index so that loading, hashing and scoring never block the page.
  *
  * Protocol
- *   main -> worker  {type: "init", base, ortBase, threads}
+ *   main -> worker  {type: "init", base, ortBase, threads}   base: the index directory
  *                   {type: "search", id, query, k}
  *   worker -> main  {type: "status", mode: "loading"|"keyword"|"hybrid"|"error", message}
  *                   {type: "settings", settings}   the manifest's `settings` (e.g. `llm`), once
@@ -14,17 +14,20 @@
  *   (the page ignores them): embed_ms = spelling correction + WordPiece + onnxruntime + pooling
  *   (0 in keyword mode); retrieve_ms = BM25 + dense scoring + fusion + result assembly.
  *
- * Loading order: manifest, then BM25 + chunks (keyword results at once), then the
- * model + embeddings (the mode becomes "hybrid" and the latest query is run again).
+ * Loading order: the manifest and the directory shard (keyword search is ready: each
+ * query then fetches only its own term and text shards), then the model and the
+ * centroids (the mode becomes "hybrid" and the latest query is run again; each query
+ * also fetches its nearest clusters).
  * Only the latest query is answered: one that a newer query overtook while it was
  * being embedded is dropped. onnxruntime-web comes from the site's own _static
  * (ortBase), never a CDN; 1 thread unless the page is cross-origin isolated.
  */
 
 import * as ort from "onnxruntime-web/wasm";
-import { AssetLoader } from "./loader.js";
 import { Embedder } from "../search/embed.js";
+import { IndexReader } from "../search/index.js";
 import { Searcher, correctSpelling, modelWords } from "../search/retrieve.js";
+import { HttpSource } from "./loader.js";
 
 /** @typedef {{id: number, query: string, k: number}} Request */
 
@@ -72,13 +75,14 @@ async function pump() {
     const start = performance.now();
     let embedded = start;
     if (m === "hybrid" && embedder) {
-      const vector = await embedder.embed(correctSpelling(request.query, searcher.bm25, words));
+      const vector = await embedder.embed(await correctSpelling(request.query, searcher.index, words));
       if (latest !== request) return; // overtaken while embedding: drop it
       embedded = performance.now();
-      results = searcher.hybridSearch(request.query, vector, request.k);
+      results = await searcher.hybridSearch(request.query, vector, request.k);
     } else {
-      results = searcher.keywordSearch(request.query, request.k);
+      results = await searcher.keywordSearch(request.query, request.k);
     }
+    if (latest !== request) return; // overtaken while fetching shards: answer the newer one
     const plain = results.map((r) => ({
       rank: r.rank, score: r.score, url: r.url, title: r.title, kind: r.kind, text: r.text, id: r.id,
     }));
@@ -108,19 +112,19 @@ async function init({ base, ortBase, threads = 1 }) {
   if (started) return;
   started = true;
   status("loading", "Loading the search index…");
-  const loader = new AssetLoader(base);
-  let keyword;
-  let semantic = false;
+  const source = new HttpSource(base);
+  /** @type {IndexReader} */
+  let index;
   try {
-    keyword = await loader.keyword();
-    const files = keyword.manifest.files;
-    semantic = "embeddings.i8" in files && "model/model.onnx" in files;
-    searcher = new Searcher({ ...keyword, vectors: null, scales: null });
-    worker.postMessage({ type: "settings", settings: keyword.manifest.settings ?? {} });
+    index = new IndexReader(await source.manifest(), source);
+    await index.directory();
+    searcher = new Searcher(index);
+    worker.postMessage({ type: "settings", settings: index.manifest.settings ?? {} });
   } catch (err) {
     status("error", describe(err));
     return;
   }
+  const semantic = index.hasVectors && index.manifest.model_files != null;
   status(
     "keyword",
     semantic
@@ -128,6 +132,7 @@ async function init({ base, ortBase, threads = 1 }) {
       : "Keyword search: this site's index has no semantic embeddings",
   );
   pump();
+  index.shardNames().then((names) => source.prune(names)).catch(() => {}); // drop what older builds left
   if (!semantic) return;
 
   try {
@@ -136,11 +141,10 @@ async function init({ base, ortBase, threads = 1 }) {
     ort.env.logLevel = "error";
     const isolated = Boolean(/** @type {any} */ (globalThis).crossOriginIsolated);
     const numThreads = isolated ? Math.max(1, threads) : 1;
-    const [dense, model] = await Promise.all([loader.vectors(), loader.model()]);
-    if (!dense || !model) throw new Error("the manifest lists no model or embeddings");
+    const [model] = await Promise.all([source.model(), index.centroids()]);
+    if (!model) throw new Error("the manifest lists no model");
     embedder = await Embedder.create(ort, { ...model, numThreads });
     words = modelWords(model.vocab);
-    searcher = new Searcher({ ...keyword, vectors: dense.vectors, scales: dense.scales });
   } catch (err) {
     status("keyword", `Keyword only: the semantic model failed to load (${describe(err)})`);
     return;

@@ -1,0 +1,95 @@
+// @ts-check
+/**
+ * The dense tier, as sphinx_rag/dense.py: the query is scored against the int8 cluster
+ * centroids, the nearest clusters are read until `probe` vectors are covered, and their
+ * vectors are scored exactly (float64, dimensions summed in order: bit-identical to Python).
+ * @module dense
+ */
+
+import { littleEndian } from "./shards.js";
+
+/**
+ * The query as float32 values in a Float64Array (Python: query.astype(float32).astype(float64)).
+ * @param {ArrayLike<number>} query
+ */
+export function asFloat32Values(query) {
+  const q = new Float64Array(query.length);
+  for (let j = 0; j < q.length; j++) q[j] = Math.fround(query[j]);
+  return q;
+}
+
+/**
+ * Cosine of the (normalized) query with each int8 vector times its scale (Python's
+ * dense_scores); written to `out[ids[r]]` when ids are given, else returned in order.
+ * @param {ArrayLike<number>} query
+ * @param {Int8Array} vectors  rows x dim
+ * @param {Float32Array} scales  rows
+ * @param {number} dim
+ * @param {{out: Float64Array, ids: ArrayLike<number>}} [into]
+ * @returns {Float64Array}
+ */
+export function denseScores(query, vectors, scales, dim, into) {
+  const q = asFloat32Values(query);
+  const out = into ? into.out : new Float64Array(scales.length);
+  for (let r = 0; r < scales.length; r++) {
+    let s = 0;
+    for (let j = 0, o = r * dim; j < dim; j++, o++) s += vectors[o] * q[j];
+    out[into ? into.ids[r] : r] = s * scales[r];
+  }
+  return out;
+}
+
+/**
+ * The clusters to read: nearest centroid first (ties to the lower cluster) until
+ * `probe` vectors are covered (Python's probe_order).
+ * @param {ArrayLike<number>} query
+ * @param {{vectors: Int8Array, scales: Float32Array}} centroids
+ * @param {number} dim
+ * @param {number[]} sizes  vectors per cluster
+ * @param {number} probe
+ * @returns {number[]}
+ */
+export function probeOrder(query, centroids, dim, sizes, probe) {
+  const scores = denseScores(query, centroids.vectors, centroids.scales, dim);
+  const order = sizes.map((_, c) => c).sort((a, b) => (scores[a] > scores[b] ? -1 : scores[a] < scores[b] ? 1 : a - b));
+  const chosen = [];
+  let covered = 0;
+  for (const c of order) {
+    if (covered >= probe) break;
+    chosen.push(c);
+    covered += sizes[c];
+  }
+  return chosen;
+}
+
+/**
+ * `u32 count | u32 chunk ids | f32 scales | int8 vectors`.
+ * @param {Uint8Array} bytes
+ * @param {number} dim
+ * @returns {{ids: Uint32Array, scales: Float32Array, vectors: Int8Array}}
+ */
+export function readClusterShard(bytes, dim) {
+  const count = littleEndian(bytes, Uint32Array, 0, 1)[0];
+  if (bytes.byteLength !== 4 + 8 * count + count * dim) {
+    throw new Error(`sphinx-rag: a cluster shard of ${bytes.byteLength} bytes, expected ${4 + 8 * count + count * dim}`);
+  }
+  return {
+    ids: littleEndian(bytes, Uint32Array, 4, count),
+    scales: littleEndian(bytes, Float32Array, 4 + 4 * count, count),
+    vectors: new Int8Array(bytes.buffer, bytes.byteOffset + 4 + 8 * count, count * dim),
+  };
+}
+
+/**
+ * `u32 count | f32 scales | int8 centroids`.
+ * @param {Uint8Array} bytes
+ * @param {number} dim
+ * @returns {{scales: Float32Array, vectors: Int8Array}}
+ */
+export function readCentroidShard(bytes, dim) {
+  const count = littleEndian(bytes, Uint32Array, 0, 1)[0];
+  return {
+    scales: littleEndian(bytes, Float32Array, 4, count),
+    vectors: new Int8Array(bytes.buffer, bytes.byteOffset + 4 + 4 * count, count * dim),
+  };
+}

@@ -1,0 +1,193 @@
+// @ts-check
+/**
+ * A built index (format 2) as sphinx_rag/assets.py's IndexReader reads it: the manifest
+ * at once, every shard on first use. Where the bytes come from is the `source`'s job:
+ * worker/loader.js fetches over HTTP (verified, cached by name), ui/script_source.js
+ * runs script shards from file://, the Node tests read files.
+ * @module index
+ */
+
+import { nearLengths, readNearShard, readTermShard } from "./bm25.js";
+import { readCentroidShard, readClusterShard } from "./dense.js";
+import { compareCodePoints, json } from "./shards.js";
+
+export const FORMAT_VERSION = 2;
+
+/**
+ * @typedef {object} ShardSource
+ * @property {(name: string) => Promise<Uint8Array>} script  verified payload of a script shard
+ * @property {(name: string) => Promise<Uint8Array>} binary  verified bytes of a binary shard
+ *
+ * @typedef {object} ChunkRecord  one record of a text shard (title added on reading)
+ * @property {string} id
+ * @property {string} doc
+ * @property {string} url
+ * @property {string[]} headings
+ * @property {string} title
+ * @property {string} kind
+ * @property {string} text
+ */
+
+/**
+ * Throw a clear error unless the manifest is in the format this client reads.
+ * @param {any} manifest
+ */
+export function checkFormat(manifest) {
+  const version = manifest?.format_version;
+  if (version !== FORMAT_VERSION) {
+    throw new Error(`sphinx-rag: index format ${version}, this client reads ${FORMAT_VERSION}: rebuild the docs`);
+  }
+  return manifest;
+}
+
+export class IndexReader {
+  /**
+   * @param {any} manifest  manifest.json (checked)
+   * @param {ShardSource} source
+   */
+  constructor(manifest, source) {
+    this.manifest = checkFormat(manifest);
+    this.source = source;
+    this.nChunks = manifest.counts.chunks;
+    this.dim = manifest.counts.dim;
+    /** @type {Map<string, Promise<any>>} */
+    this._memo = new Map();
+    /** @type {any} */
+    this.dir = null;
+    /** @type {Float64Array | null} */
+    this.weights = null;
+  }
+
+  /**
+   * @template T
+   * @param {string} name
+   * @param {(name: string) => Promise<T>} load
+   * @returns {Promise<T>}
+   */
+  _once(name, load) {
+    let p = this._memo.get(name);
+    if (!p) {
+      p = load(name);
+      this._memo.set(name, p);
+      p.catch(() => this._memo.delete(name)); // a failed load may be tried again
+    }
+    return p;
+  }
+
+  /** The directory shard (term shard boundaries, text and cluster shards, weights). */
+  async directory() {
+    if (!this.dir) {
+      const dir = await this._once(this.manifest.dir, async (n) => json(await this.source.script(n)));
+      const weights = new Float64Array(this.nChunks).fill(1);
+      for (const [start, end, w] of dir.weights) weights.fill(w, start, end);
+      this.weights = weights;
+      this.dir = dir;
+    }
+    return this.dir;
+  }
+
+  /**
+   * A term's postings (its term shard is loaded), or null if it is not in the vocabulary.
+   * @param {string} term
+   * @returns {Promise<import("./bm25.js").Postings | null>}
+   */
+  async postings(term) {
+    const shards = (await this.directory()).terms;
+    if (shards.length === 0) return null;
+    let lo = 0;
+    let hi = shards.length; // the last shard whose first term <= term
+    while (hi - lo > 1) {
+      const mid = (lo + hi) >> 1;
+      if (compareCodePoints(shards[mid][0], term) <= 0) lo = mid;
+      else hi = mid;
+    }
+    const table = await this._once(shards[lo][1], async (n) => readTermShard(await this.source.script(n)));
+    return table.get(term) ?? null;
+  }
+
+  /**
+   * Vocabulary terms (with df) of the lengths a typo lookup of `term` reads.
+   * @param {string} term
+   * @returns {Promise<Array<[string, number]>>}
+   */
+  async near(term) {
+    const lengths = nearLengths(term);
+    if (!lengths) return [];
+    const [lo, hi] = lengths;
+    const parts = await Promise.all(
+      this.manifest.near
+        .filter((/** @type {[number, number, string]} */ [first, last]) => last >= lo && first <= hi)
+        .map((/** @type {[number, number, string]} */ [, , name]) =>
+          this._once(name, async (n) => readNearShard(await this.source.script(n)))),
+    );
+    /** @type {Array<[string, number]>} */
+    const out = [];
+    for (const part of parts) {
+      for (const entry of part) {
+        const length = [...entry[0]].length;
+        if (length >= lo && length <= hi) out.push(entry);
+      }
+    }
+    return out;
+  }
+
+  /**
+   * The record of chunk i (its text shard is loaded).
+   * @param {number} i
+   * @returns {Promise<ChunkRecord>}
+   */
+  async chunk(i) {
+    const per = this.manifest.layout.texts_per_shard;
+    const name = (await this.directory()).texts[Math.floor(i / per)];
+    const shard = await this._once(name, async (n) => {
+      const records = json(await this.source.script(n)).chunks;
+      for (const r of records) r.title = r.headings.filter(Boolean).join(" > ");
+      return records;
+    });
+    return shard[i - Math.floor(i / per) * per];
+  }
+
+  /**
+   * Start loading the text shards of these chunks (and of the chunk after each, which
+   * passage expansion may take in), all at once.
+   * @param {number[]} indices
+   */
+  async prefetchChunks(indices) {
+    const per = this.manifest.layout.texts_per_shard;
+    const shards = new Set();
+    for (const i of indices) {
+      shards.add(Math.floor(i / per));
+      if (i + 1 < this.nChunks) shards.add(Math.floor((i + 1) / per));
+    }
+    await Promise.all([...shards].map((s) => this.chunk(s * per)));
+  }
+
+  get hasVectors() {
+    return this.manifest.dense != null && this.dim > 0;
+  }
+
+  /** @returns {Promise<{vectors: Int8Array, scales: Float32Array}>} */
+  centroids() {
+    return this._once(this.manifest.dense.centroids, async (n) => readCentroidShard(await this.source.binary(n), this.dim));
+  }
+
+  /** @param {number} c */
+  async cluster(c) {
+    const name = (await this.directory()).clusters[c][0];
+    return this._once(name, async (n) => readClusterShard(await this.source.binary(n), this.dim));
+  }
+
+  /** Vectors per cluster (after directory()). @returns {number[]} */
+  get clusterSizes() {
+    return this.dir.clusters.map((/** @type {[string, number]} */ [, size]) => size);
+  }
+
+  /** Names of every shard the manifest and directory refer to (for cache pruning). */
+  async shardNames() {
+    const dir = await this.directory();
+    const names = [this.manifest.dir, ...this.manifest.near.map((/** @type {any[]} */ n) => n[2]),
+      ...dir.terms.map((/** @type {any[]} */ t) => t[1]), ...dir.texts, ...dir.clusters.map((/** @type {any[]} */ c) => c[0])];
+    if (this.manifest.dense) names.push(this.manifest.dense.centroids);
+    return names;
+  }
+}

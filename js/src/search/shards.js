@@ -1,0 +1,172 @@
+// @ts-check
+/**
+ * Decode index shards (sphinx_rag/shards.py writes them; the format is described there).
+ *
+ * A script shard file is `sphinxRagShard("<kind>-<hash>","<base64 of a gzip stream>");`:
+ * over HTTP it is read as text, from file:// it is run as a classic script that hands
+ * the same two strings to `sphinxRagShard`. Either way `scriptPayload` checks that the
+ * gzip stream hashes to the name and inflates it. A binary shard's hash is of its bytes.
+ * @module shards
+ */
+
+export const HASH_CHARS = 16;
+const SCRIPT = /^sphinxRagShard\("([a-z]+-[0-9a-f]{16})","([A-Za-z0-9+/=]*)"\);\n?$/;
+
+/**
+ * Hex sha256 of bytes, or null when SubtleCrypto is unavailable (non-secure contexts).
+ * @param {Uint8Array} bytes
+ * @returns {Promise<string | null>}
+ */
+export async function sha256Hex(bytes) {
+  const subtle = globalThis.crypto?.subtle;
+  if (!subtle) return null;
+  const digest = new Uint8Array(await subtle.digest("SHA-256", /** @type {BufferSource} */ (bytes)));
+  return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** @param {string} b64 */
+export function decodeBase64(b64) {
+  const raw = atob(b64);
+  const bytes = new Uint8Array(raw.length);
+  for (let i = 0; i < raw.length; i++) bytes[i] = raw.charCodeAt(i);
+  return bytes;
+}
+
+/**
+ * Inflate a gzip stream (DecompressionStream: browsers and Node >= 18).
+ * @param {Uint8Array} bytes
+ * @returns {Promise<Uint8Array>}
+ */
+export async function gunzip(bytes) {
+  const stream = new Blob([/** @type {BlobPart} */ (bytes)]).stream().pipeThrough(new DecompressionStream("gzip"));
+  return new Uint8Array(await new Response(stream).arrayBuffer());
+}
+
+/**
+ * The two strings of a script shard file's text, or null if it is not one.
+ * @param {string} text
+ * @returns {{name: string, base64: string} | null}
+ */
+export function parseScriptShard(text) {
+  const match = SCRIPT.exec(text);
+  return match ? { name: match[1], base64: match[2] } : null;
+}
+
+/**
+ * The verified payload of a script shard.
+ * @param {string} name  the expected name, e.g. "terms-0123456789abcdef"
+ * @param {string} base64  the second argument of the sphinxRagShard call
+ * @param {boolean} [verify]  check the hash (skipped without SubtleCrypto)
+ * @returns {Promise<Uint8Array>}
+ */
+export async function scriptPayload(name, base64, verify = true) {
+  let stream;
+  try {
+    stream = decodeBase64(base64);
+  } catch {
+    throw new ShardError(`${name} is not a sphinx-rag shard (truncated or replaced)`);
+  }
+  if (verify) await checkHash(name, stream);
+  try {
+    return await gunzip(stream);
+  } catch {
+    throw new ShardError(`${name} could not be inflated (corrupted)`);
+  }
+}
+
+/**
+ * Throws unless `bytes` hash to the hash in `name` (`<kind>-<hash>[.ext]`).
+ * @param {string} name
+ * @param {Uint8Array} bytes
+ */
+export async function checkHash(name, bytes) {
+  const want = name.split("-")[1]?.slice(0, HASH_CHARS);
+  const sha = await sha256Hex(bytes);
+  if (sha !== null && sha.slice(0, HASH_CHARS) !== want) {
+    throw new ShardError(`${name} does not match its hash (corrupted, or the docs were rebuilt while loading)`);
+  }
+}
+
+export class ShardError extends Error {}
+
+/**
+ * `u32 header length | JSON header | body` (shards.py pack).
+ * @param {Uint8Array} payload
+ * @returns {{header: any, body: Uint8Array}}
+ */
+export function unpack(payload) {
+  const length = new DataView(payload.buffer, payload.byteOffset, payload.byteLength).getUint32(0, true);
+  const header = JSON.parse(new TextDecoder().decode(payload.subarray(4, 4 + length)));
+  return { header, body: payload.subarray(4 + length) };
+}
+
+/** @param {Uint8Array} payload */
+export function json(payload) {
+  return JSON.parse(new TextDecoder().decode(payload));
+}
+
+/**
+ * `count` unsigned LEB128 values from `data[offset..]`.
+ * @param {Uint8Array} data
+ * @param {number} count
+ * @param {number} [offset]
+ * @returns {{values: Float64Array, offset: number}}
+ */
+export function readVarints(data, count, offset = 0) {
+  const values = new Float64Array(count);
+  for (let i = 0; i < count; i++) {
+    let v = 0;
+    let scale = 1;
+    for (;;) {
+      const byte = data[offset++];
+      v += (byte & 0x7f) * scale;
+      if (byte < 0x80) break;
+      scale *= 128;
+    }
+    values[i] = v;
+  }
+  return { values, offset };
+}
+
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+/**
+ * `n` little-endian items at `offset` of `bytes` as a typed array (a view when possible).
+ * @template {Uint32ArrayConstructor | Float32ArrayConstructor} T
+ * @param {Uint8Array} bytes
+ * @param {T} Type
+ * @param {number} offset
+ * @param {number} n
+ * @returns {InstanceType<T>}
+ */
+export function littleEndian(bytes, Type, offset, n) {
+  const at = bytes.byteOffset + offset;
+  if (LITTLE_ENDIAN && at % Type.BYTES_PER_ELEMENT === 0) {
+    return /** @type {InstanceType<T>} */ (new Type(/** @type {ArrayBuffer} */ (bytes.buffer), at, n));
+  }
+  const view = new DataView(bytes.buffer, at, n * 4);
+  const out = new Type(n);
+  for (let i = 0; i < n; i++) out[i] = Type === Float32Array ? view.getFloat32(i * 4, true) : view.getUint32(i * 4, true);
+  return /** @type {InstanceType<T>} */ (out);
+}
+
+/**
+ * Compare strings by code point, as Python sorts them (JS `<` compares UTF-16 units,
+ * which differs when a surrogate meets a character from U+E000 up).
+ * @param {string} a
+ * @param {string} b
+ */
+export function compareCodePoints(a, b) {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x !== y) return fixUnit(x) - fixUnit(y);
+  }
+  return a.length - b.length;
+}
+
+/** @param {number} u */
+function fixUnit(u) {
+  return u >= 0xd800 ? (u >= 0xe000 ? u - 0x800 : u + 0x2000) : u;
+}

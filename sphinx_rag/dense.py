@@ -1,0 +1,134 @@
+"""The dense tier: int8 chunk vectors grouped by cluster, so a query reads only a few.
+
+Build time: spherical k-means (deterministic: fixed seed, fixed iterations) groups the
+chunk vectors into clusters (``assets.Layout.cluster_size`` on average); each cluster
+is one binary shard, and the int8 centroids are one more. Small sites
+(``Layout.exact_up_to``) get a single cluster: every query scores every vector.
+
+Query time (here and in ``js/src/search/dense.js``): the query is scored against the
+centroids, the nearest clusters are read until ``probe`` vectors are covered, and
+each of their vectors is scored exactly (float64, dimensions summed in order, so both
+runtimes give bit-identical scores). Vectors in clusters not probed score 0.
+"""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+
+from .embed import quantize_vectors
+
+__all__ = ["Cluster", "dense_scores",
+           "cluster_vectors", "cluster_shard", "read_cluster_shard", "centroid_shard", "read_centroid_shard",
+           "probe_order"]
+
+KMEANS_ITERATIONS = 12
+SEED = 20261123
+
+
+def dense_scores(query: np.ndarray, vectors_i8: np.ndarray, scales: np.ndarray) -> np.ndarray:
+    """Cosine of the (normalized) query with each int8 vector times its scale.
+
+    float64, summed over the dimensions in order (as js/src/search/dense.js does), not
+    by BLAS, whose summation order varies: both sides get bit-identical scores.
+    """
+    q = np.asarray(query, dtype=np.float32).astype(np.float64)
+    acc = np.zeros(len(vectors_i8), dtype=np.float64)
+    for j in range(vectors_i8.shape[1] if vectors_i8.ndim == 2 else 0):
+        acc += vectors_i8[:, j] * q[j]
+    return acc * scales.astype(np.float64)
+
+
+# -- build ---------------------------------------------------------------------------------
+
+def cluster_vectors(vectors_i8: np.ndarray, scales: np.ndarray, exact_up_to: int, cluster_size: int) -> list[np.ndarray]:
+    """Chunk ids of each cluster (ascending ids; clusters in a deterministic order)."""
+    n = len(vectors_i8)
+    if n <= exact_up_to:
+        return [np.arange(n, dtype=np.int64)]
+    x = vectors_i8.astype(np.float32) * scales[:, None]
+    x /= np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
+    k = -(-n // cluster_size)
+    rng = np.random.default_rng(SEED)
+    centroids = x[np.sort(rng.choice(n, size=k, replace=False))]
+    for _ in range(KMEANS_ITERATIONS):
+        assign = _nearest(x, centroids)
+        sums = np.zeros_like(centroids)
+        np.add.at(sums, assign, x)
+        counts = np.bincount(assign, minlength=k)
+        empty = counts == 0
+        sums[empty] = centroids[empty]  # an empty cluster keeps its centroid (dropped at the end)
+        centroids = sums / np.maximum(np.linalg.norm(sums, axis=1, keepdims=True), 1e-12)
+    assign = _nearest(x, centroids)
+    members = [np.flatnonzero(assign == c) for c in range(k)]
+    return [m for m in members if len(m)]
+
+
+def _nearest(x: np.ndarray, centroids: np.ndarray) -> np.ndarray:
+    out = np.empty(len(x), dtype=np.int64)
+    for start in range(0, len(x), 8192):
+        out[start:start + 8192] = np.argmax(x[start:start + 8192] @ centroids.T, axis=1)
+    return out
+
+
+def centroid_vectors(vectors_i8: np.ndarray, scales: np.ndarray, clusters: list[np.ndarray]) -> np.ndarray:
+    """Normalized mean of each cluster's (dequantized) vectors."""
+    x = vectors_i8.astype(np.float32) * scales[:, None]
+    means = np.stack([x[m].mean(axis=0) for m in clusters])
+    return means / np.maximum(np.linalg.norm(means, axis=1, keepdims=True), 1e-12)
+
+
+# -- shards -----------------------------------------------------------------------------
+
+def cluster_shard(ids: np.ndarray, vectors_i8: np.ndarray, scales: np.ndarray) -> bytes:
+    """``u32 count | u32 chunk ids | f32 scales | int8 vectors`` (little-endian, aligned)."""
+    return (struct.pack("<I", len(ids)) + ids.astype("<u4").tobytes() + scales[ids].astype("<f4").tobytes()
+            + vectors_i8[ids].astype(np.int8).tobytes())
+
+
+class Cluster:
+    __slots__ = ("ids", "scales", "vectors")
+
+    def __init__(self, ids: np.ndarray, scales: np.ndarray, vectors: np.ndarray):
+        self.ids, self.scales, self.vectors = ids, scales, vectors
+
+
+def read_cluster_shard(data: bytes, dim: int) -> Cluster:
+    (count,) = struct.unpack_from("<I", data, 0)
+    ids = np.frombuffer(data, dtype="<u4", count=count, offset=4).astype(np.int64)
+    scales = np.frombuffer(data, dtype="<f4", count=count, offset=4 + 4 * count)
+    vectors = np.frombuffer(data, dtype=np.int8, count=count * dim, offset=4 + 8 * count).reshape(count, dim)
+    if len(data) != 4 + 8 * count + count * dim:
+        raise ValueError(f"cluster shard of {len(data)} bytes, expected {4 + 8 * count + count * dim}")
+    return Cluster(ids, scales, vectors)
+
+
+def centroid_shard(centroids: np.ndarray) -> bytes:
+    """``u32 count | f32 scales | int8 centroids``."""
+    q, s = quantize_vectors(centroids)
+    return struct.pack("<I", len(q)) + s.astype("<f4").tobytes() + q.tobytes()
+
+
+def read_centroid_shard(data: bytes, dim: int) -> tuple[np.ndarray, np.ndarray]:
+    (count,) = struct.unpack_from("<I", data, 0)
+    scales = np.frombuffer(data, dtype="<f4", count=count, offset=4)
+    vectors = np.frombuffer(data, dtype=np.int8, count=count * dim, offset=4 + 4 * count).reshape(count, dim)
+    return vectors, scales
+
+
+# -- query -----------------------------------------------------------------------------------
+
+def probe_order(query: np.ndarray, centroids_i8: np.ndarray, centroid_scales: np.ndarray,
+                sizes: list[int], probe: int) -> list[int]:
+    """The clusters to read: nearest centroid first (ties to the lower cluster) until
+    ``probe`` vectors are covered."""
+    scores = dense_scores(query, centroids_i8, centroid_scales)
+    order = sorted(range(len(sizes)), key=lambda c: (-scores[c], c))
+    chosen, covered = [], 0
+    for c in order:
+        if covered >= probe:
+            break
+        chosen.append(c)
+        covered += sizes[c]
+    return chosen
