@@ -205,10 +205,10 @@ def _publish(out_dir: Path, files: dict[str, bytes], manifest: dict, keyword_scr
     for sub in {n.split("/")[0] for n in files if "/" in n}:
         _fsync_dir(out_dir / sub)
     _fsync_dir(out_dir)
-    if keyword_script:
+    _write_file(out_dir / "manifest.json", dumps(manifest))  # the switch (HTTP and Python readers)
+    if keyword_script:  # file:// readers; until it is written they read the old, still whole, index
         _, data = script_shard("manifest", dumps(manifest))
         _write_file(out_dir / "manifest.js", data)
-    _write_file(out_dir / "manifest.json", dumps(manifest))
     _fsync_dir(out_dir)
     keep = {n.split("/")[0] for n in files} | {"manifest.json"} | ({"manifest.js"} if keyword_script else set())
     for path in out_dir.iterdir():

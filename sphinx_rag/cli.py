@@ -76,8 +76,9 @@ def _ask(args) -> int:
         return 2
     sent = built.passages
     print("Retrieved passages:")
+    sent_ids = {p.id for p in sent}  # passages too long for what is left are skipped, not cut off
     for n, r in enumerate(results, start=1):
-        note = "" if n <= len(sent) else "  (not sent: over max_context_tokens)"
+        note = "" if r.id in sent_ids else "  (not sent: over max_context_tokens)"
         print(f"[{n}] {r.title} \u2014 {r.url}{note}")
     print(flush=True)
     if not sent:

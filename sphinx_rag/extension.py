@@ -41,13 +41,25 @@ def _is_html(app) -> bool:
     return getattr(app.builder, "format", "") == "html"
 
 
+class ConfigStop(SystemExit):
+    """Stops the build after a one-line error. Sphinx prints a crash report (traceback,
+    "please open an issue at sphinx-doc") for any exception, its own ConfigError included;
+    a SystemExit passes through its event handlers and its error handler untouched."""
+
+    def __init__(self, message: str):
+        logger.error(message)
+        super().__init__(2)
+        self.message = message
+
+    def __str__(self):
+        return self.message
+
+
 def on_config_inited(app, config):
     try:
         validate({o.name: config[o.name] for o in CONFIG})
     except ConfigError as exc:
-        from sphinx.errors import ConfigError as SphinxConfigError
-
-        raise SphinxConfigError(str(exc)) from None
+        raise ConfigStop(str(exc)) from None
     for message in unknown_names(getattr(config, "_raw_config", {})):
         logger.warning(message, type="sphinx_rag", subtype="config")
 
@@ -67,6 +79,15 @@ def on_builder_inited(app):
     state = app.sphinx_rag = _State()
     if not _is_html(app):
         return
+    try:
+        _load_model(app, state)
+    except RuntimeError as exc:  # the model cannot be found or exported: a config problem, said in one line
+        value = repr(app.config.sphinx_rag_model)
+        raise ConfigStop(str(exc) if value in str(exc) else f"{exc} (sphinx_rag_model = {value})") from None
+
+
+def _load_model(app, state):
+    """The exported model (or, keyword-only, its source) and the tokenizer that sizes chunks."""
     from .embed import count_tokens, load_tokenizer
     from .model import cached_model_dir, read_sentence_transformers_config, resolve_model_source
 

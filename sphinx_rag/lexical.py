@@ -5,12 +5,19 @@ The browser client (``js/src/search/lexical.js``) implements exactly the same ru
 
 Rules, in order:
 
-1. Unicode NFKD, drop combining marks (``café`` -> ``cafe``).
-2. Words are maximal runs of letters, digits and ``_`` (``str.isalnum``).
-3. Each word yields its parts split on ``_`` and at camelCase boundaries
+1. Invisible characters are removed (zero-width spaces and joiners, soft hyphens,
+   bidi controls): ``pan\u200bdas`` is ``pandas``.
+2. Unicode NFKD, drop the accents of Latin, Greek and Cyrillic letters (``café`` ->
+   ``cafe``), NFC: other scripts keep their marks (``ブ`` stays ``ブ``, not ``フ``).
+3. Words are maximal runs of letters, digits, combining marks and ``_``
+   (``str.isalnum`` or a mark: a Devanagari vowel sign stays inside its word).
+4. A run of CJK characters (Han, kana, Hangul), which has no spaces between words,
+   yields its overlapping character bigrams (``欠損値`` -> ``欠損``, ``損値``), a lone
+   CJK character itself.
+5. Any other word yields its parts split on ``_`` and at camelCase boundaries
    (``RandomForestClassifier`` -> ``random``, ``forest``, ``classifier``), plus
    the whole word when it has more than one part (``fit_transform``).
-4. Lowercase; drop stop words and one-character tokens; a light "S" stemmer
+6. Lowercase; drop stop words and one-character tokens; a light "S" stemmer
    (plural endings only), so that ``classifiers`` matches ``classifier``.
 """
 
@@ -19,7 +26,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["STOP_WORDS", "tokenize", "stem", "word_parts", "split_words", "fold"]
+__all__ = ["STOP_WORDS", "tokenize", "stem", "word_parts", "split_words", "fold", "strip_invisible", "is_cjk"]
 
 # Small on purpose: words such as "not", "default" or "none" matter in API docs.
 STOP_WORDS = frozenset(
@@ -32,17 +39,56 @@ STOP_WORDS = frozenset(
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 
 
+_INVISIBLE = re.compile("[\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+
+
+def strip_invisible(text: str) -> str:
+    """Without zero-width characters, soft hyphens and bidi controls."""
+    return _INVISIBLE.sub("", text)
+
+
+def _accented_script(cp: int) -> bool:
+    """Latin, Greek, Cyrillic: scripts whose combining marks are accents to fold away."""
+    return cp < 0x250 or 0x1E00 <= cp <= 0x1FFF or 0x370 <= cp <= 0x52F
+
+
 def fold(text: str) -> str:
-    """NFKD without combining marks: ``café`` -> ``cafe``."""
-    decomposed = unicodedata.normalize("NFKD", text)
-    return "".join(c for c in decomposed if unicodedata.category(c) != "Mn")
+    """Invisible characters out, accents of Latin/Greek/Cyrillic letters out: ``café`` -> ``cafe``."""
+    out, fold_marks = [], True
+    for c in unicodedata.normalize("NFKD", strip_invisible(text)):
+        if unicodedata.category(c) == "Mn":
+            if fold_marks:
+                continue
+        else:
+            fold_marks = _accented_script(ord(c))
+        out.append(c)
+    return unicodedata.normalize("NFC", "".join(out))
+
+
+def is_cjk(cp: int) -> bool:
+    """Han, Hiragana, Katakana, Hangul: scripts written without spaces between words."""
+    return (0x4E00 <= cp <= 0x9FFF or 0x3400 <= cp <= 0x4DBF or 0x3040 <= cp <= 0x30FF or 0xAC00 <= cp <= 0xD7AF
+            or 0x1100 <= cp <= 0x11FF or 0x3130 <= cp <= 0x318F or 0x31F0 <= cp <= 0x31FF or 0xF900 <= cp <= 0xFAFF
+            or 0x20000 <= cp <= 0x2FA1F)
+
+
+def _script_runs(word: str) -> list[tuple[str, bool]]:
+    """A word cut into (run, is CJK) at every change between CJK and other characters."""
+    runs: list[tuple[str, bool]] = []
+    for c in word:
+        cjk = is_cjk(ord(c))
+        if runs and runs[-1][1] == cjk:
+            runs[-1] = (runs[-1][0] + c, cjk)
+        else:
+            runs.append((c, cjk))
+    return runs
 
 
 def split_words(text: str) -> list[tuple[str, bool]]:
     """Text cut into (piece, is_word) runs; joining the pieces gives the text back."""
     pieces: list[tuple[str, bool]] = []
     for char in text:
-        is_word = char == "_" or char.isalnum()
+        is_word = char == "_" or char.isalnum() or unicodedata.category(char)[0] == "M"
         if pieces and pieces[-1][1] == is_word:
             pieces[-1] = (pieces[-1][0] + char, is_word)
         else:
@@ -84,10 +130,14 @@ def _keep(token: str) -> bool:
 def tokenize(text: str) -> list[str]:
     """Text -> BM25 tokens (with repetitions, in reading order)."""
     tokens: list[str] = []
-    for word in _words(fold(text)):
-        parts = word_parts(word)
-        whole = word.lower().strip("_")
-        if len(parts) > 1 and _keep(whole):
-            tokens.append(stem(whole))
-        tokens.extend(stem(p) for p in parts if _keep(p))
+    for text_word in _words(fold(text)):
+        for word, cjk in _script_runs(text_word):
+            if cjk:
+                tokens.extend([word] if len(word) == 1 else [word[i:i + 2] for i in range(len(word) - 1)])
+                continue
+            parts = word_parts(word)
+            whole = word.lower().strip("_")
+            if len(parts) > 1 and _keep(whole):
+                tokens.append(stem(whole))
+            tokens.extend(stem(p) for p in parts if _keep(p))
     return tokens

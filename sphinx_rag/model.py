@@ -48,6 +48,9 @@ def resolve_model_source(model: str) -> Path:
     p = Path(model).expanduser()
     if p.is_dir():
         return p.resolve()
+    if model.startswith(("/", ".", "~", "\\")) or re.match(r"^[A-Za-z]:[\\/]", model):
+        raise _err(f"the model directory {model!r} does not exist (sphinx_rag_model: a Hugging Face model id "
+                   "like 'sentence-transformers/all-MiniLM-L6-v2', or an existing local directory)")
     model_id = _canonical_id(model)
     if model_id == DEFAULT_MODEL:
         try:

@@ -1,9 +1,10 @@
 """Sphinx glue of the browser search bar (HTML builders only).
 
-builder-inited:  puts the built client (``sphinx_rag/static/sphinx_rag/``, made by
-                 ``npm run build`` in ``js/``) on ``html_static_path`` so Sphinx copies
-                 it to ``<html>/_static/sphinx_rag/``, and adds its CSS and script
-                 to every page. Runtime config reaches the script as ``data-``
+builder-inited:  copies the built client (``sphinx_rag/static/sphinx_rag/``, made by
+                 ``npm run build`` in ``js/``) to ``<html>/_static/sphinx_rag/`` (files
+                 that changed only; not through ``html_static_path``, whose change
+                 would make every incremental build report a changed configuration),
+                 and adds its CSS and script to every page. Runtime config reaches the script as ``data-``
                  attributes of its ``<script>`` tag, never by templating JS:
                  ``data-sphinx-rag`` (version; also how the script finds its tag),
                  ``data-search-page`` (Sphinx's search page, from the site root) and
@@ -20,6 +21,7 @@ module scripts from ``file://``.
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from sphinx.util import logging
@@ -51,7 +53,7 @@ def on_builder_inited(app):
             type="sphinx_rag", subtype="client",
         )
         return
-    app.config.html_static_path.append(str(STATIC))
+    _copy_client(Path(app.outdir) / "_static" / "sphinx_rag")
     app.add_css_file("sphinx_rag/searchbar.css")
     app.add_js_file(
         "sphinx_rag/searchbar.js",
@@ -63,3 +65,15 @@ def on_builder_inited(app):
             "data-project": str(app.config.project or ""),
         },
     )
+
+
+def _copy_client(dest: Path):
+    """The client files into the site (before the pages, which link them with a checksum)."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for src in sorted(CLIENT_DIR.iterdir()):
+        if not src.is_file():
+            continue
+        target = dest / src.name
+        if not (target.is_file() and target.stat().st_size == src.stat().st_size
+                and target.read_bytes() == src.read_bytes()):
+            shutil.copyfile(src, target)

@@ -217,28 +217,39 @@ def _sphinx(src: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True)
 
 
-def test_a_build_killed_after_its_pages_is_redone_by_the_next(tmp_path):
-    """Sphinx marks pages done as it writes them; a build killed before its index step must
-    not leave the next build publishing the old chunks of those pages."""
+@pytest.mark.parametrize("stage", ["writing pages", "embedding chunks"])
+def test_a_killed_build_is_redone_by_the_next(tmp_path, stage):
+    """Sphinx marks pages done as it writes them; a build killed (SIGKILL) while writing
+    pages or while embedding must not leave the next build publishing old chunks."""
     import signal
     import time
 
     src = tmp_path / "src"
     shutil.copytree(ROOTS / "test-narrative", src)
+    with open(src / "conf.py", "a") as f:
+        f.write("\nsphinx_rag_embeddings = True\n")  # the model export is cached by the setup
     out, doctrees = tmp_path / "html", tmp_path / "doctrees"
+    env = dict(os.environ, SPHINX_RAG_EMBED_CACHE="0", PYTHONUNBUFFERED="1")  # embed every time, print at once
     assert _sphinx(src, out, "-d", str(doctrees)).returncode == 0
     guide = src / "guide.rst"
     guide.write_text(guide.read_text().replace("short introduction paragraph", "brand new opening paragraph"))
     marker = doctrees / "sphinx_rag.pending"
-    proc = subprocess.Popen([sys.executable, "-m", "sphinx", "-b", "html", "-q", "-d", str(doctrees), str(src),
-                             str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 120
-    while not marker.exists() and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.002)
-    proc.send_signal(signal.SIGKILL)  # pages being written, index not yet
+    proc = subprocess.Popen([sys.executable, "-m", "sphinx", "-b", "html", "-d", str(doctrees), str(src), str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+    if stage == "writing pages":
+        deadline = time.monotonic() + 120
+        while not marker.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.002)
+    else:
+        for line in proc.stdout:
+            if line.startswith("embedding chunks"):
+                break
+    proc.send_signal(signal.SIGKILL)
     proc.wait()
+    proc.stdout.close()
     assert marker.exists()
-    again = _sphinx(src, out, "-d", str(doctrees))
+    again = subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-q", "-d", str(doctrees), str(src),
+                            str(out)], capture_output=True, text=True, env=env)
     assert again.returncode == 0, again.stderr
     assert "the previous build stopped before its search index was written" in again.stderr
     assert not marker.exists()
@@ -246,7 +257,77 @@ def test_a_build_killed_after_its_pages_is_redone_by_the_next(tmp_path):
     assert texts["guide#user-guide:0"].endswith("The guide starts with a brand new opening paragraph.")
     fresh = tmp_path / "fresh"
     assert _sphinx(src, fresh, "-E", "-d", str(tmp_path / "dt2")).returncode == 0
-    assert texts == {c["id"]: c["text"] for c in chunks_of(fresh)}
+    assert _files(out) == _files(fresh)  # the same index, byte for byte, as a clean build's
+
+
+def test_disk_full_at_any_write_keeps_the_previous_index(tmp_path, monkeypatch):
+    """A write that fails (ENOSPC) at each of the index's files in turn: the previous
+    index stays whole and readable, no temporary file is left, the next build works."""
+    from sphinx_rag import assets
+
+    pristine = tmp_path / "pristine"
+    _write(pristine, _records(40))
+    old = _files_flat(pristine)
+    new_records = _records(40, text=lambda i: f"all new text {i}")
+    real = assets._write_file
+    writes = []
+    monkeypatch.setattr(assets, "_write_file", lambda path, data: (writes.append(path.name), real(path, data)))
+    shutil.copytree(pristine, tmp_path / "count")
+    _write(tmp_path / "count", new_records)  # shards whose content did not change are not written again
+    n_writes = len(writes)
+    assert n_writes >= 10
+    for fail_at in range(1, n_writes + 1):
+        out = tmp_path / f"index-{fail_at}"
+        shutil.copytree(pristine, out)
+        calls = []
+
+        def failing(path, data, fail_at=fail_at, calls=calls):
+            calls.append(path.name)
+            if len(calls) == fail_at:
+                raise OSError(28, "No space left on device")
+            real(path, data)
+
+        monkeypatch.setattr(assets, "_write_file", failing)
+        with pytest.raises(OSError):
+            _write(out, new_records)
+        leftovers = _files_flat(out)
+        assert not [n for n in leftovers if n.startswith(".tmp-")], fail_at
+        if calls[-1] != "manifest.js":  # up to the switch: the old index, untouched
+            assert {k: v for k, v in leftovers.items() if k in old} == old, fail_at
+            assert IndexReader(out).chunk(39)["text"] == "chunk number 39 about topic4"
+        else:  # after it: the new index is live; file:// readers still have the old, whole
+            assert IndexReader(out).chunk(39)["text"] == "all new text 39"
+            assert leftovers["manifest.js"] == old["manifest.js"]
+            assert all(name in leftovers for name in old)
+    monkeypatch.setattr(assets, "_write_file", real)
+    _write(out, new_records)
+    assert IndexReader(out).chunk(39)["text"] == "all new text 39"
+
+
+@pytest.mark.parametrize("kind", ["manifest", "dir", "terms", "near", "texts", "centroids", "cluster", "model"])
+def test_each_damaged_file_is_named(demo_html, tmp_path, kind):
+    """Truncate one file of each kind: the search stops with one line naming it."""
+    from sphinx_rag.retrieve import Searcher
+
+    copy = tmp_path / "index"
+    shutil.copytree(demo_html / ASSET_DIR, copy, symlinks=False)
+    reader = IndexReader(copy)
+    if kind == "manifest":
+        victims = [copy / "manifest.json"]
+    elif kind == "model":
+        victims = [reader.model_dir / "model.onnx"]
+    else:  # every file of the kind: whichever the query reads is damaged
+        victims = [copy / n for n in reader.directory_names() if n.startswith(kind + "-")]
+    for victim in victims:
+        victim.write_bytes(victim.read_bytes()[: len(victim.read_bytes()) // 2])
+    vector = np.zeros(384, dtype=np.float32)
+    vector[0] = 1
+    with pytest.raises(IndexDamaged) as info:
+        searcher = Searcher(copy)
+        searcher.search("imputation strategy mean", k=5, vector=vector if kind != "model" else None)
+        searcher.search("imputashun strategee", k=5, vector=vector)  # a typo reads the near shards
+    message = str(info.value)
+    assert any(v.name in message for v in victims) and "rebuild the docs" in message and "\n" not in message
 
 
 def test_a_damaged_previous_index_is_not_merged(tmp_path):

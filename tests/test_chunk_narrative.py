@@ -53,6 +53,31 @@ def test_sections_headers_budget_and_weights(app):
     assert {c["weight"] for c in chunks if c["doc"] == "changelog"} == {0.3}
     assert {c["weight"] for c in chunks if c["doc"] == "guide"} == {1.0}
 
+    # a page with nothing but its title and a toctree is still findable by its title
+    assert [(c["text"], c["url"]) for c in chunks if c["doc"] == "index"] == [("Narrative test", "index.html#narrative-test")]
+
+
+def test_a_paragraph_without_sentence_breaks_is_cut_to_the_budget():
+    """The last resort: token windows between words, or inside a word with no space."""
+    import random
+
+    from sphinx_rag.chunk.narrative import MAX_CHARS_PER_TOKEN
+    from sphinx_rag.model import resolve_model_source
+
+    tok = load_tokenizer(resolve_model_source("all-MiniLM-L6-v2"), 256)
+    count = lambda t: count_tokens(tok, t)  # noqa: E731
+    rng = random.Random(0)
+    words = [rng.choice(["imputation", "missing", "values", "strategy", "median", "of", "with"]) for _ in range(60_000)]
+    paragraph = " ".join(words)  # 400 KB, not one sentence break
+    texts = pack_blocks("Page > Section", [Block(paragraph)], count, budget=256, overlap=32)
+    assert len(texts) > 100
+    assert all(count(t) <= 256 for t in texts)
+    assert " ".join(t.split("\n", 1)[1] for t in texts).split() == words  # nothing lost, nothing repeated
+    blob = "A" * 30_000  # one "word": a single [UNK] token, but not one passage
+    pieces = pack_blocks("H", [Block(blob)], count, budget=64, overlap=0)
+    assert "".join(p[2:] for p in pieces) == blob
+    assert all(len(p) <= 64 * MAX_CHARS_PER_TOKEN for p in pieces)
+
 
 def test_pack_blocks_keeps_code_whole_when_it_fits():
     count = lambda t: len(t.split())  # noqa: E731

@@ -36,10 +36,10 @@ def test_unknown_names_suggest_the_right_one():
 
 @pytest.mark.sphinx("html", testroot="narrative", confoverrides={"sphinx_rag_fusion": "nope"})
 def test_build_stops_on_invalid_config(make_app, app_params):
-    from sphinx.errors import ConfigError as SphinxConfigError
+    from sphinx_rag.extension import ConfigStop
 
     args, kwargs = app_params
-    with pytest.raises(SphinxConfigError, match="sphinx_rag_fusion"):
+    with pytest.raises(ConfigStop, match="sphinx_rag_fusion"):
         make_app(*args, **kwargs)
 
 
@@ -88,3 +88,25 @@ assert not loaded, loaded
 """
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_config_and_model_errors_are_one_line_without_a_crash_report(tmp_path):
+    """Sphinx prints a crash report for any exception; these stop with one line and exit 2."""
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    for extra, fragment in (('sphinx_rag_fusion = "hybrid"', "sphinx_rag_fusion = 'hybrid' is not one of"),
+                            ('sphinx_rag_model = "/nonexistent/dir"', "the model directory '/nonexistent/dir' does not"),
+                            ('sphinx_rag_llm = {"endpoint": "javascript:alert(1)", "model": "m"}', "http(s) URL")):
+        src = tmp_path / str(abs(hash(extra)))
+        shutil.copytree(Path(__file__).parent / "roots" / "test-narrative", src)
+        with open(src / "conf.py", "a") as f:
+            f.write("\n" + extra + "\n")
+        proc = subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-q", str(src), str(src / "_build")],
+                              capture_output=True, text=True)
+        assert proc.returncode == 2, proc.stderr
+        errors = [line for line in proc.stderr.splitlines() if line.strip()]
+        assert len(errors) == 1 and fragment in errors[0] and "Traceback" not in proc.stderr, proc.stderr
+        assert "sphinx-doc/sphinx/issues" not in proc.stderr

@@ -197,7 +197,8 @@ def test_normalize_endpoint(given, expected):
     assert normalize_endpoint(given) == expected
 
 
-@pytest.mark.parametrize("bad", ["", "ftp://host/v1", "http://"])
+@pytest.mark.parametrize("bad", ["", "ftp://host/v1", "http://", "javascript:alert(1)", "not a url", "mailto:a@b",
+                                 "http://host:99999", "http://a b"])
 def test_normalize_endpoint_rejects(bad):
     with pytest.raises(ValueError):
         normalize_endpoint(bad)
@@ -379,3 +380,15 @@ def test_ask_defaults_from_the_manifest(fake_server, demo_html, expected_passage
     body = last_request(fake_server)
     assert body["messages"][0] == {"role": "system", "content": "Custom prompt for mlkit."}
     assert body["messages"][1]["content"].endswith("QUESTION: " + QUESTION)
+
+
+def test_fit_passages_skips_a_long_passage_and_keeps_the_next():
+    """A huge second passage does not stop the smaller third from being sent."""
+    results = [passage(1), passage(2, sentences=400), passage(3)]
+    budget = estimate_tokens(format_passages([results[0], results[2]])) + 5
+    kept = fit_passages(results, budget, 0)
+    assert [p["title"] for p in kept] == ["Title 1", "Title 3"]
+    huge_first = [passage(1, sentences=400), passage(2), passage(3)]
+    kept = fit_passages(huge_first, 300, 0)  # the top one cut to fit, then the others if they still do
+    assert kept[0]["title"] == "Title 1" and kept[0]["text"] != huge_first[0]["text"]
+    assert estimate_tokens(format_passages(kept)) <= 300

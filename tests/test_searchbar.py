@@ -66,3 +66,20 @@ def test_missing_client_is_a_warning_not_a_broken_page(app_params, make_app, tmp
 def test_nothing_for_non_html_builders(app):
     app.build()
     assert not (Path(app.outdir) / ASSET_DIR).exists()
+
+
+@needs_client
+def test_incremental_build_reports_no_configuration_change(tmp_path):
+    """The client is copied, not added to html_static_path: a second build has nothing to redo."""
+    import shutil
+    import subprocess
+    import sys
+
+    src = tmp_path / "src"
+    shutil.copytree(Path(__file__).parent / "roots" / "test-searchbar", src)
+    outputs = [subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", str(src), str(tmp_path / "html")],
+                              capture_output=True, text=True) for _ in range(2)]
+    assert all(p.returncode == 0 for p in outputs), outputs[-1].stderr
+    assert "configuration has changed" not in outputs[1].stdout
+    assert "targets for 0 source files that are out of date" in outputs[1].stdout
+    assert (tmp_path / "html" / "_static" / "sphinx_rag" / "worker.js").is_file()

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { displayText, findHits, highlight, queryTokens, snippet } from "../src/ui/highlight.js";
+import { displayText, findHits, highlight, queryTokens, snippet, titleParts } from "../src/ui/highlight.js";
 
 const joined = (/** @type {{text: string}[]} */ segs) => segs.map((s) => s.text).join("");
 const hits = (/** @type {{text: string, hit: boolean}[]} */ segs) => segs.filter((s) => s.hit).map((s) => s.text);
@@ -11,6 +11,12 @@ test("displayText drops the heading line, reST backquotes and extra whitespace",
   const text = "Guide > Baselines\nThe ``strategy``   parameter\n\nselects the rule.";
   assert.equal(displayText(text, "Guide > Baselines"), "The strategy parameter selects the rule.");
   assert.equal(displayText("Parameter strategy of X.\nmore", "X > Y"), "Parameter strategy of X. more");
+});
+
+test("bidi overrides and zero-width characters never reach the screen", () => {
+  assert.equal(displayText("A > B\nsafe \u202etxet desrever\u202c end", "A > B"), "safe txet desrever end");
+  assert.equal(displayText("pan\u200bdas\ufeff", ""), "pandas");
+  assert.deepEqual(titleParts("Guide\u202e > Part\u2067"), ["Guide", "Part"]);
 });
 
 test("hits use the BM25 tokenizer: plurals and identifier parts match", () => {

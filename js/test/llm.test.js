@@ -74,7 +74,9 @@ test('normalizeEndpoint accepts base URLs with or without /v1', () => {
     'http://host:8000/v2/': 'http://host:8000/v2',
   };
   for (const [given, expected] of Object.entries(cases)) assert.equal(normalizeEndpoint(given), expected);
-  for (const bad of ['', 'ftp://host/v1', 'http://']) assert.throws(() => normalizeEndpoint(bad));
+  for (const bad of ['', 'ftp://host/v1', 'http://', 'javascript:alert(1)', 'not a url', 'mailto:a@b',
+    'http://host:99999', 'http://a b']) assert.throws(() => normalizeEndpoint(bad), /must be an http\(s\) URL|is empty/);
+  assert.equal(normalizeEndpoint('HTTP://Host.Local:80/v1/'), 'http://host.local/v1'); // as Python's
 });
 
 // -- SSE ---------------------------------------------------------------------------------------------------

@@ -35,7 +35,10 @@ for prompt in (DEFAULT_PROMPT, custom):
 cut = {"title": "T", "url": "u", "text": "Use a baseline, e.g. the prior one. It is cheap!\\ndef fit(X): pass\\nEnd here."}
 fits = [[b, fit_passages([cut], b, 0)] for b in range(0, 40)]
 ends = sentence_ends(cut["text"])
-json.dump({"cases": cases, "passages": passages, "fits": fits, "cut": cut, "ends": ends}, sys.stdout)
+mixed = [passage(n, s) for n, s in enumerate((10, 200, 5, 300, 8, 2), start=1)]
+skips = [[b, fit_passages(mixed, b, 0)] for b in (150, 400, 900, 3000, 9000)]
+json.dump({"cases": cases, "passages": passages, "fits": fits, "cut": cut, "ends": ends, "mixed": mixed,
+           "skips": skips}, sys.stdout)
 `;
 
 test('buildMessages and fitPassages give the same messages as Python', () => {
@@ -53,6 +56,10 @@ test('buildMessages and fitPassages give the same messages as Python', () => {
   assert.deepEqual(sentenceEnds(py.cut.text), py.ends);
   for (const [budget, kept] of py.fits) assert.deepEqual(fitPassages([py.cut], budget, 0), kept, `budget ${budget}`);
   assert.ok(py.fits.some(([, kept]) => kept.length && kept[0].text !== py.cut.text), 'some cut happens');
+  // a passage too long for what is left is skipped, not the end of the list
+  for (const [budget, kept] of py.skips) assert.deepEqual(fitPassages(py.mixed, budget, 0), kept, `budget ${budget}`);
+  assert.ok(py.skips.some(([, kept]) => kept.some((/** @type {any} */ p) => p.title === 'Title 3') &&
+    !kept.some((/** @type {any} */ p) => p.title === 'Title 2')), 'some passage is skipped');
 });
 
 test('DEFAULT_PROMPT is Python\'s', () => {

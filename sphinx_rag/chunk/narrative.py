@@ -50,10 +50,51 @@ def _split_oversized(block: Block, room: int, count: CountTokens) -> list[Block]
         if cur and count(sep.join(cur + [unit])) > room:
             pieces.append(sep.join(cur))
             cur = []
-        cur.append(unit)  # a single unit longer than the room is left to truncation
+        if not _fits(unit, room, count):  # no sentence or line break to cut at: cut by token count
+            pieces.extend(_token_windows(unit, room, count))
+            continue
+        cur.append(unit)
     if cur:
         pieces.append(sep.join(cur))
     return [Block(p, block.code) for p in pieces if p.strip()]
+
+
+def _token_windows(text: str, room: int, count: CountTokens) -> list[str]:
+    """The last resort for a text with no sentence break: pieces of at most ``room``
+    tokens cut between words, or inside a word when one word alone is too long."""
+    words = text.split()
+    if len(words) > 1:
+        pieces = []
+        for piece in _fit(words, " ".join, room, count, most=room):
+            pieces.extend([piece] if _fits(piece, room, count) else _token_windows(piece, room, count))
+        return pieces
+    return _fit(list(text.strip()), "".join, room, count, most=MAX_CHARS_PER_TOKEN * room) if text.strip() else []
+
+
+#: A chunk is also cut by length: a 40,000-character word is one [UNK] token to the model,
+#: but not one passage to a reader or an LLM.
+MAX_CHARS_PER_TOKEN = 12
+
+
+def _fits(text: str, room: int, count: CountTokens) -> bool:
+    return len(text) <= MAX_CHARS_PER_TOKEN * room and count(text) <= room
+
+
+def _fit(items: list[str], join, room: int, count: CountTokens, most: int) -> list[str]:
+    """Greedy: the longest run of items that fits, then the next (binary search on each;
+    at least one item a piece, and at most ``most``)."""
+    pieces, start = [], 0
+    while start < len(items):
+        lo, hi = start + 1, min(len(items), start + most)
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if _fits(join(items[start:mid]), room, count):
+                lo = mid
+            else:
+                hi = mid - 1
+        pieces.append(join(items[start:lo]))
+        start = lo
+    return pieces
 
 
 def _tail_overlap(block: Block, overlap: int, count: CountTokens) -> str:
@@ -76,7 +117,7 @@ def pack_blocks(header: str, blocks: Iterable[Block], count: CountTokens, budget
     for block in blocks:
         if not block.text.strip():
             continue
-        queue.extend([block] if count(block.text) <= room else _split_oversized(block, room, count))
+        queue.extend([block] if _fits(block.text, room, count) else _split_oversized(block, room, count))
     texts: list[str] = []
     cur: list[Block] = []
     carry = ""
@@ -85,11 +126,11 @@ def pack_blocks(header: str, blocks: Iterable[Block], count: CountTokens, budget
         return "\n\n".join(([carry] if carry else []) + [b.text for b in cur + extra])
 
     for block in queue:
-        if cur and count(joined([block])) > room:
+        if cur and not _fits(joined([block]), room, count):
             texts.append(joined([]))
             carry = _tail_overlap(cur[-1], overlap, count)
             cur = []
-            if carry and count(joined([block])) > room:
+            if carry and not _fits(joined([block]), room, count):
                 carry = ""
         cur.append(block)
     if cur:

@@ -3,7 +3,8 @@
 A sphinx-gallery page is chunked from its example script (``gallery``). Any
 other page is walked section by section (``narrative.walk``): runs of blocks
 become narrative chunks, and each Python object documented by autodoc becomes
-API chunks parsed from its raw docstring (``api``). An object whose docstring
+API chunks parsed from its raw docstring (``api``). A page with nothing but its
+title (a toctree page, say) gets one chunk: the title. An object whose docstring
 numpydoc cannot parse (or that has none) is chunked as narrative text under its
 name instead, with a warning. Methods and attributes nested in a class are
 chunked the same way, under the class.
@@ -49,7 +50,12 @@ def chunk_page(doctree: nodes.document, *, doc: str, count: CountTokens, budget:
     else:
         walker = _PageWalker(doc, count, budget, overlap, docstrings or {}, source_path, warn)
         chunks = walker.chunks(doctree, headings=[], anchor="", kind="guide")
-    return number_chunks([c for c in chunks if c.text.strip()])
+    chunks = [c for c in chunks if c.text.strip()]
+    if not chunks and page_title(doctree):  # an empty or title-only page: its title is still findable
+        section = next(iter(doctree.findall(nodes.section)))
+        title = page_title(doctree)
+        chunks = [Chunk(doc=doc, anchor=(section.get("ids") or [""])[0], headings=[title], kind="guide", text=title)]
+    return number_chunks(chunks)
 
 
 def _python_object(node: nodes.Node) -> bool:

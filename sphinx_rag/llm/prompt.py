@@ -80,27 +80,31 @@ def sentence_ends(text: str) -> list[int]:
 def fit_passages(results, max_context_tokens: int, reserve_tokens: int) -> list:
     """The passages that fit in ``max_context_tokens - reserve_tokens`` estimated tokens.
 
-    Passages are kept in rank order and the lowest-ranked are dropped first. If
-    even the first does not fit, its text is cut after the last whole sentence
-    that fits (never mid-sentence); if not even its first sentence fits, nothing
-    is kept.
+    Passages are taken in rank order; one that does not fit in what is left is
+    skipped (a shorter, lower-ranked one may still fit). The top passage alone too
+    long is cut after the last whole sentence that fits (never mid-sentence; if
+    not even its first sentence fits, it is skipped too).
     """
     budget = max_context_tokens - reserve_tokens
-    results = list(results)
     kept: list = []
-    for r in results:
-        if estimate_tokens(format_passages(kept + [r])) > budget:
-            break
-        kept.append(r)
-    if kept or not results:
-        return kept
-    top = results[0]
-    text = _get(top, "text").strip()
+    for rank, r in enumerate(results):
+        if estimate_tokens(format_passages(kept + [r])) <= budget:
+            kept.append(r)
+        elif rank == 0:
+            cut = _cut_to_fit(r, budget)
+            if cut is not None:
+                kept.append(cut)
+    return kept
+
+
+def _cut_to_fit(result, budget: int):
+    """The result with its text cut after the last whole sentence that fits, or None."""
+    text = _get(result, "text").strip()
     for end in reversed(sentence_ends(text)):
-        cut = _with_text(top, text[:end].rstrip())
+        cut = _with_text(result, text[:end].rstrip())
         if estimate_tokens(format_passages([cut])) <= budget:
-            return [cut]
-    return []
+            return cut
+    return None
 
 
 class Prompt(NamedTuple):

@@ -450,3 +450,18 @@ def test_hostile_answer_is_rendered_safely(page, context, ask_site, serve, fake_
     assert dialogs == []
     assert_results_visible(page, PAYLOAD_WORD)
     only_site_and_endpoint(page, server.url, fake_llm)
+
+
+def test_site_policy_blocking_the_endpoint_is_named(page, context, site, serve, fake_llm):
+    """A Content-Security-Policy whose connect-src leaves the endpoint out: Ask says so
+    (not "is the server running?") and the results stay."""
+    server = serve(site, csp=True)  # default-src 'self': the fake LLM's port is another origin
+    set_reader_llm(context, {"endpoint": f"{fake_llm}/v1", "model": "m"})
+    page.goto(server.url + "index.html")
+    open_with_shortcut(page)
+    ask(page, QUERY)
+    wait_state(page, "error")
+    expect(page.locator(ASK)).to_have_attribute("data-error-kind", "csp")
+    expect(page.locator(NOTE)).to_contain_text("Content-Security-Policy does not allow connections to")
+    expect(page.locator(NOTE)).to_contain_text(f"connect-src 'self' {fake_llm.rstrip('/')}")
+    assert_results_visible(page, QUERY)

@@ -13,7 +13,7 @@ import { ANSWER_RESERVE_TOKENS } from './prompt.js';
 
 /**
  * @typedef {import('./prompt.js').Message} Message
- * @typedef {'unreachable'|'cors'|'http'|'incomplete'|'timeout'|'aborted'|'invalid'} LLMErrorKind
+ * @typedef {'unreachable'|'cors'|'csp'|'http'|'incomplete'|'timeout'|'aborted'|'invalid'} LLMErrorKind
  */
 
 // -- endpoint and errors ------------------------------------------------------------------
@@ -26,16 +26,18 @@ import { ANSWER_RESERVE_TOKENS } from './prompt.js';
 export function normalizeEndpoint(endpoint) {
   let url = (endpoint || '').trim();
   if (!url) throw new Error('the LLM endpoint is empty');
-  if (!url.includes('://')) url = 'http://' + url;
+  const bad = new Error(`the LLM endpoint must be an http(s) URL like http://127.0.0.1:8080/v1, got ${JSON.stringify(endpoint)}`);
+  if (!url.includes('://')) {
+    if (/^[A-Za-z][A-Za-z0-9+.-]*:(?!\d)/.test(url)) throw bad; // "javascript:...": not "localhost:8080"
+    url = 'http://' + url;
+  }
   let parsed;
   try {
     parsed = new URL(url);
   } catch {
     parsed = null;
   }
-  if (!parsed || !/^https?:$/.test(parsed.protocol) || !parsed.hostname) {
-    throw new Error(`the LLM endpoint must be an http(s) URL like http://127.0.0.1:8080/v1, got ${JSON.stringify(endpoint)}`);
-  }
+  if (!parsed || !/^https?:$/.test(parsed.protocol) || !parsed.hostname || /\s/.test(url)) throw bad;
   let path = parsed.pathname.replace(/\/+$/, '');
   for (const suffix of ['/chat/completions', '/completions', '/models']) {
     if (path.endsWith(suffix)) {

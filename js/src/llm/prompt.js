@@ -120,9 +120,9 @@ export function sentenceEnds(text) {
 }
 
 /**
- * The passages that fit in `maxContextTokens - reserveTokens` estimated tokens: kept in
- * rank order, lowest-ranked dropped first; if even the first does not fit, its text is cut
- * after the last whole sentence that fits; if not even one sentence fits, none.
+ * The passages that fit in `maxContextTokens - reserveTokens` estimated tokens (Python's
+ * fit_passages): taken in rank order, one that does not fit in what is left is skipped;
+ * the top passage alone too long is cut after the last whole sentence that fits.
  * @template {Passage} P
  * @param {P[]} passages @param {number} maxContextTokens @param {number} reserveTokens
  * @returns {P[]}
@@ -131,19 +131,31 @@ export function fitPassages(passages, maxContextTokens, reserveTokens) {
   const budget = maxContextTokens - reserveTokens;
   /** @type {P[]} */
   const kept = [];
-  for (const p of passages) {
-    if (estimateTokens(formatPassages([...kept, p])) > budget) break;
-    kept.push(p);
-  }
-  if (kept.length || !passages.length) return kept;
-  const top = passages[0];
-  const text = top.text.trim();
+  passages.forEach((p, rank) => {
+    if (estimateTokens(formatPassages([...kept, p])) <= budget) kept.push(p);
+    else if (rank === 0) {
+      const cut = cutToFit(p, budget);
+      if (cut) kept.push(cut);
+    }
+  });
+  return kept;
+}
+
+/**
+ * The passage with its text cut after the last whole sentence that fits, or null.
+ * @template {{title: string, url: string, text: string}} P
+ * @param {P} passage
+ * @param {number} budget
+ * @returns {P | null}
+ */
+function cutToFit(passage, budget) {
+  const text = passage.text.trim();
   const ends = sentenceEnds(text);
   for (let j = ends.length - 1; j >= 0; j--) {
-    const cut = { ...top, text: text.slice(0, ends[j]).trimEnd() };
-    if (estimateTokens(formatPassages([cut])) <= budget) return [cut];
+    const cut = { ...passage, text: text.slice(0, ends[j]).trimEnd() };
+    if (estimateTokens(formatPassages([cut])) <= budget) return cut;
   }
-  return [];
+  return null;
 }
 
 /**

@@ -16,9 +16,10 @@ export const STOP_WORDS = new Set(
 
 // Boundaries inside an identifier: aB -> a|B, 2B -> 2|B, ABc -> A|Bc (ASCII only, as in Python).
 const CAMEL = /(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])/;
-const NONSPACING_MARKS = /\p{Mn}/gu;
-// Python's str.isalnum(): letters (L*) and characters with a numeric value (N*).
-const ALNUM = /^[\p{L}\p{N}]$/u;
+const NONSPACING_MARK = /^\p{Mn}$/u;
+const INVISIBLE = /[\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/g;
+// Python's str.isalnum() (letters L*, characters with a numeric value N*) or a mark (M*).
+const ALNUM = /^[\p{L}\p{N}\p{M}]$/u;
 
 /** Number of code points (Python's len). */
 export function cpLength(/** @type {string} */ s) {
@@ -27,10 +28,53 @@ export function cpLength(/** @type {string} */ s) {
   return n;
 }
 
-/** Unicode NFKD, then drop combining marks (`café` -> `cafe`). */
-/** NFKD without combining marks (Python's lexical.fold). */
+/** Without zero-width characters, soft hyphens and bidi controls (Python's strip_invisible). */
+export function stripInvisible(/** @type {string} */ text) {
+  return text.replace(INVISIBLE, "");
+}
+
+/** Latin, Greek, Cyrillic: scripts whose combining marks are accents to fold away. */
+function accentedScript(/** @type {number} */ cp) {
+  return cp < 0x250 || (cp >= 0x1e00 && cp <= 0x1fff) || (cp >= 0x370 && cp <= 0x52f);
+}
+
+/** Invisible characters out, accents of Latin/Greek/Cyrillic letters out (Python's lexical.fold). */
 export function fold(/** @type {string} */ text) {
-  return text.normalize("NFKD").replace(NONSPACING_MARKS, "");
+  let out = "";
+  let foldMarks = true;
+  for (const ch of stripInvisible(text).normalize("NFKD")) {
+    if (NONSPACING_MARK.test(ch)) {
+      if (foldMarks) continue;
+    } else {
+      foldMarks = accentedScript(/** @type {number} */ (ch.codePointAt(0)));
+    }
+    out += ch;
+  }
+  return out.normalize("NFC");
+}
+
+/** Han, Hiragana, Katakana, Hangul: scripts written without spaces between words. */
+export function isCjk(/** @type {number} */ cp) {
+  return (cp >= 0x4e00 && cp <= 0x9fff) || (cp >= 0x3400 && cp <= 0x4dbf) || (cp >= 0x3040 && cp <= 0x30ff)
+    || (cp >= 0xac00 && cp <= 0xd7af) || (cp >= 0x1100 && cp <= 0x11ff) || (cp >= 0x3130 && cp <= 0x318f)
+    || (cp >= 0x31f0 && cp <= 0x31ff) || (cp >= 0xf900 && cp <= 0xfaff) || (cp >= 0x20000 && cp <= 0x2fa1f);
+}
+
+/**
+ * A word cut into [run, isCjk] at every change between CJK and other characters.
+ * @param {string} word
+ * @returns {Array<[string, boolean]>}
+ */
+function scriptRuns(word) {
+  /** @type {Array<[string, boolean]>} */
+  const runs = [];
+  for (const ch of word) {
+    const cjk = isCjk(/** @type {number} */ (ch.codePointAt(0)));
+    const last = runs[runs.length - 1];
+    if (last && last[1] === cjk) last[0] += ch;
+    else runs.push([ch, cjk]);
+  }
+  return runs;
 }
 
 /**
@@ -110,11 +154,19 @@ function keep(/** @type {string} */ token) {
  */
 export function tokenize(text) {
   const tokens = [];
-  for (const word of words(fold(text))) {
-    const parts = wordParts(word);
-    const whole = word.toLowerCase().replace(/^_+|_+$/g, "");
-    if (parts.length > 1 && keep(whole)) tokens.push(stem(whole));
-    for (const p of parts) if (keep(p)) tokens.push(stem(p));
+  for (const textWord of words(fold(text))) {
+    for (const [word, cjk] of scriptRuns(textWord)) {
+      if (cjk) {
+        const chars = [...word];
+        if (chars.length === 1) tokens.push(word);
+        else for (let i = 0; i + 1 < chars.length; i++) tokens.push(chars[i] + chars[i + 1]);
+        continue;
+      }
+      const parts = wordParts(word);
+      const whole = word.toLowerCase().replace(/^_+|_+$/g, "");
+      if (parts.length > 1 && keep(whole)) tokens.push(stem(whole));
+      for (const p of parts) if (keep(p)) tokens.push(stem(p));
+    }
   }
   return tokens;
 }

@@ -26,7 +26,7 @@ import { LLMError, normalizeEndpoint, streamChat } from "../llm/llm.js";
 import { DEFAULTS, mergeSettings } from "../llm/llm_settings.js";
 import { renderMarkdown } from "../llm/markdown.js";
 import { buildMessages } from "../llm/prompt.js";
-import { displayText } from "./highlight.js";
+import { displayText, titleParts } from "./highlight.js";
 import { h } from "./dom.js";
 
 /** localStorage key of the reader's own settings. */
@@ -500,6 +500,14 @@ export class AskPanel {
     this.answer.replaceChildren(h("p", { class: `${PREFIX}-waiting` }, [`Asking ${settings.model}…`]));
     this.stopButton.hidden = false;
     let text = "";
+    // A Content-Security-Policy without the endpoint in connect-src makes fetch fail like a
+    // stopped server; the page is told of the violation, so the error can say so.
+    /** @type {string[]} */
+    const blocked = [];
+    const onViolation = (/** @type {SecurityPolicyViolationEvent} */ e) => {
+      if (/connect-src|default-src/.test(e.effectiveDirective || e.violatedDirective)) blocked.push(e.blockedURI);
+    };
+    document.addEventListener("securitypolicyviolation", onViolation);
     const render = () => {
       this.answer.replaceChildren(renderMarkdown(text, {
         doc: document,
@@ -529,7 +537,17 @@ export class AskPanel {
       state("done");
     } catch (err) {
       if (run !== this.run) return;
-      const e = err instanceof LLMError ? err : new LLMError("invalid", String(/** @type {any} */ (err)?.message ?? err));
+      let e = err instanceof LLMError ? err : new LLMError("invalid", String(/** @type {any} */ (err)?.message ?? err));
+      const origin = new URL(settings.endpoint).origin;
+      if (e.kind === "unreachable" || e.kind === "cors") {
+        await new Promise((r) => setTimeout(r, 50)); // violation events are queued after the rejection
+        if (run !== this.run) return;
+      }
+      if ((e.kind === "unreachable" || e.kind === "cors") && blocked.some((u) => u.startsWith(origin))) {
+        e = new LLMError("csp", `This site's Content-Security-Policy does not allow connections to ${origin} ` +
+          `(connect-src), so Ask cannot reach the LLM server: the site must allow it, e.g. ` +
+          `"connect-src 'self' ${origin}".`);
+      }
       text = e.partial || text;
       if (text) render();
       else this.answer.replaceChildren();
@@ -537,6 +555,7 @@ export class AskPanel {
       this.slot.setAttribute("data-error-kind", e.kind);
       state("error");
     } finally {
+      document.removeEventListener("securitypolicyviolation", onViolation);
       if (run === this.run) {
         timings.end = performance.now();
         this.answer.setAttribute("aria-busy", "false");
@@ -552,7 +571,7 @@ export class AskPanel {
   renderSources(sent, urls) {
     this.sourcesList.replaceChildren(...sent.map((p, i) => {
       const link = h("a", { href: urls[i], class: `${PREFIX}-source` });
-      p.title.split(" > ").forEach((part, j) => {
+      titleParts(p.title).forEach((part, j) => {
         if (j) link.append(h("span", { class: `${PREFIX}-sep`, "aria-hidden": "true" }, [" › "]));
         link.append(part);
       });

@@ -6,7 +6,7 @@
  * @module highlight
  */
 
-import { tokenize } from "../search/lexical.js";
+import { stripInvisible, tokenize } from "../search/lexical.js";
 
 /** @typedef {{text: string, hit: boolean}} Segment */
 
@@ -14,7 +14,9 @@ const WORD = /[\p{L}\p{N}_]+/gu;
 
 /**
  * The chunk text as shown: without the leading heading line (the title path is
- * displayed separately), without reST inline-literal backquotes, whitespace collapsed.
+ * displayed separately), without reST inline-literal backquotes, whitespace collapsed,
+ * without bidi controls or zero-width characters (a right-to-left override in a
+ * document must not reverse what follows it on screen).
  * @param {string} text
  * @param {string} title
  * @returns {string}
@@ -25,7 +27,16 @@ export function displayText(text, title) {
   if (title && firstBreak > 0 && body.slice(0, firstBreak).trim() === title.trim()) {
     body = body.slice(firstBreak + 1);
   }
-  return body.replace(/``/g, "").replace(/\s+/g, " ").trim();
+  return stripInvisible(body).replace(/``/g, "").replace(/\s+/g, " ").trim();
+}
+
+/**
+ * The parts of a title path as shown (bidi controls and zero-width characters removed).
+ * @param {string} title
+ * @returns {string[]}
+ */
+export function titleParts(title) {
+  return stripInvisible(title).split(" > ");
 }
 
 /**

@@ -26,7 +26,7 @@
  * and the asset directory come from this script's URL (<root>/_static/sphinx_rag/searchbar.js).
  */
 
-import { displayText, queryTokens, snippet } from "./highlight.js";
+import { displayText, queryTokens, snippet, titleParts } from "./highlight.js";
 import { LocalBackend, WorkerBackend } from "./backend.js";
 import { AskPanel } from "./ask.js";
 import { h } from "./dom.js";
@@ -260,7 +260,7 @@ export class SearchDialog {
     results.forEach((r, i) => {
       const kind = KIND_LABELS[r.kind] ? r.kind : "guide";
       const path = h("span", { class: `${PREFIX}-path` });
-      r.title.split(" > ").forEach((part, j) => {
+      titleParts(r.title).forEach((part, j) => {
         if (j) path.append(h("span", { class: `${PREFIX}-sep`, "aria-hidden": "true" }, [" › "]));
         path.append(part); // not highlighted: identifiers would light up part by part
       });
