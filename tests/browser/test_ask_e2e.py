@@ -112,10 +112,10 @@ def ask(page, question: str, mode: str | None = None) -> list[str]:
     return ids
 
 
-def ask_reader_llm(page, context, site, serve, endpoint: str):
+def ask_reader_llm(page, context, site, serve, endpoint: str, *, csp=None, **settings):
     """Serve the demo, give the reader an LLM endpoint, open the dialog and Ask QUERY."""
-    server = serve(site)
-    set_reader_llm(context, {"endpoint": endpoint, "model": "m"})
+    server = serve(site, csp=csp)
+    set_reader_llm(context, {"endpoint": endpoint, "model": "m", **settings})
     page.goto(server.url + "index.html")
     open_with_shortcut(page)
     ask(page, QUERY)
@@ -226,25 +226,23 @@ def test_stop_keeps_the_partial_answer(page, context, site, serve, fake_llm):
 
 
 def test_timeout_is_shown(page, context, site, serve, fake_llm):
-    server = serve(site)
-    set_reader_llm(context, {"endpoint": f"{fake_llm}/slow/v1", "model": "m", "timeout": 0.5})
-    page.goto(server.url + "index.html")
-    open_with_shortcut(page)
-    ask(page, QUERY)
+    ask_reader_llm(page, context, site, serve, f"{fake_llm}/slow/v1", timeout=0.5)
+    expect_error(page, "timeout", "did not answer within 0.5 s", "raise it for slow models")
+
+
+def expect_error(page, kind: str, *notes: str):
+    """The Ask panel ends in error `kind`, its note says each of `notes`, the results stay."""
     wait_state(page, "error")
-    expect(page.locator(ASK)).to_have_attribute("data-error-kind", "timeout")
-    expect(page.locator(NOTE)).to_contain_text("did not answer within 0.5 s")
-    expect(page.locator(NOTE)).to_contain_text("raise it for slow models")
+    expect(page.locator(ASK)).to_have_attribute("data-error-kind", kind)
+    for note in notes:
+        expect(page.locator(NOTE)).to_contain_text(note)
     assert_results_visible(page, QUERY)
 
 
 def test_disconnect_keeps_the_partial_answer_with_a_note(page, context, site, serve, fake_llm):
     ask_reader_llm(page, context, site, serve, f"{fake_llm}/disconnect/v1")
-    wait_state(page, "error")
-    expect(page.locator(ASK)).to_have_attribute("data-error-kind", "incomplete")
+    expect_error(page, "incomplete", "the answer is incomplete")
     expect(page.locator(ANSWER)).to_have_text("According to the documentation,")
-    expect(page.locator(NOTE)).to_contain_text("the answer is incomplete")
-    assert_results_visible(page, QUERY)
 
 
 def test_non_streaming_json_answer(page, context, site, serve, fake_llm):
@@ -258,37 +256,20 @@ def test_non_streaming_json_answer(page, context, site, serve, fake_llm):
 
 def test_server_error_message_is_shown(page, context, site, serve, fake_llm):
     ask_reader_llm(page, context, site, serve, f"{fake_llm}/error500/v1")
-    wait_state(page, "error")
-    expect(page.locator(ASK)).to_have_attribute("data-error-kind", "http")
-    expect(page.locator(NOTE)).to_contain_text("HTTP 500")
-    expect(page.locator(NOTE)).to_contain_text("model crashed: out of memory")
-    assert_results_visible(page, QUERY)
+    expect_error(page, "http", "HTTP 500", "model crashed: out of memory")
 
 
 def test_cors_refusal_explains_ollama_origins(page, context, site, serve, fake_llm):
     server = ask_reader_llm(page, context, site, serve, f"{fake_llm}/nocors/v1")
-    wait_state(page, "error")
-    expect(page.locator(ASK)).to_have_attribute("data-error-kind", "cors")
-    note = page.locator(NOTE)
-    expect(note).to_contain_text("does not allow requests from this site (CORS)")
-    expect(note).to_contain_text(f"OLLAMA_ORIGINS={server.url.rstrip('/')} ollama serve")
-    expect(note).to_contain_text("llama-server")
-    assert_results_visible(page, QUERY)
+    expect_error(page, "cors", "does not allow requests from this site (CORS)",
+                 f"OLLAMA_ORIGINS={server.url.rstrip('/')} ollama serve", "llama-server")
     only_site_and_endpoint(page, server.url, fake_llm)
 
 
 def test_unreachable_server(page, context, site, serve):
-    server = serve(site)
     endpoint = f"http://127.0.0.1:{closed_port()}"
-    set_reader_llm(context, {"endpoint": f"{endpoint}/v1", "model": "m"})
-    page.goto(server.url + "index.html")
-    open_with_shortcut(page)
-    ask(page, QUERY)
-    wait_state(page, "error")
-    expect(page.locator(ASK)).to_have_attribute("data-error-kind", "unreachable")
-    expect(page.locator(NOTE)).to_contain_text(f"Could not reach the LLM server at {endpoint}/v1")
-    expect(page.locator(NOTE)).to_contain_text("Is the server running?")
-    assert_results_visible(page, QUERY)
+    server = ask_reader_llm(page, context, site, serve, f"{endpoint}/v1")
+    expect_error(page, "unreachable", f"Could not reach the LLM server at {endpoint}/v1", "Is the server running?")
     only_site_and_endpoint(page, server.url, endpoint)
 
 
@@ -455,13 +436,7 @@ def test_hostile_answer_is_rendered_safely(page, context, ask_site, serve, fake_
 def test_site_policy_blocking_the_endpoint_is_named(page, context, site, serve, fake_llm):
     """A Content-Security-Policy whose connect-src leaves the endpoint out: Ask says so
     (not "is the server running?") and the results stay."""
-    server = serve(site, csp=True)  # default-src 'self': the fake LLM's port is another origin
-    set_reader_llm(context, {"endpoint": f"{fake_llm}/v1", "model": "m"})
-    page.goto(server.url + "index.html")
-    open_with_shortcut(page)
-    ask(page, QUERY)
-    wait_state(page, "error")
-    expect(page.locator(ASK)).to_have_attribute("data-error-kind", "csp")
-    expect(page.locator(NOTE)).to_contain_text("Content-Security-Policy does not allow connections to")
-    expect(page.locator(NOTE)).to_contain_text(f"connect-src 'self' {fake_llm.rstrip('/')}")
-    assert_results_visible(page, QUERY)
+    # default-src 'self': the fake LLM's port is another origin
+    ask_reader_llm(page, context, site, serve, f"{fake_llm}/v1", csp=True)
+    expect_error(page, "csp", "Content-Security-Policy does not allow connections to",
+                 f"connect-src 'self' {fake_llm.rstrip('/')}")

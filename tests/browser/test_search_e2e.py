@@ -376,3 +376,20 @@ def test_damaged_shard_is_named_and_never_used(page, site, serve, tmp_path):
     expect(page.locator(STATUS)).to_contain_text("search index on the server is damaged")
     expect(page.locator(STATUS)).to_contain_text("rebuild the docs")
     assert page.locator(OPTIONS).count() == 0
+
+
+def test_fallback_palette_follows_the_colour_scheme(page, alabaster_site, serve):
+    """A theme without colour variables (alabaster): the light-dark() fallbacks give a light
+    dialog, and a dark one when the reader's system prefers dark."""
+    server = serve(alabaster_site)
+
+    def background():
+        return page.evaluate("""() => getComputedStyle(document.querySelector("dialog.sphinx-rag"))
+            .backgroundColor.match(/\\d+/g).slice(0, 3).map(Number)""")
+
+    page.emulate_media(color_scheme="light")
+    page.goto(server.url + "guide.html")
+    page.locator(".sphinxsidebar button.sphinx-rag-trigger").click()
+    assert sum(background()) > 600
+    page.emulate_media(color_scheme="dark")
+    assert sum(background()) < 200

@@ -186,21 +186,27 @@ export class HttpSource {
   }
 
   /**
+   * Whether bytes hash to the hash in `name` (always true when verification is off).
+   * @param {string} name @param {Uint8Array} data
+   */
+  async hashMatches(name, data) {
+    if (!this.verify) return true;
+    try {
+      await checkHash(name, data);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /**
    * The verified payload of a script shard (cached as its verified gzip stream).
    * @param {string} file  e.g. "terms-0123456789abcdef.js"
    * @returns {Promise<Uint8Array>}
    */
   async script(file) {
     const name = file.replace(/\.js$/, "");
-    const verifies = async (/** @type {Uint8Array} */ stream) => {
-      try {
-        if (this.verify) await checkHash(name, stream);
-        return true;
-      } catch {
-        return false;
-      }
-    };
-    const hit = await this.cached(file, verifies);
+    const hit = await this.cached(file, (stream) => this.hashMatches(name, stream));
     if (hit) return gunzip(hit);
     return this.fetchChecked(file, async (data) => {
       const parsed = parseScriptShard(new TextDecoder().decode(data));
@@ -217,15 +223,7 @@ export class HttpSource {
    * @returns {Promise<Uint8Array>}
    */
   async binary(name) {
-    const verifies = async (/** @type {Uint8Array} */ data) => {
-      try {
-        if (this.verify) await checkHash(name, data);
-        return true;
-      } catch {
-        return false;
-      }
-    };
-    const hit = await this.cached(name, verifies);
+    const hit = await this.cached(name, (data) => this.hashMatches(name, data));
     if (hit) return hit;
     return this.fetchChecked(name, async (data) => {
       if (this.verify) await checkHash(name, data);
