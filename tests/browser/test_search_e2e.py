@@ -393,3 +393,58 @@ def test_fallback_palette_follows_the_colour_scheme(page, alabaster_site, serve)
     assert sum(background()) > 600
     page.emulate_media(color_scheme="dark")
     assert sum(background()) < 200
+
+
+def test_new_results_select_the_first_again(page, site, serve):
+    """After moving down the list, the results of the next query start at #1: Enter opens
+    the best result, not whatever sat at the old position."""
+    server = serve(site)
+    page.goto(server.url + "index.html")
+    open_with_shortcut(page)
+    search(page, "cross validation")
+    for _ in range(4):
+        page.keyboard.press("ArrowDown")
+    expect(page.locator("#sphinx-rag-option-4")).to_have_attribute("aria-selected", "true")
+    page.keyboard.type(" folds")
+    results_for(page, "cross validation folds")
+    expect(page.locator("#sphinx-rag-option-0")).to_have_attribute("aria-selected", "true")
+    assert page.locator("[role=option][aria-selected=true]").count() == 1
+
+
+def test_escape_and_arrows_work_from_anywhere_in_the_dialog(page, site, serve):
+    """Sphinx's sphinx_highlight.js cancels Escape on the document; the dialog still closes
+    from the footer link, and arrows move the selection from there too."""
+    server = serve(site)
+    page.goto(server.url + "index.html")
+    open_with_shortcut(page)
+    search(page, "dummy classifier")
+    page.locator("a.sphinx-rag-fullsearch").focus()
+    page.keyboard.press("ArrowDown")
+    expect(page.locator(INPUT)).to_be_focused()
+    expect(page.locator("#sphinx-rag-option-1")).to_have_attribute("aria-selected", "true")
+    page.locator("a.sphinx-rag-fullsearch").focus()
+    page.keyboard.press("Escape")
+    expect(page.locator("dialog.sphinx-rag")).not_to_have_attribute("open", "")
+    open_with_shortcut(page)
+    page.locator(STATUS).click()  # focus on the dialog itself
+    page.keyboard.press("Escape")
+    expect(page.locator("dialog.sphinx-rag")).not_to_have_attribute("open", "")
+
+
+def test_a_shared_link_opens_the_dialog_with_its_query(page, site, serve):
+    server = serve(site)
+    page.goto(server.url + "index.html")
+    open_with_shortcut(page)
+    search(page, "dummy classifier strategy")
+    link = page.locator("a.sphinx-rag-share")
+    expect(link).to_be_visible()
+    href = link.get_attribute("href")
+    assert href.startswith(server.url + "index.html?q=dummy+classifier+strategy")
+    page.goto(href)
+    expect(page.locator("dialog.sphinx-rag")).to_have_attribute("open", "")
+    expect(page.locator(INPUT)).to_have_value("dummy classifier strategy")
+    assert results_for(page, "dummy classifier strategy")
+    # Sphinx's own search page keeps its ?q= for itself
+    page.goto(server.url + "search.html?q=strategy")
+    page.wait_for_load_state("networkidle")
+    expect(page.locator("dialog.sphinx-rag")).not_to_have_attribute("open", "")

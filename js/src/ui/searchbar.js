@@ -129,6 +129,10 @@ export class SearchDialog {
     this.fullSearch = /** @type {HTMLAnchorElement} */ (
       h("a", { class: id("fullsearch"), href: new URL(this.searchPage, this.siteRoot).href }, ["Full-text search page"])
     );
+    // A link that opens this page with the dialog showing this query (?q=...), to share.
+    this.shareLink = /** @type {HTMLAnchorElement} */ (
+      h("a", { class: id("share"), href: shareUrl(""), hidden: "" }, ["Link to this search"])
+    );
     this.bar = h("div", { class: id("bar") }, [searchIcon(), this.input, this.closeButton]);
     const hints = h("p", { class: id("hints"), "aria-hidden": "true" }, [
       h("kbd", {}, ["↑"]), h("kbd", {}, ["↓"]), " select ", h("kbd", {}, ["Enter"]), " open ",
@@ -142,7 +146,7 @@ export class SearchDialog {
           this.askSlot,
           this.listbox,
           this.empty,
-          h("div", { class: id("footer") }, [hints, this.fullSearch]),
+          h("div", { class: id("footer") }, [hints, this.shareLink, this.fullSearch]),
         ]),
       ])
     );
@@ -151,6 +155,18 @@ export class SearchDialog {
     this.input.addEventListener("input", () => this.search());
     this.input.addEventListener("keydown", (e) => this.onKeydown(e));
     this.closeButton.addEventListener("click", () => this.close());
+    // Keys anywhere in the dialog: Esc closes (Sphinx's sphinx_highlight.js cancels Escape on
+    // the document, which would stop the dialog's own cancel), arrows move the selection.
+    this.dialog.addEventListener("keydown", (e) => {
+      if (e.isComposing || e.target === this.input) return; // the input handles its own keys
+      if (e.key === "Escape") {
+        e.preventDefault();
+        this.close();
+      } else if ((e.key === "ArrowDown" || e.key === "ArrowUp") && !isEditable(e.target)) {
+        this.input.focus();
+        this.onKeydown(e);
+      }
+    });
     this.dialog.addEventListener("cancel", (e) => {
       e.preventDefault(); // Esc: close through close(), the one place that tidies up
       this.close();
@@ -204,8 +220,11 @@ export class SearchDialog {
   /** @param {string} [query] */
   open(query) {
     this.warmUp();
-    if (typeof query === "string" && query) this.input.value = query;
     if (!this.dialog.open) this.dialog.showModal();
+    if (typeof query === "string" && query && query !== this.input.value) {
+      this.input.value = query;
+      this.search();
+    }
     this.input.focus();
     this.input.select();
   }
@@ -221,6 +240,8 @@ export class SearchDialog {
       this.searchPage + (query ? `?q=${encodeURIComponent(query)}` : ""),
       this.siteRoot,
     ).href;
+    this.shareLink.href = shareUrl(query);
+    this.shareLink.hidden = !query;
     if (!query) {
       this.render([], "");
       return;
@@ -253,7 +274,6 @@ export class SearchDialog {
    * @param {string} query
    */
   render(results, query) {
-    const keep = this.results[this.active]?.id;
     this.results = results;
     this.listbox.replaceChildren();
     const tokens = queryTokens(query);
@@ -288,9 +308,9 @@ export class SearchDialog {
     this.input.setAttribute("aria-expanded", results.length ? "true" : "false");
     this.empty.hidden = !(query && !results.length && this.mode !== "loading");
     this.empty.textContent = this.empty.hidden ? "" : `No results for “${query}”.`;
-    const again = results.findIndex((r) => r.id === keep);
     this.active = -1;
-    this.setActive(results.length ? Math.max(0, again) : -1, false);
+    this.setActive(results.length ? 0 : -1, false); // new results: Enter opens the best one
+    this.listbox.scrollTop = 0;
   }
 
   /**
@@ -372,6 +392,18 @@ function addTrigger(dialog) {
   return button;
 }
 
+/**
+ * This page's URL with `?q=query` (no query: without it): opening it opens the dialog.
+ * @param {string} query
+ */
+function shareUrl(query) {
+  const url = new URL(location.href);
+  url.hash = "";
+  if (query) url.searchParams.set("q", query);
+  else url.searchParams.delete("q");
+  return url.href;
+}
+
 function main() {
   if (!thisScript?.src) return;
   const assetBase = new URL(".", thisScript.src);
@@ -411,6 +443,12 @@ function main() {
   }, true);
 
   /** @type {any} */ (window).sphinxRag = { dialog, ask: dialog.ask };
+
+  // A shared link (?q=...) opens the dialog with its query; Sphinx's own search page
+  // uses ?q= for itself and keeps it.
+  const shared = new URLSearchParams(location.search).get("q");
+  const onSearchPage = new URL(thisScript.dataset.searchPage || "search.html", siteRoot).pathname === location.pathname;
+  if (shared && shared.trim() && !onSearchPage) dialog.open(shared);
 }
 
 if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", main);
