@@ -18,10 +18,11 @@ __all__ = ["write_index"]
 
 def write_index(chunks: list[Chunk], *, urls: dict[str, str], out_dir: Path, model_dir: Path, embeddings: bool,
                 settings: dict, batch_size: int = 32, threads: int | None = None,
-                progress: Progress | None = None, keyword_script: bool = True) -> dict:
+                progress: Progress | None = None, keyword_script: bool = True, note=None) -> dict:
     """Index the chunks (in the given order) and write the assets; returns the manifest.
 
-    ``urls``: docname -> page URL (the builder's target URI). ``keyword_script``: also
+    ``urls``: docname -> page URL (the builder's target URI). ``note`` gets one-line
+    reports (how many vectors came from the embedding cache). ``keyword_script``: also
     write ``manifest.js`` for pages opened from ``file://`` (pages with the search bar).
     """
     records = [c.to_record(urls[c.doc]) for c in chunks]
@@ -30,7 +31,7 @@ def write_index(chunks: list[Chunk], *, urls: dict[str, str], out_dir: Path, mod
     if embeddings and chunks:
         info = read_json(Path(model_dir) / "model_info.json")
         vectors, scales = embed_chunks(chunks, model_dir, batch_size=batch_size, threads=threads,
-                                       progress=progress)
+                                       progress=progress, note=note)
     return write_assets(out_dir, chunks=records, bm25=bm25, vectors_i8=vectors, scales=scales,
                         model_dir=model_dir, model_info=info, settings=settings,
                         keyword_script=keyword_script)

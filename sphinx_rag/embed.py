@@ -222,9 +222,11 @@ class EmbeddingCache:
 
 
 def embed_chunks(chunks, model_dir: Path, *, batch_size: int = 32, threads: int | None = None,
-                 progress: Progress | None = None) -> tuple[np.ndarray, np.ndarray]:
+                 progress: Progress | None = None, note: Callable[[str], None] | None = None,
+                 ) -> tuple[np.ndarray, np.ndarray]:
     """int8 vectors and scales of the chunks (in order), embedding only texts not cached.
 
+    ``note`` is told how many come from the cache (the progress bar counts the others).
     ``SPHINX_RAG_EMBED_CACHE=0`` disables the cache (benchmarks, debugging).
     """
     texts = [embedding_input(c) for c in chunks]
@@ -234,6 +236,10 @@ def embed_chunks(chunks, model_dir: Path, *, batch_size: int = 32, threads: int 
     keys = [EmbeddingCache.key(t) for t in texts]
     cached = cache.get(sorted(set(keys)))
     todo = sorted({k: t for k, t in zip(keys, texts) if k not in cached}.items())
+    if note is not None:
+        from_cache = sum(k in cached for k in keys)
+        note(f"[sphinx-rag] {from_cache} of {len(keys)} chunk vectors from the embedding cache"
+             + (f"; embedding {len(todo)} new chunk texts" if todo else ""))
     if todo:
         fresh = Embedder(model_dir, threads=threads).embed([t for _, t in todo], batch_size=batch_size,
                                                            progress=progress)

@@ -13,10 +13,13 @@ finding or caching one is ``model.py``.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import os
 import shutil
 import tempfile
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -45,6 +48,28 @@ EXPORT_SETTINGS = {"format": MODEL_INFO_FORMAT, "quantization": QUANTIZATION, "o
 
 def _err(msg: str) -> RuntimeError:
     return RuntimeError(f"[sphinx-rag] {msg}")
+
+
+@contextlib.contextmanager
+def _quiet_exporters():
+    """torch/optimum/transformers' notes about a known-good export ("Opset 17 is lower
+    than the recommended minimum", TracerWarning, ...) are not the reader's business."""
+    from transformers.utils import logging as hf_logging  # configures its loggers on first use
+
+    verbosity = hf_logging.get_verbosity()
+    names = ("optimum", "torch", "torch.onnx")
+    levels = {n: logging.getLogger(n).level for n in names}
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            hf_logging.set_verbosity_error()
+            for n in names:
+                logging.getLogger(n).setLevel(logging.ERROR)
+            yield
+    finally:
+        hf_logging.set_verbosity(verbosity)
+        for n, level in levels.items():
+            logging.getLogger(n).setLevel(level)
 
 
 # --------------------------------------------------------------------- quantization
@@ -183,15 +208,16 @@ def _export_fp32(src: Path, out: Path) -> Path:
             "exporting a model needs `pip install torch==2.13.0 'sphinx-rag[export]'` "
             f"({exc}); or pass the directory of an already exported model instead"
         ) from exc
-    main_export(
-        str(src),
-        output=str(out),
-        task="feature-extraction",
-        opset=OPSET,
-        library_name="transformers",  # plain last_hidden_state output; we pool ourselves
-        do_validation=False,
-        device="cpu",
-    )
+    with _quiet_exporters():
+        main_export(
+            str(src),
+            output=str(out),
+            task="feature-extraction",
+            opset=OPSET,
+            library_name="transformers",  # plain last_hidden_state output; we pool ourselves
+            do_validation=False,
+            device="cpu",
+        )
     onnx_path = out / "model.onnx"
     if not onnx_path.is_file():
         raise _err(f"optimum produced no model.onnx for {src}")

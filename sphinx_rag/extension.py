@@ -96,7 +96,7 @@ def _load_model(app, state):
     if cfg.sphinx_rag_embeddings:
         cache = Path(cfg.sphinx_rag_model_cache).expanduser() if cfg.sphinx_rag_model_cache else None
         started = time.perf_counter()
-        state.model_dir = cached_model_dir(cfg.sphinx_rag_model, cache)
+        state.model_dir = cached_model_dir(cfg.sphinx_rag_model, cache, announce=logger.info)
         if time.perf_counter() - started > 2:
             logger.info(f"[sphinx-rag] model exported to {state.model_dir}")
         max_len = int(assets.read_json(state.model_dir / "model_info.json")["max_seq_length"])
@@ -265,6 +265,7 @@ def on_build_finished(app, exception):
         threads=cfg.sphinx_rag_threads or None,
         progress=_progress_bar(app),
         keyword_script=wants_search_bar(app),
+        note=logger.info,
     )
     _pending_marker(app).unlink(missing_ok=True)
     logger.info(f"[sphinx-rag] indexed {len(chunks)} chunks into {out_dir}")

@@ -237,11 +237,13 @@ def cache_key(model: str, src: Path) -> str:
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
-def cached_model_dir(model: str, cache_dir: str | os.PathLike | None = None) -> Path:
+def cached_model_dir(model: str, cache_dir: str | os.PathLike | None = None, *,
+                     announce=lambda message: None) -> Path:
     """Exported model directory for ``model``, exporting it once into the cache.
 
     ``model`` may itself be an exported directory (model.onnx + model_info.json): then it
-    is used directly. A cache hit never imports torch/optimum.
+    is used directly. A cache hit never imports torch/optimum. ``announce`` is told
+    before an export starts (the longest step of a first build).
     """
     if is_model_dir(model):
         return Path(model).expanduser().resolve()
@@ -253,6 +255,8 @@ def cached_model_dir(model: str, cache_dir: str | os.PathLike | None = None) -> 
         return final
     from .export_model import export_model
 
+    announce(f"[sphinx-rag] exporting the embedding model {model_id_for_info(model)!r} to int8 ONNX, once "
+             f"(about 20 s; cached in {root})")
     root.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}-", dir=root))
     os.chmod(tmp, 0o755)  # mkdtemp makes it private; the cache may be shared

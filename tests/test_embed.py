@@ -254,3 +254,17 @@ def test_missing_torch_error_is_clear(tmp_path):
                          env=dict(os.environ, PYTHONPATH=str(REPO)))
     assert "pip install torch==2.13.0 'sphinx-rag[export]'" in out.stdout, out.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_first_export_is_announced_and_quiet(tmp_path):
+    """The first build's longest step says what it does; torch/optimum's notes stay out."""
+    code = (
+        "from sphinx_rag.model import cached_model_dir\n"
+        f"cached_model_dir('all-MiniLM-L6-v2', {str(tmp_path)!r}, announce=print)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=str(REPO), timeout=600,
+                         env=dict(os.environ, PYTHONPATH=str(REPO)))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("[sphinx-rag] exporting the embedding model 'sentence-transformers/all-MiniLM-L6-v2'")
+    noise = [line for line in (out.stdout + out.stderr).splitlines() if not line.startswith("[sphinx-rag]")]
+    assert noise == [], noise  # no "Opset 17 is lower...", TracerWarning, torch_dtype deprecation
