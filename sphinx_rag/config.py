@@ -164,21 +164,29 @@ CONFIG = [
 _BY_NAME = {o.name: o for o in CONFIG}
 
 
-def validate(values: dict[str, Any]) -> None:
-    """Raise ConfigError naming the value, what is allowed and an example fix."""
+def validate(values: dict[str, Any]) -> dict[str, Any]:
+    """The values as the build uses them (choices lowercased: ``"RRF"`` is ``"rrf"``).
+
+    Raises ConfigError naming the value, what it means and an example of a valid one.
+    """
+    out = dict(values)
     for name, value in values.items():
         opt = _BY_NAME[name]
+        explain = f" ({opt.help}); for example: {name} = {opt.default!r}"
         if not isinstance(value, opt.types) or (isinstance(value, bool) and bool not in opt.types):
             allowed = " or ".join(t.__name__ for t in opt.types)
-            raise ConfigError(f"[sphinx-rag] {name} must be {allowed}, got {value!r} "
-                              f"(default: {opt.default!r})")
-        if opt.choices and value not in opt.choices:
-            close = difflib.get_close_matches(str(value), opt.choices, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise ConfigError(f"[sphinx-rag] {name} = {value!r} is not one of {list(opt.choices)}{hint}")
+            raise ConfigError(f"[sphinx-rag] {name} must be {allowed}, got {value!r}{explain}")
+        if opt.choices:
+            if value.lower() not in opt.choices:
+                close = difflib.get_close_matches(value.lower(), opt.choices, n=1)
+                hint = f", did you mean {close[0]!r}?" if close else ""
+                allowed = ", ".join(repr(c) for c in opt.choices)
+                raise ConfigError(f"[sphinx-rag] {name} = {value!r} is not one of {allowed}{hint}{explain}")
+            out[name] = value.lower()
         message = opt.check(value) if opt.check else None
         if message:
-            raise ConfigError(f"[sphinx-rag] {name} {message}; got {value!r}")
+            raise ConfigError(f"[sphinx-rag] {name} {message}; got {value!r}{explain}")
+    return out
 
 
 def unknown_names(names) -> list[str]:

@@ -57,9 +57,12 @@ class ConfigStop(SystemExit):
 
 def on_config_inited(app, config):
     try:
-        validate({o.name: config[o.name] for o in CONFIG})
+        values = validate({o.name: config[o.name] for o in CONFIG})
     except ConfigError as exc:
         raise ConfigStop(str(exc)) from None
+    for name, value in values.items():
+        if value != config[name]:
+            config[name] = value  # normalised ("RRF" -> "rrf")
     for message in unknown_names(getattr(config, "_raw_config", {})):
         logger.warning(message, type="sphinx_rag", subtype="config")
 

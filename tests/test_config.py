@@ -110,3 +110,28 @@ def test_config_and_model_errors_are_one_line_without_a_crash_report(tmp_path):
         errors = [line for line in proc.stderr.splitlines() if line.strip()]
         assert len(errors) == 1 and fragment in errors[0] and "Traceback" not in proc.stderr, proc.stderr
         assert "sphinx-doc/sphinx/issues" not in proc.stderr
+
+
+def test_messages_say_what_the_value_means_with_an_example():
+    for values, fragments in (({"sphinx_rag_fusion": "hybrid"}, ["is not one of 'rrf', 'bm25', 'dense'",
+                                                                   "for example: sphinx_rag_fusion = 'rrf'"]),
+                              ({"sphinx_rag_chunk_tokens": -5}, ["must be >= 0", "0: the model's max sequence length",
+                                                                 "for example: sphinx_rag_chunk_tokens = 0"]),
+                              ({"sphinx_rag_rrf_k": "60"}, ["must be int, got '60'", "sphinx_rag_rrf_k = 60"])):
+        with pytest.raises(ConfigError) as info:
+            validate(values)
+        assert all(f in str(info.value) for f in fragments), str(info.value)
+        assert "\n" not in str(info.value)
+
+
+@pytest.mark.sphinx("html", testroot="narrative", confoverrides={"sphinx_rag_fusion": "RRF"})
+def test_choices_are_case_insensitive(app):
+    import json
+    from pathlib import Path
+
+    from sphinx_rag.assets import ASSET_DIR
+
+    app.build()
+    assert app.config.sphinx_rag_fusion == "rrf"
+    manifest = json.loads((Path(app.outdir) / ASSET_DIR / "manifest.json").read_text())
+    assert manifest["settings"]["fusion"] == "rrf"
