@@ -37,6 +37,11 @@ sphinx_rag_fusion = 'rrf'
 # The k of reciprocal-rank fusion: 1/(k + rank).
 sphinx_rag_rrf_k = 60
 
+# Cosine below which the nearest chunk is no good match: when no chunk has every query
+# word either, the dialog and the CLI say "No good match" above the nearest results.
+# Calibrated for all-MiniLM-L6-v2; 0 turns it off.
+sphinx_rag_relevance_floor = 0.3
+
 # Chunks per onnxruntime batch.
 sphinx_rag_embed_batch_size = 32
 

@@ -38,6 +38,10 @@ def _positive(v):
     return None if v > 0 else "must be > 0"
 
 
+def _unit(v):
+    return None if 0 <= v <= 1 else "must be a cosine between 0 and 1"
+
+
 def _non_negative(v):
     return None if v >= 0 else "must be >= 0"
 
@@ -147,6 +151,10 @@ CONFIG = [
            "`bm25` (keyword only) or `dense` (semantic only).", choices=("rrf", "bm25", "dense")),
     Option("sphinx_rag_rrf_k", 60, (int,), "The k of reciprocal-rank fusion: 1/(k + rank).",
            _positive),
+    Option("sphinx_rag_relevance_floor", 0.3, (float, int),
+           "Cosine below which the nearest chunk is no good match: when no chunk has every query "
+           "word either, the dialog and the CLI say \"No good match\" above the nearest results. "
+           "Calibrated for all-MiniLM-L6-v2; 0 turns it off.", _unit),
     Option("sphinx_rag_embed_batch_size", 32, (int,), "Chunks per onnxruntime batch.", _positive),
     Option("sphinx_rag_threads", 0, (int,),
            "onnxruntime threads for embedding; 0: up to 2 (the build already uses the others).",

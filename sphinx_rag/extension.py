@@ -259,6 +259,7 @@ def on_build_finished(app, exception):
         settings={
             "fusion": cfg.sphinx_rag_fusion,
             "rrf_k": cfg.sphinx_rag_rrf_k,
+            "relevance_floor": float(cfg.sphinx_rag_relevance_floor),
             "chunk_tokens": app.sphinx_rag.budget,
             "chunk_overlap": cfg.sphinx_rag_chunk_overlap,
             "sphinx_rag_version": __version__,

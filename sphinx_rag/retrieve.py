@@ -30,10 +30,14 @@ from .dense import dense_scores, probe_order
 from .expand import expand
 from .lexical import fold, split_words, tokenize
 
-__all__ = ["Result", "Searcher", "top_k", "rrf_fuse", "correct_spelling", "CANDIDATES", "FUSIONS"]
+__all__ = ["Result", "Searcher", "top_k", "rrf_fuse", "correct_spelling", "weak_match", "CANDIDATES", "FUSIONS",
+           "RELEVANCE_FLOOR"]
 
 CANDIDATES = 100  # depth of each ranking before fusion
 FUSIONS = ("rrf", "bm25", "dense")
+#: Below this cosine the nearest chunk is no good match (all-MiniLM-L6-v2: the top chunk
+#: of 232 evaluation questions scores >= 0.35, of 72 nonsense queries <= 0.40, median 0.22).
+RELEVANCE_FLOOR = 0.3
 
 
 @dataclass
@@ -58,6 +62,25 @@ def top_k(scores: np.ndarray, k: int) -> list[int]:
     candidates = np.flatnonzero(scores > 0)
     order = sorted(candidates.tolist(), key=lambda i: (-scores[i], i))
     return order[:k]
+
+
+def weak_match(tokens: list[str], expansions: dict, dense_best: float | None, floor: float) -> bool:
+    """True when no chunk holds at least half of the query's words exactly (typo matches do
+    not count) and, with semantic search, no chunk is nearer the query than ``floor``: the
+    results are only the nearest, not a good match.
+
+    Measured (eval/RESULTS.md): with both signals no evaluation question is flagged and 85%
+    of nonsense queries are; keyword-only, 8 of 232 questions (synonyms) and all nonsense.
+    """
+    distinct = list(dict.fromkeys(tokens))
+    counts: dict[int, int] = {}
+    for t in distinct:
+        ex = expansions[t]
+        if len(ex) == 1 and ex[0][1] == 1.0:
+            for d in ex[0][0].docs.tolist():
+                counts[d] = counts.get(d, 0) + 1
+    covered = bool(counts) and 2 * max(counts.values()) >= len(distinct)
+    return not covered and (dense_best is None or dense_best < floor)
 
 
 def rrf_fuse(rankings: list[list[int]], k: int, weights: np.ndarray) -> dict[int, float]:
@@ -106,6 +129,7 @@ class Searcher:
             self.fusion = "bm25"  # keyword-only index
         #: vectors the dense pass scores at least (whole clusters, nearest first)
         self.probe = probe or self.index.manifest["layout"]["probe"]
+        self.floor = settings.get("relevance_floor", RELEVANCE_FLOOR)
         self._embedder = None
         self._model_words: set[str] | None = None
 
@@ -162,6 +186,13 @@ class Searcher:
             return {i: float(s[i]) for i in top_k(s, CANDIDATES)}
         rankings = [top_k(self.bm25_scores(query), CANDIDATES), top_k(self.dense_scores(query, vector), CANDIDATES)]
         return rrf_fuse(rankings, self.rrf_k, weights)
+
+    def weak_match(self, query: str, vector: np.ndarray | None = None) -> bool:
+        """Whether the results of ``query`` are only the nearest, not a good match (``weak_match``)."""
+        tokens = tokenize(query)
+        expansions = expand_tokens(tokens, self.index.postings, self.index.near)
+        dense_best = None if self.fusion == "bm25" else float(self.dense_scores(query, vector).max(initial=0.0))
+        return weak_match(tokens, expansions, dense_best, self.floor)
 
     def search(self, query: str, k: int = 10, vector: np.ndarray | None = None) -> list[Result]:
         """The k best passages (expand.py): each a hit plus, if short, what follows it."""

@@ -89,3 +89,15 @@ def test_searcher_takes_a_precomputed_vector(demo_html):
     q = json.loads((FIXTURES / "rankings.json").read_text(encoding="utf-8"))["queries"][0]
     results = searcher.search(q["query"], k=5, vector=np.asarray(q["vector"], dtype=np.float32))
     assert len(results) == 5 and searcher._embedder is None  # nothing embedded
+
+
+def test_weak_match_flags_nonsense_not_questions(demo_html):
+    searcher = retrieve.Searcher(demo_html)
+    queries = {q["query"]: q for q in json.loads((FIXTURES / "rankings.json").read_text(encoding="utf-8"))["queries"]}
+    for query, weak in (("banana smoothie recipe", True), ("xyzzy plugh", True),
+                        ("What are the values of the strategy parameter in a dummy classifier?", False),
+                        ("mean squred eror", False)):
+        vector = np.asarray(queries[query]["vector"], dtype=np.float32)
+        assert searcher.weak_match(query, vector) is weak, query
+    keyword = retrieve.Searcher(demo_html, fusion="bm25")
+    assert keyword.weak_match("banana smoothie recipe") and not keyword.weak_match("SimpleImputer strategy")

@@ -43,6 +43,8 @@ async function compareRankings(dir, data) {
         r.id === want[i][0] && r.index === want[i][1] && r.score === want[i][2]);
       const sameExpansion = JSON.stringify(got.map((r) => r.also)) === JSON.stringify(q[`${fusion}_also`]);
       if (!(same && sameExpansion)) failures.push(`${fusion} ${JSON.stringify(q.query)}`);
+      const weak = await searchers[fusion].weakMatch(q.query, fusion === "bm25" ? null : q.vector);
+      if (weak !== q[`${fusion}_weak`]) failures.push(`weak ${fusion} ${JSON.stringify(q.query)}`);
     }
     const dense = topK(await searchers.rrf.denseScores(q.vector), CANDIDATES);
     if (JSON.stringify(dense) !== JSON.stringify(q.dense_top100)) failures.push(`dense top-100 ${JSON.stringify(q.query)}`);
@@ -54,6 +56,7 @@ async function compareRankings(dir, data) {
 test("rankings (rrf, bm25, dense) equal Python's on the demo, bit for bit", { skip: SKIP_DEMO }, async () => {
   const data = fixture("rankings.json");
   await compareRankings(/** @type {string} */ (demoIndexDir()), data);
+  assert.ok(data.queries.some((/** @type {any} */ q) => q.rrf_weak) && data.queries.some((/** @type {any} */ q) => !q.rrf_weak));
   const expanded = data.queries.filter((/** @type {any} */ q) => q.rrf_also.some((/** @type {string[]} */ a) => a.length > 0));
   assert.ok(expanded.length >= 10, `only ${expanded.length} fixture queries exercise passage expansion`);
 });

@@ -448,3 +448,17 @@ def test_a_shared_link_opens_the_dialog_with_its_query(page, site, serve):
     page.goto(server.url + "search.html?q=strategy")
     page.wait_for_load_state("networkidle")
     expect(page.locator("dialog.sphinx-rag")).not_to_have_attribute("open", "")
+
+
+def test_nonsense_says_no_good_match_and_keeps_the_nearest(page, site, serve):
+    server = serve(site)
+    page.goto(server.url + "index.html")
+    open_with_shortcut(page)
+    page.keyboard.type("banana smoothie recipe")
+    wait_hybrid(page)
+    assert results_for(page, "banana smoothie recipe", "hybrid")  # the nearest results stay
+    expect(page.locator(".sphinx-rag-empty")).to_have_text("No good match for “banana smoothie recipe”. The nearest results:")
+    expect(page.locator("#sphinx-rag-listbox")).to_have_attribute("data-weak", "")
+    expect(page.locator("a.sphinx-rag-fullsearch")).to_be_visible()
+    search(page, QUESTION, "hybrid")
+    expect(page.locator(".sphinx-rag-empty")).to_be_hidden()

@@ -17,6 +17,8 @@ import { fold, splitWords, tokenize } from "./lexical.js";
 
 export const CANDIDATES = 100; // depth of each ranking before fusion
 export const FUSIONS = ["rrf", "bm25", "dense"];
+/** Below this cosine the nearest chunk is no good match (Python's RELEVANCE_FLOOR). */
+export const RELEVANCE_FLOOR = 0.3;
 
 /**
  * @typedef {object} Result
@@ -59,6 +61,29 @@ export function rrfFuse(rankings, k, weights) {
   }
   for (const [i, s] of fused) fused.set(i, s * weights[i]);
   return fused;
+}
+
+/**
+ * True when no chunk holds at least half of the query's words exactly (typo matches do
+ * not count) and, with semantic search, no chunk is nearer the query than `floor`
+ * (Python's weak_match).
+ * @param {string[]} tokens
+ * @param {Map<string, import("./bm25.js").Expansion>} expansions
+ * @param {number | null} denseBest  the best dense score, null without semantic search
+ * @param {number} floor
+ */
+export function weakMatch(tokens, expansions, denseBest, floor) {
+  const distinct = [...new Set(tokens)];
+  /** @type {Map<number, number>} */
+  const counts = new Map();
+  for (const t of distinct) {
+    const ex = /** @type {import("./bm25.js").Expansion} */ (expansions.get(t));
+    if (ex.length === 1 && ex[0][1] === 1.0) for (const d of ex[0][0].docs) counts.set(d, (counts.get(d) ?? 0) + 1);
+  }
+  let best = 0;
+  for (const c of counts.values()) if (c > best) best = c;
+  const covered = counts.size > 0 && 2 * best >= distinct.length;
+  return !covered && (denseBest === null || denseBest < floor);
 }
 
 /**
@@ -108,6 +133,23 @@ export class Searcher {
     }
     this.rrfK = options.rrfK || settings.rrf_k || 60;
     this.probe = options.probe || index.manifest.layout.probe;
+    this.floor = settings.relevance_floor ?? RELEVANCE_FLOOR;
+  }
+
+  /**
+   * Whether the results of `query` are only the nearest, not a good match (weakMatch).
+   * @param {string} query
+   * @param {ArrayLike<number> | null} vector  null in keyword mode
+   */
+  async weakMatch(query, vector) {
+    const tokens = tokenize(query);
+    const expansions = await expandTokens(tokens, (t) => this.index.postings(t), (t) => this.index.near(t));
+    let best = null;
+    if (vector && this.index.hasVectors && this.fusion !== "bm25") {
+      best = 0;
+      for (const s of await this.denseScores(vector)) if (s > best) best = s;
+    }
+    return weakMatch(tokens, expansions, best, this.floor);
   }
 
   /** The keyword ranking: BM25 times query-term coverage. @param {string} query */

@@ -25,7 +25,7 @@ import { ScriptSource } from "./script_source.js";
  *            text: string, id: string}} Result
  * @typedef {{mode: "loading" | "keyword" | "hybrid" | "error", message: string}} Status
  * @typedef {(status: Status) => void} StatusHandler
- * @typedef {(id: number, mode: string, results: Result[]) => void} ResultsHandler
+ * @typedef {(id: number, mode: string, results: Result[], weak?: boolean) => void} ResultsHandler
  * @typedef {(settings: Record<string, any>) => void} SettingsHandler
  * @typedef {{start(): void, search(id: number, query: string, k: number): void}} Backend
  */
@@ -89,7 +89,8 @@ export class LocalBackend {
     this.busy = true;
     try {
       const results = await this.searcher.keywordSearch(request.query, request.k);
-      if (!this.pending) this.onResults(request.id, "keyword", results.map(plain));
+      const weak = results.length > 0 && await this.searcher.weakMatch(request.query, null);
+      if (!this.pending) this.onResults(request.id, "keyword", results.map(plain), weak);
     } catch (err) {
       this.onStatus({ mode: "error", message: `sphinx-rag: search failed: ${err instanceof Error ? err.message : err}` });
     } finally {
@@ -129,7 +130,7 @@ export class WorkerBackend {
       this.heard = true;
       const msg = e.data;
       if (msg.type === "status") onStatus({ mode: msg.mode, message: msg.message });
-      else if (msg.type === "results") onResults(msg.id, msg.mode, msg.results);
+      else if (msg.type === "results") onResults(msg.id, msg.mode, msg.results, msg.weak);
       else if (msg.type === "settings") this.options.onSettings?.(msg.settings ?? {});
     });
     this.worker.addEventListener("error", (e) => {

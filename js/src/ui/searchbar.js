@@ -144,8 +144,8 @@ export class SearchDialog {
           this.bar,
           this.status,
           this.askSlot,
-          this.listbox,
           this.empty,
+          this.listbox,
           h("div", { class: id("footer") }, [hints, this.shareLink, this.fullSearch]),
         ]),
       ])
@@ -190,8 +190,8 @@ export class SearchDialog {
   warmUp() {
     if (this.backend) return;
     const onStatus = (/** @type {Status} */ s) => this.setStatus(s);
-    const onResults = (/** @type {number} */ id, /** @type {string} */ mode, /** @type {Result[]} */ results) =>
-      this.showResults(id, mode, results);
+    const onResults = (/** @type {number} */ id, /** @type {string} */ mode, /** @type {Result[]} */ results,
+      /** @type {boolean | undefined} */ weak) => this.showResults(id, mode, results, Boolean(weak));
     const onSettings = (/** @type {Record<string, any>} */ settings) => this.ask.setSiteSettings(settings);
     if (location.protocol === "file:") {
       this.backend = new LocalBackend({
@@ -260,10 +260,17 @@ export class SearchDialog {
    * @param {number} id
    * @param {string} mode
    * @param {Result[]} results
+   * @param {boolean} [weak]  only the nearest results, no good match
    */
-  showResults(id, mode, results) {
+  showResults(id, mode, results, weak = false) {
     if (id !== this.requestId) return; // stale: a newer query was typed
     this.render(results, this.input.value.trim());
+    const query = this.input.value.trim();
+    if (weak && results.length) {
+      this.empty.hidden = false;
+      this.empty.textContent = `No good match for “${query}”. The nearest results:`;
+    }
+    this.listbox.toggleAttribute("data-weak", weak && results.length > 0);
     this.listbox.setAttribute("data-mode", mode);
     this.listbox.setAttribute("data-query", this.input.value.trim()); // what these results answer
     for (const listener of this.resultListeners) listener(this.input.value.trim(), results, mode);

@@ -9,7 +9,8 @@
  *   worker -> main  {type: "status", mode: "loading"|"keyword"|"hybrid"|"error", message}
  *                   {type: "settings", settings}   the manifest's `settings` (e.g. `llm`), once
  *                   {type: "results", id, mode, results: [{rank, score, url, title, kind, text, id}],
- *                    timings: {embed_ms, retrieve_ms}}
+ *                    weak, timings: {embed_ms, retrieve_ms}}
+ *   weak: the results are only the nearest, no good match (retrieve.js weakMatch)
  *   timings: performance.now() milliseconds inside the worker, for benchmarks/bench_browser.py
  *   (the page ignores them): embed_ms = spelling correction + WordPiece + onnxruntime + pooling
  *   (0 in keyword mode); retrieve_ms = BM25 + dense scoring + fusion + result assembly.
@@ -74,14 +75,17 @@ async function pump() {
     let results;
     const start = performance.now();
     let embedded = start;
+    /** @type {Float32Array | null} */
+    let vector = null;
     if (m === "hybrid" && embedder) {
-      const vector = await embedder.embed(await correctSpelling(request.query, searcher.index, words));
+      vector = await embedder.embed(await correctSpelling(request.query, searcher.index, words));
       if (latest !== request) return; // overtaken while embedding: drop it
       embedded = performance.now();
       results = await searcher.hybridSearch(request.query, vector, request.k);
     } else {
       results = await searcher.keywordSearch(request.query, request.k);
     }
+    const weak = results.length > 0 && await searcher.weakMatch(request.query, vector);
     if (latest !== request) return; // overtaken while fetching shards: answer the newer one
     const plain = results.map((r) => ({
       rank: r.rank, score: r.score, url: r.url, title: r.title, kind: r.kind, text: r.text, id: r.id,
@@ -93,6 +97,7 @@ async function pump() {
       id: request.id,
       mode: m === "hybrid" ? "hybrid" : "keyword",
       results: plain,
+      weak,
       timings,
     });
   } catch (err) {
