@@ -1,4 +1,4 @@
-"""``sphinx-rag`` command line: search, ask, export-model."""
+"""``sphinx-rag`` command line: search, ask, evaluate, export-model."""
 
 from __future__ import annotations
 
@@ -6,8 +6,27 @@ import argparse
 import json
 import sys
 import textwrap
+from pathlib import Path
 
+from . import __version__
 from .assets import IndexDamaged, IndexMissing
+
+DESCRIPTION = """\
+Search a Sphinx site's sphinx-rag index from a terminal (the same ranking as the
+search bar in the browser), answer questions with a local LLM from its passages,
+measure retrieval quality, or export an embedding model for CI caches."""
+
+EPILOG = """\
+examples:
+  sphinx-rag search docs/_build/html "how do I impute missing values?" --k 5
+  sphinx-rag ask docs/_build/html "which strategies does DummyClassifier offer?" \\
+      --endpoint http://127.0.0.1:8080/v1
+  sphinx-rag evaluate docs/_build/html questions.json --methods bm25,rrf
+  sphinx-rag COMMAND --help      (the options of one command)"""
+
+BUILD_DIR_HELP = ("the HTML output directory of sphinx-build (e.g. docs/_build/html), or a Sphinx source "
+                  "directory whose _build/html holds the index")
+FUSIONS = ("rrf", "bm25", "dense")
 
 __all__ = ["main"]
 
@@ -16,13 +35,20 @@ def _search(args) -> int:
     from .retrieve import Searcher
 
     searcher = Searcher(args.build_dir, fusion=args.fusion)
-    results = searcher.search(args.query, k=args.k)
+    vector = None if searcher.fusion == "bm25" else searcher.query_vector(args.query)  # embedded once
+    results = searcher.search(args.query, k=args.k, vector=vector)
+    weak = bool(results) and searcher.weak_match(args.query, vector)
+    note = f"No good match for {args.query!r}. The nearest results:"
     if args.json:
+        if weak:
+            print(f"[sphinx-rag] {note}", file=sys.stderr)  # stdout stays the JSON list
         json.dump([r.to_json() for r in results], sys.stdout, ensure_ascii=False, indent=2)
         sys.stdout.write("\n")
         return 0
     if not results:
         print("no results")
+    elif weak:
+        print(note)
     for r in results:
         print(f"{r.rank:2d}. [{r.kind}] {r.title}  ({r.score:.4f})")
         print(f"    {r.url}")
@@ -36,6 +62,27 @@ def _manifest_llm(searcher) -> dict:
     settings = searcher.manifest.get("settings")
     llm = settings.get("llm") if isinstance(settings, dict) else None
     return llm if isinstance(llm, dict) else {}
+
+
+def passage_lines(results, sent, max_context_tokens: int) -> list[str]:
+    """The retrieved passages in rank order, one line each: ``[n] title — url`` for the
+    passages sent to the LLM (n: their number in the prompt, which the answer cites),
+    ``[-] title — url  (not sent: ...)`` for the others.
+
+    ``sent`` is ``build_messages(...).passages``: a subsequence of ``results`` (by id),
+    the top one possibly cut after a sentence.
+    """
+    by_id = {p.id: (n, p) for n, p in enumerate(sent, start=1)}
+    lines = []
+    for r in results:
+        if r.id in by_id:
+            n, p = by_id[r.id]
+            note = "" if p.text == r.text else f"  (cut to fit max_context_tokens={max_context_tokens})"
+            lines.append(f"[{n}] {r.title} \u2014 {r.url}{note}")
+        else:
+            lines.append(f"[-] {r.title} \u2014 {r.url}  (not sent: does not fit in "
+                         f"max_context_tokens={max_context_tokens})")
+    return lines
 
 
 def _ask(args) -> int:
@@ -76,10 +123,8 @@ def _ask(args) -> int:
         return 2
     sent = built.passages
     print("Retrieved passages:")
-    sent_ids = {p.id for p in sent}  # passages too long for what is left are skipped, not cut off
-    for n, r in enumerate(results, start=1):
-        note = "" if r.id in sent_ids else "  (not sent: over max_context_tokens)"
-        print(f"[{n}] {r.title} \u2014 {r.url}{note}")
+    for line in passage_lines(results, sent, max_tokens):
+        print(line)
     print(flush=True)
     if not sent:
         print(f"[sphinx-rag] warning: no passage fits in max_context_tokens={max_tokens}; "
@@ -110,11 +155,8 @@ def _ask(args) -> int:
         sys.stdout.flush()
         print(f"[sphinx-rag] {exc}", file=sys.stderr, flush=True)
         code = 3
-    if len(written) > 1:  # something was streamed: end it with a blank line
-        print("" if written[-1].endswith("\n") else "\n")
-    print("Sources:")
-    for n, r in enumerate(sent, start=1):
-        print(f"[{n}] {r.title} \u2014 {r.url}")
+    if not written[-1].endswith("\n"):  # the answer's last line
+        print()
     return code
 
 
@@ -129,7 +171,7 @@ def _export(args) -> int:
 def _evaluate(args) -> int:
     from .evaluate import evaluate, format_table, load_questions
 
-    report = evaluate(args.build_dir, load_questions(args.questions), methods=args.methods.split(","))
+    report = evaluate(args.build_dir, load_questions(args.questions), methods=args.methods)
     print(format_table(report, title=args.title or str(args.questions)))
     if args.json_out:
         with open(args.json_out, "w", encoding="utf-8") as f:
@@ -137,54 +179,94 @@ def _evaluate(args) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="sphinx-rag", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
+def _methods(text: str) -> list[str]:
+    methods = [m.strip() for m in text.split(",") if m.strip()]
+    unknown = [m for m in methods if m not in FUSIONS]
+    if not methods or unknown:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a comma-separated list of {', '.join(FUSIONS)}")
+    return methods
 
-    p = sub.add_parser("search", help="search a built site's index (same ranking as the browser)")
-    p.add_argument("build_dir", help="the HTML output directory of sphinx-build")
-    p.add_argument("query")
-    p.add_argument("--k", type=int, default=10, help="number of results (default 10)")
-    p.add_argument("--json", action="store_true", help="print a JSON list of results")
-    p.add_argument("--fusion", choices=("rrf", "bm25", "dense"), help="override the site's fusion method")
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="sphinx-rag", description=DESCRIPTION, epilog=EPILOG,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                help="one of these (sphinx-rag COMMAND --help: its arguments)")
+
+    help_ = "search a built site's index (same ranking as the browser)"
+    p = sub.add_parser("search", help=help_, description=help_[0].upper() + help_[1:] + ".")
+    p.add_argument("build_dir", metavar="BUILD_DIR", help=BUILD_DIR_HELP)
+    p.add_argument("query", metavar="QUERY", help="the search words or question (quote it)")
+    p.add_argument("--k", type=int, default=10, metavar="N", help="number of results (default 10)")
+    p.add_argument("--json", action="store_true",
+                   help="print a JSON list of results (rank, score, url, title, kind, text, id)")
+    p.add_argument("--fusion", choices=FUSIONS, help="override the site's fusion method: rrf (keyword and "
+                   "semantic rankings fused), bm25 (keyword only) or dense (semantic only)")
     p.set_defaults(func=_search)
 
-    p = sub.add_parser("evaluate", help="Recall@k / MRR@10 of each fusion method on a question set")
-    p.add_argument("build_dir")
-    p.add_argument("questions", help="JSON list of {id, question, style, relevant: [{url, text_contains}]}")
-    p.add_argument("--methods", default="bm25,dense,rrf")
-    p.add_argument("--title", default="")
-    p.add_argument("--json-out", help="also write the full report (per question) as JSON")
-    p.set_defaults(func=_evaluate)
-
-    p = sub.add_parser("ask", help="answer a question with a local LLM from the site's search results")
-    p.add_argument("build_dir", help="the HTML output directory of sphinx-build")
-    p.add_argument("question")
-    p.add_argument("--endpoint", help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1 "
+    help_ = "answer a question with a local LLM from the site's search results"
+    p = sub.add_parser("ask", help=help_, description=(
+        "Answer a question with a local OpenAI-compatible LLM server (llama.cpp, Ollama, vLLM) from the "
+        "site's search results. Lists the retrieved passages first, [n] for those sent to the LLM (the "
+        "answer cites them by that number), [-] for those that did not fit, then streams the answer."))
+    p.add_argument("build_dir", metavar="BUILD_DIR", help=BUILD_DIR_HELP)
+    p.add_argument("question", metavar="QUESTION", help="the question (quote it)")
+    p.add_argument("--endpoint", metavar="URL", help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1 "
                    "(default: sphinx_rag_llm of the built site)")
-    p.add_argument("--model", help="model name (default: the site's, else the server's only model)")
-    p.add_argument("--k", type=int, default=8, help="passages retrieved (default 8)")
-    p.add_argument("--timeout", type=float, help="seconds without any data from the server before "
+    p.add_argument("--model", metavar="NAME", help="model name (default: the site's, else the server's only model)")
+    p.add_argument("--k", type=int, default=8, metavar="N", help="passages retrieved (default 8)")
+    p.add_argument("--timeout", type=float, metavar="SECONDS", help="seconds without any data from the server before "
                    "giving up (default: the site's, else 60)")
-    p.add_argument("--temperature", type=float, help="sampling temperature (default: the site's, else 0.1)")
-    p.add_argument("--max-context-tokens", type=int,
-                   help="the model's context window (default: the site's, else 4096)")
-    p.add_argument("--project", help="project name in the prompt (default: the site's)")
-    p.add_argument("--fusion", choices=("rrf", "bm25", "dense"), help="override the site's fusion method")
+    p.add_argument("--temperature", type=float, metavar="T",
+                   help="sampling temperature (default: the site's, else 0.1)")
+    p.add_argument("--max-context-tokens", type=int, metavar="N",
+                   help="the model's context window; passages that do not fit are not sent "
+                   "(default: the site's, else 4096)")
+    p.add_argument("--project", metavar="NAME", help="project name in the prompt (default: the site's)")
+    p.add_argument("--fusion", choices=FUSIONS, help="override the site's fusion method (see search --help)")
     p.set_defaults(func=_ask)
 
-    p = sub.add_parser("export-model", help="export a model to int8 ONNX (for CI caches)")
-    p.add_argument("model", help="Hugging Face model id or local sentence-transformers directory")
-    p.add_argument("out_dir")
+    help_ = "Recall@k / MRR@10 of each fusion method on a question set"
+    p = sub.add_parser("evaluate", help=help_, description=help_ + ", as a Markdown table.")
+    p.add_argument("build_dir", metavar="BUILD_DIR", help=BUILD_DIR_HELP)
+    p.add_argument("questions", metavar="QUESTIONS",
+                   help="JSON file: a list of {id, question, style, relevant: [{url, text_contains}]}")
+    p.add_argument("--methods", type=_methods, metavar="LIST", default=["bm25", "dense", "rrf"],
+                   help="comma-separated fusion methods to evaluate (default: bm25,dense,rrf)")
+    p.add_argument("--title", default="", metavar="TEXT",
+                   help="heading of the table (default: the questions file's path)")
+    p.add_argument("--json-out", metavar="FILE", help="also write the full report (per question) as JSON to this file")
+    p.set_defaults(func=_evaluate)
+
+    help_ = "export a model to int8 ONNX (for CI caches)"
+    p = sub.add_parser("export-model", help=help_, description=(
+        "Export a sentence-embedding model to int8 ONNX (needs the export extra: torch and optimum). "
+        "Point sphinx_rag_model at OUT_DIR to build without them."))
+    p.add_argument("model", metavar="MODEL", help="Hugging Face model id or local sentence-transformers directory")
+    p.add_argument("out_dir", metavar="OUT_DIR", help="directory to write the exported model to")
     p.set_defaults(func=_export)
     return parser
+
+
+def _missing_index_message(args, exc: IndexMissing) -> str:
+    """A source directory given instead of the HTML output says so; other errors as they are."""
+    path = Path(getattr(args, "build_dir", "") or "")
+    if str(path) and (path / "conf.py").is_file():
+        return (f"[sphinx-rag] no search index in {path} nor in {path / '_build' / 'html'}: {path} is a Sphinx "
+                f"source directory (it has conf.py); give the HTML output directory of `sphinx-build -b html "
+                f"{path} OUTPUT_DIR`, built with \"sphinx_rag\" in extensions")
+    return str(exc)
 
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (IndexMissing, IndexDamaged) as exc:
+    except IndexMissing as exc:
+        print(_missing_index_message(args, exc), file=sys.stderr)
+        return 2
+    except IndexDamaged as exc:
         print(str(exc), file=sys.stderr)
         return 2
 

@@ -292,14 +292,18 @@ def expected_passages(demo_html):
 
 
 def assert_sources(stdout: str, results):
-    """Retrieved passages first, then "Sources:" with [n] title — url."""
+    """The retrieved passages listed once, first, as [n] title — url (all sent: n is the rank)."""
     listing = "\n".join(f"[{n}] {r.title} \u2014 {r.url}" for n, r in enumerate(results, start=1))
-    assert stdout.startswith("Retrieved passages:\n" + listing + "\n")
-    assert stdout.rstrip("\n").endswith("Sources:\n" + listing)
+    assert stdout.startswith("Retrieved passages:\n" + listing + "\n\n")
+    assert stdout.count(listing) == 1 and stdout.count("Retrieved passages:") == 1
+    assert "Sources:" not in stdout  # no second listing after the answer
 
 
 def answer_of(stdout: str) -> str:
-    return stdout.split("\n\nSources:\n")[0].split("\n\n", 1)[1]
+    """What follows the listing (and its blank line): the answer, with its last line break."""
+    answer = stdout.split("\n\n", 1)[1]
+    assert answer.endswith("\n") and not answer.endswith("\n\n")
+    return answer.rstrip("\n")
 
 
 def test_ask_normal(fake_server, demo_html, expected_passages):
@@ -352,6 +356,39 @@ def test_ask_unreachable_still_prints_sources(demo_html, expected_passages):
     assert proc.returncode == 3
     assert "Could not connect to the LLM server" in proc.stderr and "connection refused" in proc.stderr
     assert_sources(proc.stdout, expected_passages)
+
+
+def test_ask_lists_each_passage_once_with_its_citation_number(fake_server, demo_html, expected_passages):
+    """In a small context window: [n] is the number the passage has in the prompt (so the
+    answer's [n] finds it), [-] marks the passages not sent, and a cut top passage says so."""
+    ids = [r.id for r in expected_passages]
+
+    def sent_at(budget: int) -> list:
+        return build_messages(QUESTION, expected_passages, project="mlkit", max_context_tokens=budget).passages
+
+    def ranks(budget: int) -> list[int]:
+        return [ids.index(p.id) for p in sent_at(budget)]
+
+    budgets = range(500, 4096, 10)
+    with_gap = next(b for b in budgets if ranks(b) and ranks(b) != list(range(len(ranks(b)))))  # renumbered
+    top_cut = next(b for b in budgets if sent_at(b) and sent_at(b)[0].text != expected_passages[0].text)
+    for budget in (with_gap, top_cut):
+        proc = ask(demo_html, "--endpoint", fake_server, "--model", "normal", "--project", "mlkit",
+                   "--max-context-tokens", str(budget))
+        assert proc.returncode == 0, proc.stderr
+        sent = {p.id: (n, p) for n, p in enumerate(sent_at(budget), start=1)}
+        user = last_request(fake_server)["messages"][-1]["content"]
+        listing = proc.stdout.split("\n\n", 1)[0].splitlines()
+        assert listing[0] == "Retrieved passages:" and len(listing) == 1 + len(expected_passages)
+        for line, r in zip(listing[1:], expected_passages):
+            if r.id in sent:
+                n, p = sent[r.id]
+                cut = f"  (cut to fit max_context_tokens={budget})" if p.text != r.text else ""
+                assert line == f"[{n}] {r.title} \u2014 {r.url}{cut}"
+                assert f"[{n}] {r.title} ({r.url})\n{p.text.strip()[:80]}" in user
+            else:
+                assert line == f"[-] {r.title} \u2014 {r.url}  (not sent: does not fit in max_context_tokens={budget})"
+        assert f"[{len(sent) + 1}] " not in user and proc.stdout.count("\u2014") == len(expected_passages)
 
 
 def test_ask_without_endpoint_is_a_usage_error(demo_html):

@@ -1,9 +1,12 @@
-"""`sphinx-rag search` on the built demo docs."""
+"""`sphinx-rag search` on the built demo docs; the CLI's --version and --help."""
 
+import argparse
 import json
+import re
 import subprocess
 import sys
 
+from sphinx_rag.cli import build_parser
 from sphinx_rag.retrieve import Searcher
 
 
@@ -52,3 +55,79 @@ def test_missing_index_gives_one_line_error(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1
     assert "no search index" in proc.stderr and "sphinx-build -b html" in proc.stderr
+
+
+def test_source_dir_whose_build_html_has_the_index(demo_html, tmp_path):
+    """`sphinx-rag search docs ...` finds docs/_build/html's index: same results as the HTML dir."""
+    src = tmp_path / "docs"
+    (src / "_build").mkdir(parents=True)
+    (src / "conf.py").write_text("extensions = ['sphinx_rag']\n")
+    (src / "_build" / "html").symlink_to(demo_html, target_is_directory=True)
+    query = "dummy classifier strategy"
+    proc = run_cli("search", str(src), query, "--k", "3", "--json")
+    assert proc.returncode == 0, proc.stderr
+    direct = run_cli("search", str(demo_html), query, "--k", "3", "--json")
+    assert json.loads(proc.stdout) == json.loads(direct.stdout) and json.loads(proc.stdout)
+
+
+def test_source_dir_without_index_says_it_is_a_source_dir(tmp_path):
+    (tmp_path / "conf.py").write_text("project = 'x'\n")
+    proc = run_cli("search", str(tmp_path), "anything")
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1
+    assert "Sphinx source directory" in proc.stderr and "HTML output directory" in proc.stderr
+    assert f"sphinx-build -b html {tmp_path} OUTPUT_DIR" in proc.stderr
+
+
+# -- --version and --help ----------------------------------------------------------------------
+
+def test_version():
+    import sphinx_rag
+
+    proc = run_cli("--version")
+    assert proc.returncode == 0 and proc.stdout == f"sphinx-rag {sphinx_rag.__version__}\n"
+
+
+def _parsers():
+    """(name, parser) of the top-level parser and of every command."""
+    parser = build_parser()
+    [commands] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return [("sphinx-rag", parser), *commands.choices.items()]
+
+
+def test_every_argument_and_command_has_help():
+    for name, parser in _parsers():
+        assert parser.description, f"{name} has no description"
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                helps = {a.dest: a.help for a in action._choices_actions}
+                assert set(helps) == set(action.choices) and all(helps.values()), helps
+            assert action.help and action.help != argparse.SUPPRESS, f"{name} {action.dest}: no help"
+
+
+RST_MARKUP = re.compile(r"``|:(class|func|meth|mod|ref|doc|attr|data):`|^\s*\.\. ", re.M)
+
+
+def test_help_is_plain_text():
+    proc = run_cli("--help")
+    assert proc.returncode == 0 and "usage: sphinx-rag" in proc.stdout
+    for command in ("search", "ask", "evaluate", "export-model"):
+        assert command in proc.stdout
+    assert "--version" in proc.stdout and not RST_MARKUP.search(proc.stdout), proc.stdout
+    for name, parser in _parsers():
+        text = parser.format_help()
+        assert not RST_MARKUP.search(text), f"{name} --help:\n{text}"
+
+
+def test_evaluate_rejects_an_unknown_method(tmp_path):
+    proc = run_cli("evaluate", str(tmp_path), str(tmp_path / "q.json"), "--methods", "bm25,magic")
+    assert proc.returncode == 2 and "--methods" in proc.stderr and "rrf, bm25, dense" in proc.stderr
+
+
+def test_nonsense_says_no_good_match(demo_html):
+    proc = run_cli("search", str(demo_html), "banana smoothie recipe", "--k", "3")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("No good match for 'banana smoothie recipe'. The nearest results:\n 1. [")
+    proc = run_cli("search", str(demo_html), "banana smoothie recipe", "--json")
+    assert json.loads(proc.stdout) and "No good match" in proc.stderr
+    proc = run_cli("search", str(demo_html), "dummy classifier strategy", "--k", "3")
+    assert "No good match" not in proc.stdout
