@@ -356,3 +356,19 @@ def test_cli_names_a_damaged_index_in_one_line(demo_html, tmp_path):
                            "bm25"], capture_output=True, text=True)
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and "terms-" in proc.stderr and "rebuild the docs" in proc.stderr
+
+
+def test_switching_embeddings_off_removes_the_vectors_and_model(tmp_path):
+    src = tmp_path / "src"
+    shutil.copytree(ROOTS / "test-narrative", src)
+    conf = (src / "conf.py").read_text()
+    (src / "conf.py").write_text(conf.replace("sphinx_rag_embeddings = False", "sphinx_rag_embeddings = True"))
+    out = tmp_path / "html"
+    assert _sphinx(src, out, "-d", str(tmp_path / "dt")).returncode == 0
+    kinds = {p.name.split("-")[0] for p in (out / ASSET_DIR).iterdir()}
+    assert {"cluster", "centroids", "model"} <= kinds
+    (src / "conf.py").write_text(conf)  # embeddings off again
+    assert _sphinx(src, out, "-d", str(tmp_path / "dt")).returncode == 0
+    kinds = {p.name.split("-")[0] for p in (out / ASSET_DIR).iterdir()}
+    assert not {"cluster", "centroids", "model"} & kinds
+    assert json.loads((out / ASSET_DIR / "manifest.json").read_text())["dense"] is None
