@@ -10,11 +10,11 @@
   window.Worker = class extends Original {
     constructor(url, options) {
       super(url, options);
-      if (String(url).includes("/_static/sphinx_rag/worker.js")) {
+      if (String(url).includes("/_static/sphinx_rag/worker.js")) {  // the search worker
         rag.worker = this;
         this.addEventListener("message", (e) => {
           const m = e.data || {};
-          rag.events.push({ t: performance.now(), type: m.type, mode: m.mode, id: m.id,
+          rag.events.push({ t: performance.now(), wall: Date.now(), type: m.type, mode: m.mode, id: m.id,
                             n: Array.isArray(m.results) ? m.results.length : null, timings: m.timings || null });
         });
       }
@@ -27,8 +27,9 @@
     const buttons = [...document.querySelectorAll(".search-button__button, button.sphinx-rag-trigger")];
     const button = buttons.find((b) => b.offsetParent !== null) || buttons[0];
     if (!button) return { error: "no search button on the page" };
-    const out = { keywordShown: null, hybridShown: null };
+    const out = { keywordShown: null, hybridShown: null, keywordShownWall: null, hybridShownWall: null };
     const t0 = performance.now();
+    const t0Wall = Date.now();
     button.focus();  // first focus: warmUp() starts the worker
     const dialog = window.sphinxRag.dialog;
     dialog.open();
@@ -38,8 +39,8 @@
     const observer = new MutationObserver(() => {
       if (box.dataset.query !== query) return;
       const t = performance.now() - t0;
-      if (box.dataset.mode === "keyword" && out.keywordShown === null) out.keywordShown = t;
-      if (box.dataset.mode === "hybrid" && out.hybridShown === null) out.hybridShown = t;
+      if (box.dataset.mode === "keyword" && out.keywordShown === null) { out.keywordShown = t; out.keywordShownWall = Date.now(); }
+      if (box.dataset.mode === "hybrid" && out.hybridShown === null) { out.hybridShown = t; out.hybridShownWall = Date.now(); }
     });
     observer.observe(box, { attributes: true, attributeFilter: ["data-mode", "data-query"] });
     const deadline = t0 + timeoutMs;
@@ -51,8 +52,12 @@
     }
     observer.disconnect();
     const first = (pred) => { const e = rag.events.find(pred); return e ? e.t - t0 : null; };
+    const wall = (pred) => { const e = rag.events.find(pred); return e ? e.wall : null; };
     return {
       ...out,
+      t0Wall,
+      keywordResultsWall: wall((e) => e.type === "results" && e.mode === "keyword"),
+      hybridResultsWall: wall((e) => e.type === "results" && e.mode === "hybrid"),
       keywordReady: first((e) => e.type === "status" && e.mode === "keyword"),
       keywordResults: first((e) => e.type === "results" && e.mode === "keyword"),
       hybridReady: first((e) => e.type === "status" && e.mode === "hybrid"),

@@ -17,6 +17,7 @@ import random
 import re
 from pathlib import Path
 
+from sphinx_rag.assets import load_chunk_records
 from sphinx_rag.lexical import word_parts
 
 PARAM = re.compile(r"^Parameter (\w+) of ([\w.]+)")
@@ -71,7 +72,7 @@ def main():
     parser.add_argument("out", type=Path)
     parser.add_argument("--n", type=int, default=150)
     args = parser.parse_args()
-    chunks = json.loads((args.html_dir / "_static" / "sphinx_rag" / "chunks.json").read_text())
+    chunks = load_chunk_records(args.html_dir)
     questions = make_questions(chunks, args.n)
     args.out.write_text(json.dumps(questions, indent=1) + "\n")
     print(f"wrote {len(questions)} questions to {args.out}")

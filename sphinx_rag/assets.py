@@ -58,12 +58,13 @@ class Layout:
     The manifest records it, so readers need no constant of their own.
     """
 
-    texts_per_shard: int = 64  # chunk records per text shard
-    term_shard_bytes: int = 24_000  # a term shard is cut after this many payload bytes
+    texts_per_shard: int = 64  # chunk records per text shard (32: +18 B/chunk, over 600)
+    term_shard_bytes: int = 12_000  # a term shard holds about this many payload bytes
     head_postings: int = 4096  # a term in more chunks keeps its highest-impact postings only
     near_shard_terms: int = 4096  # vocabulary terms per near (typo) shard
     exact_up_to: int = 4096  # up to this many chunks: one cluster, exact dense search
-    cluster_size: int = 256  # average chunks per cluster above that
+    cluster_size: int = 128  # average chunks per cluster above that ...
+    max_clusters: int = 800  # ... up to this many clusters (their centroids: 310 KB)
     probe: int = 4096  # vectors a query scores at least (whole clusters, nearest first)
 
 
@@ -150,7 +151,8 @@ def write_assets(out_dir: Path, *, chunks: list[dict], bm25: BM25Index, vectors_
     dense_entry = model_entry = None
     clusters: list[list] = []
     if vectors_i8 is not None:
-        members = dense.cluster_vectors(vectors_i8, scales, layout.exact_up_to, layout.cluster_size)
+        members = dense.cluster_vectors(vectors_i8, scales, layout.exact_up_to, layout.cluster_size,
+                                        layout.max_clusters)
         centroids = dense.centroid_vectors(vectors_i8, scales, members)
         clusters = [[binary("cluster", dense.cluster_shard(ids, vectors_i8, scales)), len(ids)] for ids in members]
         dense_entry = {"centroids": binary("centroids", dense.centroid_shard(centroids))}

@@ -42,14 +42,15 @@ def dense_scores(query: np.ndarray, vectors_i8: np.ndarray, scales: np.ndarray) 
 
 # -- build ---------------------------------------------------------------------------------
 
-def cluster_vectors(vectors_i8: np.ndarray, scales: np.ndarray, exact_up_to: int, cluster_size: int) -> list[np.ndarray]:
+def cluster_vectors(vectors_i8: np.ndarray, scales: np.ndarray, exact_up_to: int, cluster_size: int,
+                    max_clusters: int = 1 << 30) -> list[np.ndarray]:
     """Chunk ids of each cluster (ascending ids; clusters in a deterministic order)."""
     n = len(vectors_i8)
     if n <= exact_up_to:
         return [np.arange(n, dtype=np.int64)]
     x = vectors_i8.astype(np.float32) * scales[:, None]
     x /= np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
-    k = -(-n // cluster_size)
+    k = min(-(-n // cluster_size), max_clusters)
     rng = np.random.default_rng(SEED)
     centroids = x[np.sort(rng.choice(n, size=k, replace=False))]
     for _ in range(KMEANS_ITERATIONS):

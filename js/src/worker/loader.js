@@ -154,9 +154,10 @@ export class HttpSource {
   /**
    * @param {string} name
    * @param {RequestCache} mode
+   * @param {RequestPriority} [priority]  "low" for the model: a query's shards go first
    */
-  async download(name, mode) {
-    const response = await this.fetch(this.url(name), { cache: mode });
+  async download(name, mode, priority = /** @type {RequestPriority} */ ("auto")) {
+    const response = await this.fetch(this.url(name), { cache: mode, priority });
     if (!response.ok) {
       throw new Error(`sphinx-rag: cannot load ${this.url(name)} (HTTP ${response.status})` +
         (response.status === 404 ? ": the docs were rebuilt meanwhile; reload the page" : ""));
@@ -169,16 +170,17 @@ export class HttpSource {
    * @template T
    * @param {string} name
    * @param {(data: Uint8Array) => Promise<T>} check  throws ShardError when the data is wrong
+   * @param {RequestPriority} [priority]
    * @returns {Promise<T>}
    */
-  async fetchChecked(name, check) {
+  async fetchChecked(name, check, priority = /** @type {RequestPriority} */ ("auto")) {
     try {
-      return await check(await this.download(name, "default"));
+      return await check(await this.download(name, "default", priority));
     } catch (err) {
       if (!(err instanceof ShardError)) throw err;
     }
     try {
-      return await check(await this.download(name, "reload")); // a stale copy in the HTTP cache?
+      return await check(await this.download(name, "reload", priority)); // a stale copy in the HTTP cache?
     } catch (err) {
       if (!(err instanceof ShardError)) throw err;
       throw new Error(`sphinx-rag: the search index on the server is damaged (${err.message}): rebuild the docs`);
@@ -251,7 +253,7 @@ export class HttpSource {
           throw new ShardError(`${path} does not match manifest.json`);
         }
         return d;
-      });
+      }, "low"); // 21 MB: after the shards of the query being typed
       this.store(key, data);
       return data;
     };

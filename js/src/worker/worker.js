@@ -49,6 +49,10 @@ let latest = null;
 let answered = null;
 let busy = false;
 let started = false;
+/** @type {() => void} */
+let answeredOnce = () => {};
+/** Resolves when the first results have been posted. */
+const firstAnswer = new Promise((resolve) => { answeredOnce = () => resolve(undefined); });
 
 /**
  * @param {Mode} m
@@ -92,6 +96,7 @@ async function pump() {
     }));
     const timings = { embed_ms: embedded - start, retrieve_ms: performance.now() - embedded };
     answered = { request, mode: m };
+    answeredOnce();
     worker.postMessage({
       type: "results",
       id: request.id,
@@ -139,6 +144,9 @@ async function init({ base, ortBase, threads = 1 }) {
   pump();
   index.shardNames().then((names) => source.prune(names)).catch(() => {}); // drop what older builds left
   if (!semantic) return;
+  // The model (21 MB) waits for the first keyword answer, or a second without a query:
+  // a reader's first results must not share the line with it (it is fetched at low priority too).
+  await Promise.race([firstAnswer, new Promise((r) => setTimeout(r, 1000))]);
 
   try {
     ort.env.wasm.wasmPaths = ortBase;
