@@ -226,8 +226,12 @@ def test_a_killed_build_is_redone_by_the_next(tmp_path, stage):
 
     src = tmp_path / "src"
     shutil.copytree(ROOTS / "test-narrative", src)
-    with open(src / "conf.py", "a") as f:
-        f.write("\nsphinx_rag_embeddings = True\n")  # the model export is cached by the setup
+    with open(src / "conf.py", "a") as f:  # the model export is cached by the setup
+        f.write("\nsphinx_rag_embeddings = True\nsphinx_rag_embed_batch_size = 1\n")
+    # enough to embed that the kill lands inside the embedding step, even on a fast machine
+    (src / "long.rst").write_text("Long page\n=========\n\n" + "\n\n".join(
+        f"Paragraph {i} explains option number {i} of the estimator in its own words." for i in range(300)))
+    (src / "index.rst").write_text((src / "index.rst").read_text().replace("   guide\n", "   guide\n   long\n"))
     out, doctrees = tmp_path / "html", tmp_path / "doctrees"
     env = dict(os.environ, SPHINX_RAG_EMBED_CACHE="0", PYTHONUNBUFFERED="1")  # embed every time, print at once
     assert _sphinx(src, out, "-d", str(doctrees)).returncode == 0

@@ -462,3 +462,27 @@ def test_nonsense_says_no_good_match_and_keeps_the_nearest(page, site, serve):
     expect(page.locator("a.sphinx-rag-fullsearch")).to_be_visible()
     search(page, QUESTION, "hybrid")
     expect(page.locator(".sphinx-rag-empty")).to_be_hidden()
+
+
+def test_touch_phone_gets_words_not_keys(browser, site, serve):
+    """On a touch phone the close button says "Close" (no Esc key there) and the
+    placeholder fits a 375 px screen."""
+    server = serve(site)
+    ctx = browser.new_context(viewport={"width": 375, "height": 740}, is_mobile=True, has_touch=True)
+    try:
+        page = ctx.new_page()
+        page.goto(server.url + "index.html")
+        page.locator(".search-button__button:visible").first.tap()
+        close = page.locator("dialog.sphinx-rag .sphinx-rag-close")
+        expect(close).to_be_visible()
+        expect(close).to_have_text("Close", use_inner_text=True)
+        placeholder = page.locator(INPUT).get_attribute("placeholder")
+        assert placeholder == "Search the docs…"
+        fits = page.evaluate("""() => { const i = document.querySelector("dialog.sphinx-rag input");
+            const c = document.createElement("canvas").getContext("2d"); c.font = getComputedStyle(i).font;
+            return c.measureText(i.placeholder).width <= i.clientWidth; }""")
+        assert fits
+        close.tap()
+        expect(page.locator("dialog.sphinx-rag")).not_to_have_attribute("open", "")
+    finally:
+        ctx.close()

@@ -113,14 +113,18 @@ export class SearchDialog {
         "aria-autocomplete": "list",
         "aria-label": "Search the documentation",
         "aria-describedby": id("status"),
-        placeholder: "Search the docs, or ask a question…",
+        // the long one is cut off on a phone
+        placeholder: matchMedia("(max-width: 480px)").matches ? "Search the docs…" : "Search the docs, or ask a question…",
         autocomplete: "off",
         autocapitalize: "off",
         spellcheck: "false",
         enterkeyhint: "search",
       })
     );
-    this.closeButton = h("button", { type: "button", class: id("close"), "aria-label": "Close search" }, ["Esc"]);
+    // "Esc" means nothing on a touch screen: there the button shows "Close" (CSS, pointer: coarse)
+    this.closeButton = h("button", { type: "button", class: id("close"), "aria-label": "Close search" }, [
+      h("span", { class: id("close-key") }, ["Esc"]), h("span", { class: id("close-word") }, ["Close"]),
+    ]);
     this.status = h("p", { id: id("status"), class: id("status"), role: "status", "data-mode": "idle" });
     // The "Ask" (local LLM) answer: filled by ask.js, hidden until then.
     this.askSlot = h("section", { class: id("ask"), "aria-label": "Answer", hidden: "" });
