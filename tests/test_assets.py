@@ -245,9 +245,9 @@ def test_a_killed_build_is_redone_by_the_next(tmp_path, stage):
         while not marker.exists() and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.002)
     else:
-        for line in proc.stdout:
-            if line.startswith("embedding chunks"):
-                break
+        for line in proc.stdout:  # "[sphinx-rag] 0 of N chunk vectors ...; embedding N new chunk texts"
+            if "new chunk texts" in line:  # printed as the embedding starts (the bar itself may
+                break  # redraw one line without newlines, as it does under CI)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     proc.stdout.close()
