@@ -36,8 +36,8 @@ def _search(args) -> int:
 
     searcher = Searcher(args.build_dir, fusion=args.fusion)
     vector = None if searcher.fusion == "bm25" else searcher.query_vector(args.query)  # embedded once
-    results = searcher.search(args.query, k=args.k, vector=vector)
-    weak = bool(results) and searcher.weak_match(args.query, vector)
+    results, weak = searcher.search_with_match(args.query, k=args.k, vector=vector)
+    weak = weak and bool(results)
     note = f"No good match for {args.query!r}. The nearest results:"
     if args.json:
         if weak:

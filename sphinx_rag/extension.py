@@ -232,9 +232,12 @@ def on_build_finished(app, exception):
     out_dir = Path(app.outdir) / assets.ASSET_DIR
     fresh = app.sphinx_rag.fresh
     wanted = [d for d in sorted(app.env.found_docs) if not _excluded(d, cfg.sphinx_rag_exclude)]
-    previous, problem = ({}, "") if set(fresh) >= set(wanted) else _previous_chunks(out_dir)
-    if app.sphinx_rag.interrupted:
+    if app.sphinx_rag.interrupted:  # its pages may be newer than its index: trust none of it
         previous, problem = {}, "the previous build stopped before its search index was written"
+    elif set(fresh) >= set(wanted):
+        previous, problem = {}, ""
+    else:
+        previous, problem = _previous_chunks(out_dir)
     missing = [d for d in wanted if d not in fresh and d not in previous]
     if missing:
         if problem and problem != "there is none":

@@ -174,29 +174,39 @@ class Searcher:
             out[cluster.ids] = dense_scores(vector, cluster.vectors, cluster.scales)
         return out
 
-    def scores(self, query: str, vector: np.ndarray | None = None) -> dict[int, float]:
-        """Final score of every candidate chunk."""
-        weights = self.index.weights
-        if self.fusion == "bm25":
-            s = self.bm25_scores(query) * weights
-            return {i: float(s[i]) for i in top_k(s, CANDIDATES)}
-        if self.fusion == "dense":
-            s = self.dense_scores(query, vector)
-            s = np.where(s > 0, s * weights, s)
-            return {i: float(s[i]) for i in top_k(s, CANDIDATES)}
-        rankings = [top_k(self.bm25_scores(query), CANDIDATES), top_k(self.dense_scores(query, vector), CANDIDATES)]
-        return rrf_fuse(rankings, self.rrf_k, weights)
-
-    def weak_match(self, query: str, vector: np.ndarray | None = None) -> bool:
-        """Whether the results of ``query`` are only the nearest, not a good match (``weak_match``)."""
+    def ranking(self, query: str, vector: np.ndarray | None = None) -> tuple[dict[int, float], bool]:
+        """Final score of every candidate chunk, and whether they are only a weak match
+        (``weak_match``, from the same keyword and dense passes)."""
         tokens = tokenize(query)
         expansions = expand_tokens(tokens, self.index.postings, self.index.near)
-        dense_best = None if self.fusion == "bm25" else float(self.dense_scores(query, vector).max(initial=0.0))
-        return weak_match(tokens, expansions, dense_best, self.floor)
+        dense = None if self.fusion == "bm25" else self.dense_scores(query, vector)
+        weak = weak_match(tokens, expansions, None if dense is None else float(dense.max(initial=0.0)), self.floor)
+        weights = self.index.weights
+        if self.fusion == "bm25":
+            s = keyword_scores(self.index.n_chunks, tokens, expansions) * weights
+            return {i: float(s[i]) for i in top_k(s, CANDIDATES)}, weak
+        if self.fusion == "dense":
+            s = np.where(dense > 0, dense * weights, dense)
+            return {i: float(s[i]) for i in top_k(s, CANDIDATES)}, weak
+        rankings = [top_k(keyword_scores(self.index.n_chunks, tokens, expansions), CANDIDATES), top_k(dense, CANDIDATES)]
+        return rrf_fuse(rankings, self.rrf_k, weights), weak
+
+    def scores(self, query: str, vector: np.ndarray | None = None) -> dict[int, float]:
+        """Final score of every candidate chunk."""
+        return self.ranking(query, vector)[0]
+
+    def weak_match(self, query: str, vector: np.ndarray | None = None) -> bool:
+        """Whether the results of ``query`` are only the nearest, not a good match."""
+        return self.ranking(query, vector)[1]
 
     def search(self, query: str, k: int = 10, vector: np.ndarray | None = None) -> list[Result]:
         """The k best passages (expand.py): each a hit plus, if short, what follows it."""
-        scored = self.scores(query, vector)
+        return self.search_with_match(query, k, vector)[0]
+
+    def search_with_match(self, query: str, k: int = 10,
+                          vector: np.ndarray | None = None) -> tuple[list[Result], bool]:
+        """``search`` and ``weak_match`` from one pass over the index."""
+        scored, weak = self.ranking(query, vector)
         ranked = sorted(scored, key=lambda i: (-scored[i], i))
         chunk = self.index.chunk
         out = []
@@ -205,4 +215,4 @@ class Searcher:
             text = "\n\n".join(chunk(j)["text"] for j in span)
             out.append(Result(rank, scored[span[0]], c["url"], c["title"], c["kind"], text, c["id"], span[0],
                               [chunk(j)["url"] for j in span[1:]]))
-        return out
+        return out, weak

@@ -21,6 +21,7 @@ module scripts from ``file://``.
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -73,7 +74,7 @@ def _copy_client(dest: Path):
     for src in sorted(CLIENT_DIR.iterdir()):
         if not src.is_file():
             continue
-        target = dest / src.name
-        if not (target.is_file() and target.stat().st_size == src.stat().st_size
-                and target.read_bytes() == src.read_bytes()):
-            shutil.copyfile(src, target)
+        target, stat = dest / src.name, src.stat()
+        if not (target.is_file() and (target.stat().st_size, target.stat().st_mtime_ns) == (stat.st_size, stat.st_mtime_ns)):
+            shutil.copyfile(src, target)  # not copy2: a read-only installed file must not stay read-only
+            os.utime(target, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # the next build compares, not reads

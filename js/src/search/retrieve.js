@@ -142,14 +142,7 @@ export class Searcher {
    * @param {ArrayLike<number> | null} vector  null in keyword mode
    */
   async weakMatch(query, vector) {
-    const tokens = tokenize(query);
-    const expansions = await expandTokens(tokens, (t) => this.index.postings(t), (t) => this.index.near(t));
-    let best = null;
-    if (vector && this.index.hasVectors && this.fusion !== "bm25") {
-      best = 0;
-      for (const s of await this.denseScores(vector)) if (s > best) best = s;
-    }
-    return weakMatch(tokens, expansions, best, this.floor);
+    return (await this.ranking(query, vector, vector ? this.fusion : "bm25")).weak;
   }
 
   /** The keyword ranking: BM25 times query-term coverage. @param {string} query */
@@ -175,6 +168,42 @@ export class Searcher {
   }
 
   /**
+   * Final score of every candidate chunk, and whether they are only a weak match
+   * (weakMatch, from the same keyword and dense passes): Python's Searcher.ranking.
+   * @param {string} query
+   * @param {ArrayLike<number> | null} vector  the query embedding (unused for "bm25")
+   * @param {string} [fusion]  defaults to this.fusion
+   * @returns {Promise<{scored: Map<number, number>, weak: boolean}>}
+   */
+  async ranking(query, vector, fusion = this.fusion) {
+    await this.index.directory();
+    if (fusion !== "bm25" && !vector) throw new Error(`sphinx-rag: fusion "${fusion}" needs the query vector`);
+    const tokens = tokenize(query);
+    const [expansions, dense] = await Promise.all([
+      expandTokens(tokens, (t) => this.index.postings(t), (t) => this.index.near(t)),
+      fusion === "bm25" ? null : this.denseScores(/** @type {ArrayLike<number>} */ (vector)),
+    ]);
+    let best = null;
+    if (dense) {
+      best = 0;
+      for (const s of dense) if (s > best) best = s;
+    }
+    const weak = weakMatch(tokens, expansions, best, this.floor);
+    const weights = /** @type {Float64Array} */ (this.index.weights);
+    /** @type {Map<number, number>} */
+    const scored = new Map();
+    if (fusion === "bm25" || fusion === "dense") {
+      const s = dense ?? keywordScores(this.index.nChunks, tokens, expansions);
+      for (let i = 0; i < s.length; i++) if (fusion === "bm25" || s[i] > 0) s[i] *= weights[i];
+      for (const i of topK(s, CANDIDATES)) scored.set(i, s[i]);
+      return { scored, weak };
+    }
+    const keyword = keywordScores(this.index.nChunks, tokens, expansions);
+    const fused = rrfFuse([topK(keyword, CANDIDATES), topK(/** @type {Float64Array} */ (dense), CANDIDATES)], this.rrfK, weights);
+    return { scored: fused, weak };
+  }
+
+  /**
    * Final score of every candidate chunk (Python's Searcher.scores).
    * @param {string} query
    * @param {ArrayLike<number> | null} vector  the query embedding (unused for "bm25")
@@ -182,25 +211,7 @@ export class Searcher {
    * @returns {Promise<Map<number, number>>}
    */
   async scores(query, vector, fusion = this.fusion) {
-    await this.index.directory();
-    const weights = /** @type {Float64Array} */ (this.index.weights);
-    /** @type {Map<number, number>} */
-    const out = new Map();
-    if (fusion === "bm25") {
-      const s = await this.bm25Scores(query);
-      for (let i = 0; i < s.length; i++) s[i] *= weights[i];
-      for (const i of topK(s, CANDIDATES)) out.set(i, s[i]);
-      return out;
-    }
-    if (!vector) throw new Error(`sphinx-rag: fusion "${fusion}" needs the query vector`);
-    if (fusion === "dense") {
-      const s = await this.denseScores(vector);
-      for (let i = 0; i < s.length; i++) if (s[i] > 0) s[i] *= weights[i];
-      for (const i of topK(s, CANDIDATES)) out.set(i, s[i]);
-      return out;
-    }
-    const [keyword, dense] = await Promise.all([this.bm25Scores(query), this.denseScores(vector)]);
-    return rrfFuse([topK(keyword, CANDIDATES), topK(dense, CANDIDATES)], this.rrfK, weights);
+    return (await this.ranking(query, vector, fusion)).scored;
   }
 
   /**
@@ -212,7 +223,19 @@ export class Searcher {
    * @returns {Promise<Result[]>}
    */
   async search(query, vector, k = 10, fusion = this.fusion) {
-    const scored = await this.scores(query, vector, fusion);
+    return (await this.searchWithMatch(query, vector, k, fusion)).results;
+  }
+
+  /**
+   * `search` and `weakMatch` from one pass over the index (Python's search_with_match).
+   * @param {string} query
+   * @param {ArrayLike<number> | null} vector
+   * @param {number} [k]
+   * @param {string} [fusion]
+   * @returns {Promise<{results: Result[], weak: boolean}>}
+   */
+  async searchWithMatch(query, vector, k = 10, fusion = this.fusion) {
+    const { scored, weak } = await this.ranking(query, vector, fusion);
     const ranked = [...scored.keys()].sort((a, b) => {
       const sa = /** @type {number} */ (scored.get(a));
       const sb = /** @type {number} */ (scored.get(b));
@@ -221,7 +244,7 @@ export class Searcher {
     await this.index.prefetchChunks(ranked.slice(0, k + 5)); // text shards in parallel
     const chunk = (/** @type {number} */ i) => this.index.chunk(i);
     const passages = await expand(ranked, chunk, this.index.nChunks, k);
-    return Promise.all(passages.map(async (span, r) => {
+    const results = await Promise.all(passages.map(async (span, r) => {
       const records = await Promise.all(span.map(chunk));
       const c = records[0];
       return {
@@ -236,6 +259,7 @@ export class Searcher {
         also: records.slice(1).map((x) => x.url), // chunks the passage took in (expand.js)
       };
     }));
+    return { results, weak };
   }
 
   /**
@@ -248,14 +272,24 @@ export class Searcher {
   }
 
   /**
+   * hybridSearch's results and whether they are only a weak match (one pass).
+   * @param {string} query
+   * @param {ArrayLike<number> | null} queryVector
+   * @param {number} [k]
+   */
+  hybridAnswer(query, queryVector, k = 10) {
+    if (!queryVector || !this.index.hasVectors || this.fusion === "bm25") return this.searchWithMatch(query, null, k, "bm25");
+    return this.searchWithMatch(query, queryVector, k);
+  }
+
+  /**
    * The configured fusion (manifest settings: "rrf" by default) with the query's
    * embedding; without a vector, or on a keyword-only index, falls back to keywordSearch.
    * @param {string} query
    * @param {ArrayLike<number> | null} queryVector
    * @param {number} [k]
    */
-  hybridSearch(query, queryVector, k = 10) {
-    if (!queryVector || !this.index.hasVectors || this.fusion === "bm25") return this.keywordSearch(query, k);
-    return this.search(query, queryVector, k);
+  async hybridSearch(query, queryVector, k = 10) {
+    return (await this.hybridAnswer(query, queryVector, k)).results;
   }
 }

@@ -88,9 +88,8 @@ export class LocalBackend {
     this.pending = null;
     this.busy = true;
     try {
-      const results = await this.searcher.keywordSearch(request.query, request.k);
-      const weak = results.length > 0 && await this.searcher.weakMatch(request.query, null);
-      if (!this.pending) this.onResults(request.id, "keyword", results.map(plain), weak);
+      const { results, weak } = await this.searcher.hybridAnswer(request.query, null, request.k);
+      if (!this.pending) this.onResults(request.id, "keyword", results.map(plain), weak && results.length > 0);
     } catch (err) {
       this.onStatus({ mode: "error", message: `sphinx-rag: search failed: ${err instanceof Error ? err.message : err}` });
     } finally {

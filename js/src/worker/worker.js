@@ -76,7 +76,6 @@ async function pump() {
   const request = latest;
   const m = mode;
   try {
-    let results;
     const start = performance.now();
     let embedded = start;
     /** @type {Float32Array | null} */
@@ -85,11 +84,10 @@ async function pump() {
       vector = await embedder.embed(await correctSpelling(request.query, searcher.index, words));
       if (latest !== request) return; // overtaken while embedding: drop it
       embedded = performance.now();
-      results = await searcher.hybridSearch(request.query, vector, request.k);
-    } else {
-      results = await searcher.keywordSearch(request.query, request.k);
     }
-    const weak = results.length > 0 && await searcher.weakMatch(request.query, vector);
+    const answer = await searcher.hybridAnswer(request.query, vector, request.k); // keyword-only without a vector
+    const results = answer.results;
+    const weak = answer.weak && results.length > 0;
     if (latest !== request) return; // overtaken while fetching shards: answer the newer one
     const plain = results.map((r) => ({
       rank: r.rank, score: r.score, url: r.url, title: r.title, kind: r.kind, text: r.text, id: r.id,
