@@ -34,6 +34,11 @@ sphinx_rag_downweight = {'*changelog*': 0.3, '*release_notes*': 0.3, '*whats_new
 # (keyword only) or dense (semantic only). Choices: rrf, bm25, dense.
 sphinx_rag_fusion = 'rrf'
 
+# What turns a reader's query into a vector: 'both' (a small encoder fitted to the site
+# answers at once, the full model takes over once loaded), 'static' (no model in the
+# site: ~0.3-1 MB instead of ~25 MB) or 'model'.
+sphinx_rag_query_encoder = 'both'
+
 # The k of reciprocal-rank fusion: 1/(k + rank).
 sphinx_rag_rrf_k = 60
 

@@ -12,7 +12,10 @@ Layout of ``<html>/_static/sphinx_rag/index/`` (``ARCHITECTURE.md`` has the deta
     texts-<h>.js         consecutive chunk records (Layout.texts_per_shard)
     centroids-<h>.bin    int8 cluster centroids (dense.py)
     cluster-<h>.bin      one cluster's chunk ids and int8 vectors
-    model-<h>/           the int8 ONNX model, its tokenizer and vocab.txt
+    encoder-<h>.bin      the static query encoder (static_encoder.py), unless
+                         sphinx_rag_query_encoder = "model"
+    model-<h>/           the int8 ONNX model, its tokenizer and vocab.txt, unless
+                         sphinx_rag_query_encoder = "static"
 
 Every name but the manifest's carries the hash of its content (``shards.py``), so a
 reader fetches only what a query needs and caches it forever, a rebuild writes only
@@ -36,6 +39,7 @@ import numpy as np
 from . import bm25 as bm25_shards
 from . import dense
 from .bm25 import BM25Index, Postings
+from .static_encoder import StaticEncoder
 from .shards import ShardError, binary_shard, check_binary_shard, dumps, read_script_shard, script_shard
 
 __all__ = ["FORMAT_VERSION", "ASSET_DIR", "Layout", "MODEL_FILES", "IndexMissing", "IndexDamaged",
@@ -121,10 +125,13 @@ def _model_files(model_dir: Path) -> tuple[str, dict[str, bytes], dict]:
 
 def write_assets(out_dir: Path, *, chunks: list[dict], bm25: BM25Index, vectors_i8: np.ndarray | None,
                  scales: np.ndarray | None, model_dir: Path | None, model_info: dict | None,
-                 settings: dict, keyword_script: bool = True, layout: Layout = Layout()) -> dict:
+                 settings: dict, encoder: tuple[bytes, str] | None = None, keyword_script: bool = True,
+                 layout: Layout = Layout()) -> dict:
     """Write the index into ``out_dir`` and return its manifest.
 
-    ``chunks``: the records of ``Chunk.to_record`` in index order. ``keyword_script``:
+    ``chunks``: the records of ``Chunk.to_record`` in index order. ``model_dir``: the
+    query model shipped with the site (None: none). ``encoder``: the static query
+    encoder's asset and the digest of its inputs (``build.py``). ``keyword_script``:
     also write ``manifest.js`` (pages with the search bar, which may be opened from
     file://). Shards already present (same content, same name) are not rewritten.
     """
@@ -148,7 +155,7 @@ def write_assets(out_dir: Path, *, chunks: list[dict], bm25: BM25Index, vectors_
     texts = [script("texts", dumps({"first": s, "chunks": [_text_record(c) for c in chunks[s:s + per]]}))
              for s in range(0, len(chunks), per)]
     weights = _weight_ranges([c["weight"] for c in chunks])
-    dense_entry = model_entry = None
+    dense_entry = model_entry = encoder_entry = None
     clusters: list[list] = []
     if vectors_i8 is not None:
         members = dense.cluster_vectors(vectors_i8, scales, layout.exact_up_to, layout.cluster_size,
@@ -161,6 +168,9 @@ def write_assets(out_dir: Path, *, chunks: list[dict], bm25: BM25Index, vectors_
             for name, data in model_data.items():
                 files[f"{model_name}/{name}"] = data
             model_entry = {"dir": model_name, "files": model_entries}
+        if encoder is not None:
+            data, digest = encoder
+            encoder_entry = {"file": binary("encoder", data), "digest": digest}
     directory = script("dir", dumps({"terms": terms, "texts": texts, "clusters": clusters, "weights": weights}))
     manifest = {
         "format_version": FORMAT_VERSION,
@@ -174,6 +184,7 @@ def write_assets(out_dir: Path, *, chunks: list[dict], bm25: BM25Index, vectors_
         "near": near,
         "dense": dense_entry,
         "model_files": model_entry,
+        "encoder": encoder_entry,
         "settings": settings,
     }
     _publish(out_dir, files, manifest, keyword_script)
@@ -354,7 +365,16 @@ class IndexReader:
         d = self.directory
         names = [self.manifest["dir"], *(n for _, _, n in self.manifest["near"]), *(n for _, n in d["terms"]),
                  *d["texts"], *(n for n, _ in d["clusters"])]
-        return names + ([self.manifest["dense"]["centroids"]] if self.has_vectors else [])
+        names += [self.manifest["dense"]["centroids"]] if self.has_vectors else []
+        return names + ([self.manifest["encoder"]["file"]] if self.has_encoder else [])
+
+    @property
+    def has_encoder(self) -> bool:
+        return bool(self.manifest.get("encoder"))
+
+    def encoder(self) -> StaticEncoder:
+        name = self.manifest["encoder"]["file"]
+        return self._memo(name, lambda n: StaticEncoder.from_bytes(self.binary(n)))
 
     @property
     def model_dir(self) -> Path | None:

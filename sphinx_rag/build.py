@@ -1,4 +1,4 @@
-"""The indexing step of a build: chunks -> BM25 + int8 vectors -> the static assets.
+"""The indexing step of a build: chunks -> BM25 + int8 vectors (+ query encoder) -> the static assets.
 
 Called once per build by ``extension.on_build_finished`` with every page's chunks
 in index order; the format itself is ``assets.py``.
@@ -6,32 +6,122 @@ in index order; the format itself is ``assets.py``.
 
 from __future__ import annotations
 
+import hashlib
+import time
 from pathlib import Path
+
+import numpy as np
 
 from .assets import read_json, write_assets
 from .bm25 import build_index, document_tokens
 from .chunk import Chunk
-from .embed import Progress, embed_chunks
+from .shards import ShardError, check_binary_shard
+from .embed import Progress, embed_cached, embed_chunks, load_tokenizer
+from .static_encoder import TrainingTooSmall, train_encoder
 
-__all__ = ["write_index"]
+__all__ = ["write_index", "QUERY_ENCODERS"]
+
+#: ``sphinx_rag_query_encoder``: which encoder turns a reader's query into a vector.
+QUERY_ENCODERS = ("both", "static", "model")
+_SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 
 
 def write_index(chunks: list[Chunk], *, urls: dict[str, str], out_dir: Path, model_dir: Path, embeddings: bool,
-                settings: dict, batch_size: int = 32, threads: int | None = None,
-                progress: Progress | None = None, keyword_script: bool = True, note=None) -> dict:
+                settings: dict, query_encoder: str = "both", batch_size: int = 32, threads: int | None = None,
+                progress: Progress | None = None, encoder_progress: Progress | None = None,
+                keyword_script: bool = True, note=None) -> dict:
     """Index the chunks (in the given order) and write the assets; returns the manifest.
 
-    ``urls``: docname -> page URL (the builder's target URI). ``note`` gets one-line
-    reports (how many vectors came from the embedding cache). ``keyword_script``: also
-    write ``manifest.js`` for pages opened from ``file://`` (pages with the search bar).
+    ``urls``: docname -> page URL (the builder's target URI). ``query_encoder``: "static"
+    (the fitted encoder only: no model in the site), "model" (the full model only) or
+    "both" (the encoder answers first, the model takes over once loaded). ``note`` gets
+    one-line reports. ``keyword_script``: also write ``manifest.js`` for pages opened
+    from ``file://`` (pages with the search bar).
     """
     records = [c.to_record(urls[c.doc]) for c in chunks]
     bm25 = build_index([document_tokens(c.text) for c in chunks])
-    vectors = scales = info = None
+    vectors = scales = info = encoder = None
     if embeddings and chunks:
         info = read_json(Path(model_dir) / "model_info.json")
         vectors, scales = embed_chunks(chunks, model_dir, batch_size=batch_size, threads=threads,
                                        progress=progress, note=note)
+        if query_encoder != "model":
+            encoder = _query_encoder(chunks, vectors, scales, model_dir, out_dir, batch_size=batch_size,
+                                     threads=threads, progress=encoder_progress, note=note)
+            if encoder is None:
+                query_encoder = "model"
+    settings = {**settings, "query_encoder": query_encoder if vectors is not None else None}
     return write_assets(out_dir, chunks=records, bm25=bm25, vectors_i8=vectors, scales=scales,
-                        model_dir=model_dir, model_info=info, settings=settings,
-                        keyword_script=keyword_script)
+                        model_dir=model_dir if query_encoder != "static" else None, model_info=info,
+                        encoder=encoder, settings=settings, keyword_script=keyword_script)
+
+
+def _query_encoder(chunks, vectors, scales, model_dir: Path, out_dir: Path, *, batch_size, threads, progress,
+                   note) -> tuple[bytes, str] | None:
+    """The static encoder's asset and the digest of its inputs, or None (too few chunks).
+
+    An unchanged corpus reuses the previous build's encoder (same digest): the fit is
+    deterministic, so it would give the same bytes.
+    """
+    texts = [c.text for c in chunks]
+    titles = [c.title for c in chunks]
+    info = read_json(Path(model_dir) / "model_info.json")
+    digest = _digest(texts, titles, vectors, scales, info)
+    previous = _previous_encoder(out_dir, digest)
+    if previous is not None:
+        return previous, digest
+    tokenizer = load_tokenizer(model_dir)
+    vocab = (Path(model_dir) / "vocab.txt").read_bytes()
+    special = [i for i in (tokenizer.token_to_id(t) for t in _SPECIAL_TOKENS) if i is not None]
+
+    def tokenize(batch: list[str]) -> list[list[int]]:
+        return [e.ids for e in tokenizer.encode_batch(batch)]
+
+    def embed(queries: list[str]) -> np.ndarray:
+        def report(cached: int, total: int, todo: int):
+            if note is not None and todo:
+                note(f"[sphinx-rag] {cached} of {total} pseudo-query vectors from the embedding cache; "
+                     f"embedding {todo}")
+        q, s = embed_cached(queries, model_dir, batch_size=batch_size, threads=threads, progress=progress,
+                            report=report)
+        return q.astype(np.float32) * s[:, None]
+
+    docs = vectors.astype(np.float32) * scales[:, None]
+    start = time.perf_counter()
+    try:
+        encoder = train_encoder(texts, titles, docs, tokenize, embed, vocab, special,
+                                max_seq_length=int(tokenizer.truncation["max_length"]),
+                                lowercase=bool(info.get("do_lower_case", True)), note=note)
+    except TrainingTooSmall as exc:
+        if note is not None:
+            note(f"[sphinx-rag] no static query encoder: {exc}; semantic queries use the full model")
+        return None
+    data = encoder.to_bytes()
+    if note is not None:
+        note(f"[sphinx-rag] static query encoder fitted in {time.perf_counter() - start:.1f} s "
+             f"({len(data) / 1e6:.2f} MB, {len(encoder.token_ids)} tokens, rank {encoder.rank})")
+    return data, digest
+
+
+def _digest(texts, titles, vectors, scales, model_info) -> str:
+    from . import static_encoder
+
+    h = hashlib.sha256()
+    params = (static_encoder.SEED, static_encoder.MAX_QUERIES, static_encoder.QUERIES_PER_CHUNK,
+              static_encoder.RANK, static_encoder.RIDGE, static_encoder.CG_ITERATIONS, static_encoder.MAX_ROWS,
+              static_encoder.FORMAT)
+    h.update(repr((params, sorted(model_info.items()))).encode())
+    for t in (*texts, *titles):
+        h.update(t.encode("utf-8") + b"\0")
+    h.update(np.ascontiguousarray(vectors).tobytes() + np.ascontiguousarray(scales).tobytes())
+    return h.hexdigest()[:32]
+
+
+def _previous_encoder(out_dir: Path, digest: str) -> bytes | None:
+    try:
+        entry = read_json(Path(out_dir) / "manifest.json").get("encoder") or {}
+        if entry.get("digest") != digest:
+            return None
+        return check_binary_shard(entry["file"], (Path(out_dir) / entry["file"]).read_bytes())
+    except (OSError, ValueError, KeyError, AttributeError, ShardError):
+        return None

@@ -27,6 +27,9 @@ examples:
 BUILD_DIR_HELP = ("the HTML output directory of sphinx-build (e.g. docs/_build/html), or a Sphinx source "
                   "directory whose _build/html holds the index")
 FUSIONS = ("rrf", "bm25", "dense")
+ENCODERS = ("static", "model")
+ENCODER_HELP = ("what embeds the query: static (the site's fitted static encoder) or model (the full model); "
+                "default: the site's sphinx_rag_query_encoder (model when it is 'both')")
 
 __all__ = ["main"]
 
@@ -34,7 +37,7 @@ __all__ = ["main"]
 def _search(args) -> int:
     from .retrieve import Searcher
 
-    searcher = Searcher(args.build_dir, fusion=args.fusion)
+    searcher = Searcher(args.build_dir, fusion=args.fusion, encoder=args.encoder)
     vector = None if searcher.fusion == "bm25" else searcher.query_vector(args.query)  # embedded once
     results, weak = searcher.search_with_match(args.query, k=args.k, vector=vector)
     weak = weak and bool(results)
@@ -92,7 +95,7 @@ def _ask(args) -> int:
     from .llm.settings import merge_settings
     from .retrieve import Searcher
 
-    searcher = Searcher(args.build_dir, fusion=args.fusion)
+    searcher = Searcher(args.build_dir, fusion=args.fusion, encoder=args.encoder)
     flags = {"endpoint": args.endpoint, "model": args.model, "timeout": args.timeout,
              "temperature": args.temperature, "max_context_tokens": args.max_context_tokens,
              "project": args.project}  # None: not given
@@ -180,10 +183,12 @@ def _evaluate(args) -> int:
 
 
 def _methods(text: str) -> list[str]:
+    from .evaluate import METHODS
+
     methods = [m.strip() for m in text.split(",") if m.strip()]
-    unknown = [m for m in methods if m not in FUSIONS]
+    unknown = [m for m in methods if m not in METHODS]
     if not methods or unknown:
-        raise argparse.ArgumentTypeError(f"{text!r}: give a comma-separated list of {', '.join(FUSIONS)}")
+        raise argparse.ArgumentTypeError(f"{text!r}: give a comma-separated list of {', '.join(METHODS)}")
     return methods
 
 
@@ -203,6 +208,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="print a JSON list of results (rank, score, url, title, kind, text, id)")
     p.add_argument("--fusion", choices=FUSIONS, help="override the site's fusion method: rrf (keyword and "
                    "semantic rankings fused), bm25 (keyword only) or dense (semantic only)")
+    p.add_argument("--encoder", choices=ENCODERS, help=ENCODER_HELP)
     p.set_defaults(func=_search)
 
     help_ = "answer a question with a local LLM from the site's search results"
@@ -225,6 +231,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "(default: the site's, else 4096)")
     p.add_argument("--project", metavar="NAME", help="project name in the prompt (default: the site's)")
     p.add_argument("--fusion", choices=FUSIONS, help="override the site's fusion method (see search --help)")
+    p.add_argument("--encoder", choices=ENCODERS, help=ENCODER_HELP)
     p.set_defaults(func=_ask)
 
     help_ = "Recall@k / MRR@10 of each fusion method on a question set"
@@ -232,8 +239,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("build_dir", metavar="BUILD_DIR", help=BUILD_DIR_HELP)
     p.add_argument("questions", metavar="QUESTIONS",
                    help="JSON file: a list of {id, question, style, relevant: [{url, text_contains}]}")
-    p.add_argument("--methods", type=_methods, metavar="LIST", default=["bm25", "dense", "rrf"],
-                   help="comma-separated fusion methods to evaluate (default: bm25,dense,rrf)")
+    p.add_argument("--methods", type=_methods, metavar="LIST", default=None,
+                   help="comma-separated methods: a fusion (bm25, dense, rrf), the last two optionally with "
+                   "a query encoder (dense-static, rrf-model, ...). Default: bm25,dense,rrf, with each "
+                   "encoder when the site has both")
     p.add_argument("--title", default="", metavar="TEXT",
                    help="heading of the table (default: the questions file's path)")
     p.add_argument("--json-out", metavar="FILE", help="also write the full report (per question) as JSON to this file")
@@ -267,6 +276,11 @@ def main(argv=None) -> int:
         print(_missing_index_message(args, exc), file=sys.stderr)
         return 2
     except IndexDamaged as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
+    except ValueError as exc:  # ours say what to do (e.g. an encoder the site does not ship)
+        if not str(exc).startswith("[sphinx-rag]"):
+            raise
         print(str(exc), file=sys.stderr)
         return 2
 

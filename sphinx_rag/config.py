@@ -149,6 +149,11 @@ CONFIG = [
     Option("sphinx_rag_fusion", "rrf", (str,),
            "How keyword and semantic rankings are combined: `rrf` (reciprocal-rank fusion), "
            "`bm25` (keyword only) or `dense` (semantic only).", choices=("rrf", "bm25", "dense")),
+    Option("sphinx_rag_query_encoder", "both", (str,),
+           "What turns a reader's query into a vector: `both` (a small linear encoder fitted to "
+           "the site at build time answers at once, the full model takes over once loaded), "
+           "`static` (the encoder only: the site ships no model and no onnxruntime) or `model` "
+           "(the full model only).", choices=("both", "static", "model")),
     Option("sphinx_rag_rrf_k", 60, (int,), "The k of reciprocal-rank fusion: 1/(k + rank).",
            _positive),
     Option("sphinx_rag_relevance_floor", 0.3, (float, int),

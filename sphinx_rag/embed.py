@@ -227,19 +227,33 @@ def embed_chunks(chunks, model_dir: Path, *, batch_size: int = 32, threads: int 
     """int8 vectors and scales of the chunks (in order), embedding only texts not cached.
 
     ``note`` is told how many come from the cache (the progress bar counts the others).
+    """
+    def report(cached: int, total: int, todo: int):
+        if note is not None:
+            note(f"[sphinx-rag] {cached} of {total} chunk vectors from the embedding cache"
+                 + (f"; embedding {todo} new chunk texts" if todo else ""))
+
+    return embed_cached([embedding_input(c) for c in chunks], model_dir, batch_size=batch_size, threads=threads,
+                        progress=progress, report=report)
+
+
+def embed_cached(texts: list[str], model_dir: Path, *, batch_size: int = 32, threads: int | None = None,
+                 progress: Progress | None = None, report: Callable[[int, int, int], None] | None = None,
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """int8 vectors and scales of ``texts`` (in order), embedding only texts not cached
+    (a small sqlite cache beside the exported model: text sha256 -> stored vector).
+
+    ``report(from_cache, total, to_embed)`` is called before embedding.
     ``SPHINX_RAG_EMBED_CACHE=0`` disables the cache (benchmarks, debugging).
     """
-    texts = [embedding_input(c) for c in chunks]
     dim = int(_read_info(Path(model_dir))["dim"])
     use_cache = os.environ.get("SPHINX_RAG_EMBED_CACHE", "1") != "0"
     cache = EmbeddingCache(Path(model_dir) / "embedding_cache.sqlite" if use_cache else Path(":memory:"))
     keys = [EmbeddingCache.key(t) for t in texts]
     cached = cache.get(sorted(set(keys)))
     todo = sorted({k: t for k, t in zip(keys, texts) if k not in cached}.items())
-    if note is not None:
-        from_cache = sum(k in cached for k in keys)
-        note(f"[sphinx-rag] {from_cache} of {len(keys)} chunk vectors from the embedding cache"
-             + (f"; embedding {len(todo)} new chunk texts" if todo else ""))
+    if report is not None:
+        report(sum(k in cached for k in keys), len(keys), len(todo))
     if todo:
         fresh = Embedder(model_dir, threads=threads).embed([t for _, t in todo], batch_size=batch_size,
                                                            progress=progress)

@@ -4,6 +4,10 @@ A question's ``relevant`` entries name the answer by URL (page + anchor) and a
 phrase of the answering chunk, so a result counts only when it is the right
 passage, not merely the right page. Every fusion method is scored on the same
 questions, giving BM25-only and dense-only baselines beside the hybrid.
+
+A method is a fusion (``bm25``, ``dense``, ``rrf``), optionally with the query encoder
+that makes the dense ranking: ``rrf-static`` (the site's fitted static encoder) or
+``rrf-model`` (the full model); plain ``rrf`` uses the site's own choice.
 """
 
 from __future__ import annotations
@@ -11,9 +15,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .retrieve import Searcher
+from .assets import IndexReader
+from .retrieve import ENCODERS, FUSIONS, Searcher
 
-__all__ = ["load_questions", "is_relevant", "evaluate", "format_table"]
+__all__ = ["load_questions", "is_relevant", "evaluate", "format_table", "default_methods", "METHODS"]
+
+METHODS = FUSIONS + tuple(f"{f}-{e}" for f in FUSIONS if f != "bm25" for e in ENCODERS)
 
 KS = (1, 5, 10)
 
@@ -45,11 +52,22 @@ def _score_question(results, relevant: list[dict]) -> dict:
     return row
 
 
-def evaluate(html_dir: Path, questions: list[dict], methods=("bm25", "dense", "rrf")) -> dict:
+def default_methods(html_dir: Path) -> list[str]:
+    """bm25, dense and rrf; each of the last two per query encoder when the site has both."""
+    index = IndexReader(Path(html_dir))
+    if not index.has_vectors:
+        return ["bm25"]
+    if index.has_encoder and index.model_dir is not None:
+        return ["bm25", "dense-static", "dense-model", "rrf-static", "rrf-model"]
+    return ["bm25", "dense", "rrf"]
+
+
+def evaluate(html_dir: Path, questions: list[dict], methods=None) -> dict:
     """{method: {"overall": metrics, "by_style": {style: metrics}, "per_question": [...]}}"""
     report = {}
-    for method in methods:
-        searcher = Searcher(html_dir, fusion=method)
+    for method in methods or default_methods(html_dir):
+        fusion, _, encoder = method.partition("-")
+        searcher = Searcher(html_dir, fusion=fusion, encoder=encoder or None)
         rows = []
         for q in questions:
             row = _score_question(searcher.search(q["question"], k=10), q["relevant"])

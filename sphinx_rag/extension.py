@@ -30,7 +30,7 @@ from .chunk import Chunk
 from .chunk.page import chunk_page
 from .config import CONFIG, ConfigError, unknown_names, validate
 from .llm.settings import browser_settings
-from .searchbar import wants_search_bar
+from .searchbar import copy_model_runtime, wants_search_bar
 
 logger = logging.getLogger(__name__)
 
@@ -253,12 +253,13 @@ def on_build_finished(app, exception):
             chunk.weight = weight
             chunks.append(chunk)
     urls = {d: app.builder.get_target_uri(d) for d in {c.doc for c in chunks}}
-    write_index(
+    manifest = write_index(
         chunks,
         urls=urls,
         out_dir=out_dir,
         model_dir=app.sphinx_rag.model_dir,
         embeddings=cfg.sphinx_rag_embeddings,
+        query_encoder=cfg.sphinx_rag_query_encoder,
         settings={
             "fusion": cfg.sphinx_rag_fusion,
             "rrf_k": cfg.sphinx_rag_rrf_k,
@@ -270,23 +271,25 @@ def on_build_finished(app, exception):
         },
         batch_size=cfg.sphinx_rag_embed_batch_size,
         threads=cfg.sphinx_rag_threads or None,
-        progress=_progress_bar(app),
+        progress=_progress_bar(app, "chunks"),
+        encoder_progress=_progress_bar(app, "pseudo-queries"),
         keyword_script=wants_search_bar(app),
         note=logger.info,
     )
+    copy_model_runtime(app, manifest.get("model_files") is not None)
     _pending_marker(app).unlink(missing_ok=True)
     logger.info(f"[sphinx-rag] indexed {len(chunks)} chunks into {out_dir}")
 
 
-def _progress_bar(app):
-    """Sphinx's own progress bar over the embedding batches."""
+def _progress_bar(app, what: str):
+    """Sphinx's own progress bar over the embedding batches (of ``what``)."""
 
     def progress(batches: list[list[int]]):
         total = sum(len(b) for b in batches)
         done = itertools.accumulate(len(b) for b in batches)
         items = list(zip(batches, done))
-        for batch, _ in status_iterator(items, "embedding chunks... ", "darkgreen", len(items), app.verbosity,
-                                        stringify_func=lambda item: f"{item[1]}/{total} chunks"):
+        for batch, _ in status_iterator(items, f"embedding {what}... ", "darkgreen", len(items), app.verbosity,
+                                        stringify_func=lambda item: f"{item[1]}/{total} {what}"):
             yield batch
 
     return progress

@@ -11,8 +11,9 @@ A query, step by step:
 
 1. keyword: ``lexical.tokenize`` -> each token's postings, or those of near terms for
    a typo (``bm25.expand_tokens``) -> BM25 times coverage -> top ``CANDIDATES``;
-2. dense: spelling-corrected query -> ``embed.Embedder`` -> probed clusters -> exact
-   int8 scores -> top ``CANDIDATES``;
+2. dense: spelling-corrected query -> a query vector (``embed.Embedder``, the full
+   model, or ``static_encoder.StaticEncoder``, the site's fitted linear encoder) ->
+   probed clusters -> exact int8 scores -> top ``CANDIDATES``;
 3. reciprocal-rank fusion of both lists, times each chunk's page weight;
 4. ``expand.expand``: a short narrative hit takes the chunks that follow it.
 """
@@ -30,11 +31,12 @@ from .dense import dense_scores, probe_order
 from .expand import expand
 from .lexical import fold, split_words, tokenize
 
-__all__ = ["Result", "Searcher", "top_k", "rrf_fuse", "correct_spelling", "weak_match", "CANDIDATES", "FUSIONS",
+__all__ = ["Result", "Searcher", "top_k", "rrf_fuse", "correct_spelling", "weak_match", "CANDIDATES", "FUSIONS", "ENCODERS",
            "RELEVANCE_FLOOR"]
 
 CANDIDATES = 100  # depth of each ranking before fusion
 FUSIONS = ("rrf", "bm25", "dense")
+ENCODERS = ("static", "model")
 #: Below this cosine the nearest chunk is no good match (all-MiniLM-L6-v2: the top chunk
 #: of 232 evaluation questions scores >= 0.35, of 72 nonsense queries <= 0.40, median 0.22).
 RELEVANCE_FLOOR = 0.3
@@ -118,7 +120,7 @@ class Searcher:
     """Open a built index once, then answer queries (shards are read on first use)."""
 
     def __init__(self, path: Path | str, *, fusion: str | None = None, rrf_k: int | None = None,
-                 probe: int | None = None):
+                 probe: int | None = None, encoder: str | None = None):
         self.index = IndexReader(Path(path))
         settings = self.index.manifest.get("settings", {})
         self.fusion = fusion or settings.get("fusion", "rrf")
@@ -130,6 +132,10 @@ class Searcher:
         #: vectors the dense pass scores at least (whole clusters, nearest first)
         self.probe = probe or self.index.manifest["layout"]["probe"]
         self.floor = settings.get("relevance_floor", RELEVANCE_FLOOR)
+        #: the query encoder: the site's final tier unless asked ("both" ends on the model)
+        self.encoder = encoder or ("static" if settings.get("query_encoder") == "static" else "model")
+        if self.encoder not in ENCODERS:
+            raise ValueError(f"[sphinx-rag] encoder must be one of {ENCODERS}, got {self.encoder!r}")
         self._embedder = None
         self._model_words: set[str] | None = None
 
@@ -146,16 +152,34 @@ class Searcher:
             self._embedder = Embedder(self.index.model_dir)
         return self._embedder
 
+    def _check_encoder(self):
+        if self.encoder == "static" and not self.index.has_encoder:
+            raise ValueError("[sphinx-rag] this index has no static query encoder (sphinx_rag_query_encoder = "
+                             "'model', or too few chunks to fit one): use the encoder 'model'")
+        if self.encoder == "model" and self.index.model_dir is None:
+            raise ValueError("[sphinx-rag] this index ships no query model (sphinx_rag_query_encoder = 'static'): "
+                             "use the encoder 'static'")
+
     def embedding_query(self, query: str) -> str:
         """The text actually embedded for a query (spelling corrected)."""
         if self._model_words is None:
-            lines = (self.index.model_dir / "vocab.txt").read_text(encoding="utf-8").splitlines()
+            if self.encoder == "static":
+                lines = self.index.encoder().vocab.decode("utf-8").splitlines()
+            else:
+                lines = (self.index.model_dir / "vocab.txt").read_text(encoding="utf-8").splitlines()
             self._model_words = {w for w in lines if not w.startswith("##")}
         return correct_spelling(query, lambda t: self.index.postings(t) is not None, self.index.near,
                                 self._model_words)
 
     def query_vector(self, query: str) -> np.ndarray:
-        return self.embedder.embed([self.embedding_query(query)])[0]
+        """The query's vector from the chosen encoder (zeros: the static encoder knows none
+        of its tokens, so no chunk is semantically near)."""
+        self._check_encoder()
+        text = self.embedding_query(query)
+        if self.encoder == "static":
+            vector = self.index.encoder().encode(text)
+            return np.zeros(self.index.dim, dtype=np.float32) if vector is None else vector
+        return self.embedder.embed([text])[0]
 
     def bm25_scores(self, query: str) -> np.ndarray:
         """The keyword ranking: BM25 times query-term coverage over the stored postings."""

@@ -3,7 +3,9 @@
 builder-inited:  copies the built client (``sphinx_rag/static/sphinx_rag/``, made by
                  ``npm run build`` in ``js/``) to ``<html>/_static/sphinx_rag/`` (files
                  that changed only; not through ``html_static_path``, whose change
-                 would make every incremental build report a changed configuration),
+                 would make every incremental build report a changed configuration;
+                 onnxruntime-web's wasm only once the index is written, if it ships the
+                 query model: ``copy_model_runtime``),
                  and adds its CSS and script to every page. Runtime config reaches the script as ``data-``
                  attributes of its ``<script>`` tag, never by templating JS:
                  ``data-sphinx-rag`` (version; also how the script finds its tag),
@@ -29,7 +31,7 @@ from sphinx.util import logging
 
 from . import __version__
 
-__all__ = ["CLIENT_DIR", "wants_search_bar", "on_builder_inited"]
+__all__ = ["CLIENT_DIR", "wants_search_bar", "on_builder_inited", "copy_model_runtime"]
 
 logger = logging.getLogger(__name__)
 
@@ -54,7 +56,7 @@ def on_builder_inited(app):
             type="sphinx_rag", subtype="client",
         )
         return
-    _copy_client(Path(app.outdir) / "_static" / "sphinx_rag")
+    _copy_client(Path(app.outdir) / "_static" / "sphinx_rag", lambda name: not _is_runtime(name))
     app.add_css_file("sphinx_rag/searchbar.css")
     app.add_js_file(
         "sphinx_rag/searchbar.js",
@@ -68,11 +70,29 @@ def on_builder_inited(app):
     )
 
 
-def _copy_client(dest: Path):
-    """The client files into the site (before the pages, which link them with a checksum)."""
+def _is_runtime(name: str) -> bool:
+    """onnxruntime-web's wasm runtime: only sites that ship the query model need it (3.7 MB gzip)."""
+    return name.startswith("ort-")
+
+
+def copy_model_runtime(app, needed: bool):
+    """After the index is written: copy onnxruntime-web's files if the index ships the
+    model, remove them if it does not (``sphinx_rag_query_encoder = "static"``)."""
+    if not wants_search_bar(app) or not (CLIENT_DIR / "searchbar.js").is_file():
+        return
+    dest = Path(app.outdir) / "_static" / "sphinx_rag"
+    if needed:
+        _copy_client(dest, _is_runtime)
+    else:
+        for path in dest.glob("ort-*"):
+            path.unlink(missing_ok=True)
+
+
+def _copy_client(dest: Path, wanted):
+    """The client files named ``wanted`` into the site (unchanged files are not copied)."""
     dest.mkdir(parents=True, exist_ok=True)
     for src in sorted(CLIENT_DIR.iterdir()):
-        if not src.is_file():
+        if not src.is_file() or not wanted(src.name):
             continue
         target, stat = dest / src.name, src.stat()
         if not (target.is_file() and (target.stat().st_size, target.stat().st_mtime_ns) == (stat.st_size, stat.st_mtime_ns)):

@@ -22,3 +22,11 @@ def demo_html(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("demo") / "html"
     build_site(DEMO, out, "-d", str(out.parent / "doctrees"))
     return out
+
+
+@pytest.fixture(scope="session")
+def static_site(tmp_path_factory) -> Path:
+    """The demo built with ``sphinx_rag_query_encoder = "static"`` (no model in the site)."""
+    out = tmp_path_factory.mktemp("static") / "html"
+    build_site(DEMO, out, "-d", str(out.parent / "doctrees"), "-D", "sphinx_rag_query_encoder=static")
+    return out

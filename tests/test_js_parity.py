@@ -68,6 +68,8 @@ def small_index(demo_html, committed_rankings, tmp_path_factory):
     vectors = {q["query"]: q["vector"] for q in committed_rankings["queries"]}
     rankings = generate.rankings_fixture(out, list(vectors), vectors)
     (out.parent / "rankings.json").write_text(generate.dumps(rankings), encoding="utf-8")
+    static = generate.static_encoder_fixture(demo_html, [*generate.demo_queries(), "☃ ☄"])
+    (out.parent / "static_encoder.json").write_text(generate.dumps(static), encoding="utf-8")
     return out
 
 

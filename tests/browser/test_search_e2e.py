@@ -110,27 +110,35 @@ def test_typo_question_still_finds_it(page, site, serve):
     assert expected["id"] in ids[:3], ids
 
 
-def test_keyword_results_before_the_model(page, context, site, serve):
-    """With the model request held back, keyword results come first and say so;
-    releasing it upgrades the same query to hybrid results."""
+def test_tiers_keyword_then_static_then_model(page, context, site, serve):
+    """sphinx_rag_query_encoder = "both": with the encoder and the model held back,
+    keyword results come first and say so; releasing the encoder upgrades the same
+    query to the static tier, releasing the model to the full model, and the reader's
+    query and results stay in place at every step."""
     server = serve(site)
-    held = []
-    context.route("**/index/model-*/model.onnx", lambda route: held.append(route))
+    held: dict[str, list] = {"encoder": [], "model": []}
+    context.route("**/index/encoder-*.bin", lambda route: held["encoder"].append(route))
+    context.route("**/index/model-*/model.onnx", lambda route: held["model"].append(route))
     page.goto(server.url + "index.html")
     open_with_shortcut(page)
-    page.keyboard.type("DummyClassifier strategy")
+    query = "DummyClassifier strategy"
+    page.keyboard.type(query)
     expect(page.locator(STATUS)).to_have_attribute("data-mode", "keyword")
-    expect(page.locator(STATUS)).to_have_text(re.compile(r"Keyword results .* semantic model loading"))
-    ids = results_for(page, "DummyClassifier strategy", "keyword")
+    expect(page.locator(STATUS)).to_have_text(re.compile(r"Keyword results .* semantic search loading"))
+    ids = results_for(page, query, "keyword")
     assert ids and all(i.startswith(("api/", "user_guide/", "auto_examples/")) for i in ids)
-    for _ in range(600):  # the worker asks for the model right after the keyword index
-        if held:
-            break
-        page.wait_for_timeout(100)
-    assert len(held) == 1
-    held[0].continue_()
-    wait_hybrid(page)
-    assert results_for(page, "DummyClassifier strategy", "hybrid")
+    for kind, mode in (("encoder", "static"), ("model", "hybrid")):
+        for _ in range(600):  # the worker asks for the encoder at once, the model after the first answer
+            if held[kind]:
+                break
+            page.wait_for_timeout(100)
+        assert len(held[kind]) == 1, kind
+        held[kind][0].continue_()
+        expect(page.locator(STATUS)).to_have_attribute("data-mode", mode, timeout=120_000)
+        assert page.input_value(INPUT) == query
+        upgraded = results_for(page, query, mode)
+        assert ids[0] in upgraded[:5], (mode, upgraded, ids)
+    expect(page.locator(STATUS)).to_have_text(re.compile(r"full model"))
 
 
 def test_keyboard(page, site, serve):
@@ -245,9 +253,22 @@ def test_blocked_worker_falls_back_to_keyword_search(page, site, serve):
     assert results_for(page, "KFold n_splits", "keyword")
 
 
-def test_model_failure_keeps_keyword_search(page, context, site, serve):
+def test_model_failure_keeps_the_fast_encoder(page, context, site, serve):
     server = serve(site)
     context.route("**/index/model-*/model.onnx", lambda route: route.fulfill(status=404, body="gone"))
+    page.goto(server.url + "index.html")
+    open_with_shortcut(page)
+    page.keyboard.type("KFold n_splits")
+    expect(page.locator(STATUS)).to_have_text(
+        re.compile(r"^Fast encoder only: the semantic model failed to load \(.*model\.onnx.*404"))
+    expect(page.locator(STATUS)).to_have_attribute("data-mode", "static")
+    assert results_for(page, "KFold n_splits", "static")
+
+
+def test_encoder_and_model_failures_keep_keyword_search(page, context, site, serve):
+    server = serve(site)
+    for pattern in ("**/index/model-*/model.onnx", "**/index/encoder-*.bin"):
+        context.route(pattern, lambda route: route.fulfill(status=404, body="gone"))
     page.goto(server.url + "index.html")
     open_with_shortcut(page)
     page.keyboard.type("KFold n_splits")
@@ -486,3 +507,27 @@ def test_touch_phone_gets_words_not_keys(browser, site, serve):
         expect(page.locator("dialog.sphinx-rag")).not_to_have_attribute("open", "")
     finally:
         ctx.close()
+
+
+# -- sphinx_rag_query_encoder = "static": semantic search without the model ------------------
+
+
+def test_a_static_site_answers_semantically_without_the_model(page, context, static_site, serve):
+    """No model and no onnxruntime are fetched (the site has none); the status says the
+    fast encoder answers, and the browser's ranking is Python's for the same site."""
+    from sphinx_rag.retrieve import Searcher
+
+    server = serve(static_site)
+    fetched: list[str] = []
+    context.on("response", lambda r: fetched.append(r.url))
+    page.goto(server.url + "index.html")
+    open_with_shortcut(page)
+    page.keyboard.type(QUESTION)
+    expect(page.locator(STATUS)).to_have_attribute("data-mode", "static", timeout=120_000)
+    expect(page.locator(STATUS)).to_have_text(re.compile(r"fast query encoder"))
+    ids = results_for(page, QUESTION, "static")
+    want = [r.id for r in Searcher(static_site).search(QUESTION, k=10)]
+    assert ids[:5] == want[:5], (ids, want)
+    assert any("/index/encoder-" in u for u in fetched)
+    assert not [u for u in fetched if "/ort-" in u or "/model-" in u or u.endswith(".wasm")]
+    assert not problems(page)

@@ -10,6 +10,7 @@
 import { nearLengths, readNearShard, readTermShard } from "./bm25.js";
 import { readCentroidShard, readClusterShard } from "./dense.js";
 import { compareCodePoints, json } from "./shards.js";
+import { StaticEncoder } from "./static_encoder.js";
 
 export const FORMAT_VERSION = 2;
 
@@ -171,6 +172,16 @@ export class IndexReader {
     return this._once(this.manifest.dense.centroids, async (n) => readCentroidShard(await this.source.binary(n), this.dim));
   }
 
+  /**
+   * The static query encoder, or null when the index has none (sphinx_rag_query_encoder = "model").
+   * @returns {Promise<StaticEncoder | null>}
+   */
+  encoder() {
+    const entry = this.manifest.encoder;
+    if (!entry) return Promise.resolve(null);
+    return this._once(entry.file, async (n) => StaticEncoder.fromBytes(await this.source.binary(n)));
+  }
+
   /** @param {number} c */
   async cluster(c) {
     const name = (await this.directory()).clusters[c][0];
@@ -188,6 +199,7 @@ export class IndexReader {
     const names = [this.manifest.dir, ...this.manifest.near.map((/** @type {any[]} */ n) => n[2]),
       ...dir.terms.map((/** @type {any[]} */ t) => t[1]), ...dir.texts, ...dir.clusters.map((/** @type {any[]} */ c) => c[0])];
     if (this.manifest.dense) names.push(this.manifest.dense.centroids);
+    if (this.manifest.encoder) names.push(this.manifest.encoder.file);
     return names;
   }
 }

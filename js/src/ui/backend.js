@@ -23,7 +23,7 @@ import { ScriptSource } from "./script_source.js";
 /**
  * @typedef {{rank: number, score: number, url: string, title: string, kind: string,
  *            text: string, id: string}} Result
- * @typedef {{mode: "loading" | "keyword" | "hybrid" | "error", message: string}} Status
+ * @typedef {{mode: "loading" | "keyword" | "static" | "hybrid" | "error", message: string}} Status
  * @typedef {(status: Status) => void} StatusHandler
  * @typedef {(id: number, mode: string, results: Result[], weak?: boolean) => void} ResultsHandler
  * @typedef {(settings: Record<string, any>) => void} SettingsHandler

@@ -6,7 +6,7 @@
  * Protocol
  *   main -> worker  {type: "init", base, ortBase, threads}   base: the index directory
  *                   {type: "search", id, query, k}
- *   worker -> main  {type: "status", mode: "loading"|"keyword"|"hybrid"|"error", message}
+ *   worker -> main  {type: "status", mode: "loading"|"keyword"|"static"|"hybrid"|"error", message}
  *                   {type: "settings", settings}   the manifest's `settings` (e.g. `llm`), once
  *                   {type: "results", id, mode, results: [{rank, score, url, title, kind, text, id}],
  *                    weak, timings: {embed_ms, retrieve_ms}}
@@ -15,10 +15,15 @@
  *   (the page ignores them): embed_ms = spelling correction + WordPiece + onnxruntime + pooling
  *   (0 in keyword mode); retrieve_ms = BM25 + dense scoring + fusion + result assembly.
  *
- * Loading order: the manifest and the directory shard (keyword search is ready: each
- * query then fetches only its own term and text shards), then the model and the
- * centroids (the mode becomes "hybrid" and the latest query is run again; each query
- * also fetches its nearest clusters).
+ * Loading order, one tier after the other (each runs the latest query again):
+ * 1. "keyword": the manifest and the directory shard (each query then fetches only its
+ *    own term and text shards);
+ * 2. "static": the site's static query encoder (static_encoder.js, a few hundred KB, no
+ *    wasm) and the centroids: keyword + semantic results (each query also fetches its
+ *    nearest clusters);
+ * 3. "hybrid": the full model through onnxruntime-web (21 MB + 3.7 MB wasm), after the
+ *    first answer, at low priority; it takes over from the static encoder.
+ * A site has tier 2, tier 3 or both (sphinx_rag_query_encoder).
  * Only the latest query is answered: one that a newer query overtook while it was
  * being embedded is dropped. onnxruntime-web comes from the site's own _static
  * (ortBase), never a CDN; 1 thread unless the page is cross-origin isolated.
@@ -28,6 +33,7 @@ import * as ort from "onnxruntime-web/wasm";
 import { Embedder } from "../search/embed.js";
 import { IndexReader } from "../search/index.js";
 import { Searcher, correctSpelling, modelWords } from "../search/retrieve.js";
+import { StaticEncoder } from "../search/static_encoder.js";
 import { HttpSource } from "./loader.js";
 
 /** @typedef {{id: number, query: string, k: number}} Request */
@@ -38,9 +44,11 @@ const worker = /** @type {any} */ (self);
 let searcher = null;
 /** @type {Embedder | null} */
 let embedder = null;
+/** @type {StaticEncoder | null} */
+let encoder = null;
 /** @type {Set<string>} whole words of the model's vocabulary, for spelling correction */
 let words = new Set();
-/** @typedef {"loading" | "keyword" | "hybrid" | "error"} Mode */
+/** @typedef {"loading" | "keyword" | "static" | "hybrid" | "error"} Mode */
 /** @type {Mode} */
 let mode = "loading";
 /** @type {Request | null} */
@@ -84,6 +92,10 @@ async function pump() {
       vector = await embedder.embed(await correctSpelling(request.query, searcher.index, words));
       if (latest !== request) return; // overtaken while embedding: drop it
       embedded = performance.now();
+    } else if (m === "static" && encoder) {
+      vector = encoder.encode(await correctSpelling(request.query, searcher.index, words));
+      if (latest !== request) return;
+      embedded = performance.now();
     }
     const answer = await searcher.hybridAnswer(request.query, vector, request.k); // keyword-only without a vector
     const results = answer.results;
@@ -98,7 +110,7 @@ async function pump() {
     worker.postMessage({
       type: "results",
       id: request.id,
-      mode: m === "hybrid" ? "hybrid" : "keyword",
+      mode: m === "hybrid" || m === "static" ? m : "keyword",
       results: plain,
       weak,
       timings,
@@ -132,16 +144,30 @@ async function init({ base, ortBase, threads = 1 }) {
     status("error", describe(err));
     return;
   }
-  const semantic = index.hasVectors && index.manifest.model_files != null;
+  const withModel = index.hasVectors && index.manifest.model_files != null;
+  const withEncoder = index.hasVectors && index.manifest.encoder != null;
   status(
     "keyword",
-    semantic
-      ? "Keyword results — semantic model loading…"
+    withModel || withEncoder
+      ? "Keyword results — semantic search loading…"
       : "Keyword search: this site's index has no semantic embeddings",
   );
   pump();
   index.shardNames().then((names) => source.prune(names)).catch(() => {}); // drop what older builds left
-  if (!semantic) return;
+  if (withEncoder) {
+    try {
+      const [loaded] = await Promise.all([index.encoder(), index.centroids()]);
+      encoder = loaded;
+      if (encoder) words = modelWords(encoder.vocab);
+      status("static", withModel
+        ? "Hybrid search: keyword + semantic (fast encoder; full model loading…)"
+        : "Hybrid search: keyword + semantic (this site's fast query encoder)");
+      pump();
+    } catch (err) {
+      status("keyword", `Keyword only: the query encoder failed to load (${describe(err)})`);
+    }
+  }
+  if (!withModel) return;
   // The model (21 MB) waits for the first keyword answer, or a second without a query:
   // a reader's first results must not share the line with it (it is fetched at low priority too).
   await Promise.race([firstAnswer, new Promise((r) => setTimeout(r, 1000))]);
@@ -157,10 +183,11 @@ async function init({ base, ortBase, threads = 1 }) {
     embedder = await Embedder.create(ort, { ...model, numThreads });
     words = modelWords(model.vocab);
   } catch (err) {
-    status("keyword", `Keyword only: the semantic model failed to load (${describe(err)})`);
+    const fallback = encoder ? "static" : "keyword";
+    status(fallback, `${encoder ? "Fast encoder only" : "Keyword only"}: the semantic model failed to load (${describe(err)})`);
     return;
   }
-  status("hybrid", "Hybrid search: keyword + semantic");
+  status("hybrid", "Hybrid search: keyword + semantic (full model)");
   pump(); // run the latest query again, now hybrid
 }
 

@@ -1,0 +1,206 @@
+"""Benchmark of the static query encoder (issue 10): size, fit cost, encoding speed, cold visit.
+
+Not a test (not run in CI). For each site given (a built HTML directory):
+
+- the encoder asset's size (raw, gzip -6), rows and rank; with ``--fit``, the encoder is
+  fitted again from the site's chunks and vectors with the embedding cache off (the
+  cost of a first build), beside the time the model takes to embed the chunks
+  (measured on a sample of ``--sample`` chunks, extrapolated);
+- query encoding in Chromium (tokenization included): median and p95 over the
+  benchmark queries, after a warm-up, from js/src/search/static_encoder.js itself;
+- with ``--cold``: a cold visit (fresh profile) of the site, from the first focus of the
+  search button with a question typed to the first results of the static tier, and
+  every byte transferred until then (gzip sizes computed locally: http.server does
+  not compress).
+
+    python benchmarks/bench_static_encoder.py --site demo=demo_docs/_build/html --cold
+    python benchmarks/bench_static_encoder.py --site 25k=/tmp/scale/25k/html --fit
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path[:0] = [str(HERE), str(REPO / "tests")]
+
+from site_helpers import QuietHandler, StaticServer, chromium_options  # noqa: E402
+
+from sphinx_rag.assets import IndexReader  # noqa: E402
+
+QUESTIONS = [q["question"] for f in ("demo_questions.json", "sklearn_api_questions.json")
+             for q in json.loads((REPO / "eval" / f).read_text())]
+
+
+def gz(data: bytes) -> int:
+    return len(gzip.compress(data, 6))
+
+
+def asset_size(html: Path) -> dict:
+    index = IndexReader(html)
+    name = index.manifest["encoder"]["file"]
+    data = (index.root / name).read_bytes()
+    enc = index.encoder()
+    return {"chunks": index.n_chunks, "raw": len(data), "gzip": gz(data), "rows": len(enc.token_ids), "rank": enc.rank}
+
+
+def fit_cost(html: Path, sample: int) -> dict:
+    """Fit again with the embedding cache off; the chunks' embedding time, extrapolated."""
+    import os
+
+    from sphinx_rag import build
+    from sphinx_rag.chunk import Chunk
+    from sphinx_rag.embed import Embedder, embedding_input
+
+    os.environ["SPHINX_RAG_EMBED_CACHE"] = "0"
+    index = IndexReader(html)
+    model_dir = Path(os.environ.get("SPHINX_RAG_MODEL_DIR") or index.model_dir)
+    records = index.chunks()
+    chunks = [Chunk(doc=r["doc"], anchor=r["url"].partition("#")[2], headings=r["headings"], kind=r["kind"],
+                    text=r["text"]) for r in records]
+    vectors = np.zeros((index.n_chunks, index.dim), dtype=np.int8)
+    scales = np.zeros(index.n_chunks, dtype=np.float32)
+    for c in range(len(index.cluster_sizes)):
+        cl = index.cluster(c)
+        vectors[cl.ids], scales[cl.ids] = cl.vectors, cl.scales
+    picked = random.Random(0).sample(chunks, min(sample, len(chunks)))
+    embedder = Embedder(model_dir)
+    start = time.perf_counter()
+    embedder.embed([embedding_input(c) for c in picked])
+    per_chunk = (time.perf_counter() - start) / len(picked)
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory() as empty:
+        data, _ = build._query_encoder(chunks, vectors, scales, model_dir, Path(empty), batch_size=32, threads=None,
+                                       progress=None, note=print)
+    fit_s = time.perf_counter() - start
+    embed_s = per_chunk * len(chunks)
+    return {"fit_s": fit_s, "embed_s": embed_s, "ratio": fit_s / embed_s, "gzip": gz(data)}
+
+
+PAGE = """<!doctype html><meta charset="utf-8"><script type="module">
+import { StaticEncoder } from "/js/src/search/static_encoder.js";
+window.bench = async (asset, queries) => {
+  const bytes = new Uint8Array(await (await fetch(asset)).arrayBuffer());
+  const t0 = performance.now();
+  const enc = StaticEncoder.fromBytes(bytes);
+  const loadMs = performance.now() - t0;
+  for (const q of queries) enc.encode(q);  // warm-up
+  const times = [];
+  for (const q of queries) { const t = performance.now(); enc.encode(q); times.push(performance.now() - t); }
+  return { loadMs, times };
+};
+</script>"""
+
+
+def encode_speed(playwright, html: Path) -> dict:
+    index = IndexReader(html)
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        (root / "js").symlink_to(REPO / "js")
+        (root / "site").symlink_to(html.resolve())
+        (root / "bench.html").write_text(PAGE)
+        asset = "/site/" + str((index.root / index.manifest["encoder"]["file"]).relative_to(html.resolve()))
+        with StaticServer(root, QuietHandler) as server:
+            browser = playwright.chromium.launch(**chromium_options())
+            try:
+                page = browser.new_page()
+                page.goto(server.url + "bench.html")
+                page.wait_for_function("() => window.bench")
+                out = page.evaluate("([a, q]) => window.bench(a, q)", [asset, QUESTIONS])
+            finally:
+                browser.close()
+    times = sorted(out["times"])
+    return {"load_ms": out["loadMs"], "p50_ms": statistics.median(times), "p95_ms": times[int(0.95 * len(times))]}
+
+
+def cold_visit(playwright, html: Path, query: str) -> dict:
+    html = html.resolve()
+    with StaticServer(html, QuietHandler) as server:
+        profile = Path(tempfile.mkdtemp(prefix="sphinx-rag-bench-"))
+        ctx = playwright.chromium.launch_persistent_context(str(profile), **chromium_options())
+        fetched: list[tuple[float, str]] = []
+        ctx.on("requestfinished", lambda r: fetched.append((time.time(), r.url)))
+        try:
+            page = ctx.new_page()
+            page.goto(server.url + "index.html", wait_until="load")
+            page.wait_for_function("() => window.sphinxRag && window.sphinxRag.dialog")
+            page.wait_for_timeout(500)
+            ms = page.evaluate("""async (query) => {
+                const buttons = [...document.querySelectorAll(".search-button__button, button.sphinx-rag-trigger")];
+                const t0 = performance.now();
+                (buttons.find((b) => b.offsetParent !== null) || buttons[0]).focus();
+                const dialog = window.sphinxRag.dialog;
+                dialog.open();
+                dialog.input.value = query;
+                dialog.input.dispatchEvent(new Event("input"));
+                const box = document.getElementById("sphinx-rag-listbox");
+                while (!(box.dataset.query === query && box.dataset.mode === "static")) {
+                    if (performance.now() - t0 > 60000) return null;
+                    await new Promise((r) => setTimeout(r, 2));
+                }
+                return performance.now() - t0;
+            }""", query)
+            done = time.time()
+            page_bytes = 0
+            search_bytes = 0
+            for t, url in fetched:  # everything until the static results: page, theme, search
+                path = html / url.split("?")[0].replace(server.url, "", 1)
+                if t > done or not path.is_file():
+                    continue
+                size = gz(path.read_bytes())
+                page_bytes += size
+                search_bytes += size if "/_static/sphinx_rag/" in url else 0
+        finally:
+            ctx.close()
+    return {"focus_to_static_ms": ms, "search_bytes": search_bytes, "all_bytes": page_bytes}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--site", action="append", default=[], metavar="NAME=HTML_DIR", required=True)
+    parser.add_argument("--fit", action="store_true", help="fit again (cache off) and compare with embedding time")
+    parser.add_argument("--sample", type=int, default=300, help="chunks embedded to estimate the embedding time")
+    parser.add_argument("--cold", action="store_true", help="cold visit: focus -> static results, bytes")
+    parser.add_argument("--query", default="how do I fill in missing values with the median?")
+    args = parser.parse_args(argv)
+    from playwright.sync_api import sync_playwright
+
+    rows = []
+    with sync_playwright() as playwright:
+        for spec in args.site:
+            name, _, path = spec.partition("=")
+            html = Path(path)
+            row = {"site": name, **asset_size(html)}
+            row.update(encode_speed(playwright, html))
+            if args.fit:
+                row.update(fit_cost(html, args.sample))
+            if args.cold:
+                row.update(cold_visit(playwright, html, args.query))
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    print()
+    print("| site | chunks | encoder gzip | rows x rank | encode p50 / p95 (Chromium) | fit / embedding time |"
+          " cold: focus -> static results | cold: search bytes (gzip) |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        fit = f"{r['fit_s']:.0f} s / {r['embed_s']:.0f} s = {r['ratio']:.0%}" if "fit_s" in r else "-"
+        cold = (f"{r['focus_to_static_ms']:.0f} ms", f"{r['search_bytes'] / 1e3:.0f} KB") if "search_bytes" in r \
+            else ("-", "-")
+        print(f"| {r['site']} | {r['chunks']} | {r['gzip'] / 1e3:.0f} KB | {r['rows']} x {r['rank']} | "
+              f"{r['p50_ms']:.2f} / {r['p95_ms']:.2f} ms | {fit} | {cold[0]} | {cold[1]} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

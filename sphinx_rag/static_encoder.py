@@ -1,0 +1,351 @@
+"""The static query encoder: semantic queries without the model (no wasm, no onnxruntime).
+
+Documents keep their MiniLM vectors; only the *query* side is made cheap. A query
+becomes an idf-weighted bag of its WordPiece ids, unit length, and a linear map sends
+it into the model's space::
+
+    x = normalize(sum of idf[t] over the query's known tokens t)   (plus a bias feature)
+    q = normalize((x @ W) @ P.T)      W: rows x rank (int4)   P.T: rank x dim (int8)
+
+``P`` spans the main directions of the corpus's own chunk vectors, so the map spends
+its rank where documents differ. ``W`` is a ridge regression, fitted at build time
+on pseudo-queries cut from the chunks (titles, sentences, random 3-15-word spans,
+deterministic: fixed seed), whose targets are the model's own embeddings of those
+pseudo-queries (read from and added to the embedding cache). Training samples at most
+``MAX_QUERIES`` pseudo-queries, so its cost stops growing with the corpus.
+
+``encode`` here and ``js/src/search/static_encoder.js`` compute bit-identical vectors:
+float64, tokens accumulated in query order, each sum over dimensions in index order.
+
+The asset (one hashed binary, ``encoder-<h>.bin``) carries everything a browser
+needs, the model's vocab.txt included (WordPiece is greedy longest-match: the full
+vocabulary is needed to cut words exactly as the model does)::
+
+    u32 header length | header JSON | vocab.txt | u32 token ids | f32 idf
+    | f32 row scales | int4 W (two per byte, low nibble first) | f32 P scales | int8 P.T
+
+(each section padded to 4 bytes).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import struct
+from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+__all__ = ["StaticEncoder", "TrainingTooSmall", "pseudo_queries", "train_encoder", "MIN_CHUNKS"]
+
+FORMAT = 1  # of the asset below
+SEED = 20261123
+MAX_QUERIES = 16_000  # pseudo-queries a fit samples at most (cost stops growing here)
+QUERIES_PER_CHUNK = 24  # demo: 4 per chunk gave fused MRR@10 0.689, 24 gave 0.754
+MIN_CHUNKS = 50  # fewer chunks than this: too little text to fit a map (the model answers)
+RANK = 128
+RIDGE = 0.3  # ridge penalty (features are unit bags: a token's diagonal is about its query count)
+CG_ITERATIONS = 60
+MAX_ROWS = 20_000  # vocabulary rows kept at most (the most frequent tokens)
+
+
+class TrainingTooSmall(ValueError):
+    """The corpus is too small to fit an encoder: the full model is used instead."""
+
+
+# -- pseudo-queries --------------------------------------------------------------------------
+
+_SENTENCE = re.compile(r"(?<=[.?!:;])\s+|\n+")
+_WORD = re.compile(r"\S+")
+
+
+def pseudo_queries(texts: Sequence[str], titles: Sequence[str], budget: int,
+                   seed: int = SEED) -> list[tuple[str, int]]:
+    """Queries a reader might type, cut from the chunks, with the chunk each came from:
+    each distinct title, then per chunk (in a seeded random order, until ``budget``) a
+    sentence or a random word span."""
+    rng = np.random.default_rng(seed)
+    out: list[tuple[str, int]] = []
+    seen: set[str] = set()
+    for i, t in enumerate(titles):
+        t = t.strip()
+        if t and t not in seen and len(out) < budget // 4:
+            seen.add(t)
+            out.append((t, i))
+    order = rng.permutation(len(texts)) if len(texts) else np.zeros(0, dtype=np.int64)
+    rounds = 0
+    while len(out) < budget and rounds < 4 * QUERIES_PER_CHUNK and len(texts):
+        rounds += 1
+        for i in order.tolist():
+            if len(out) >= budget:
+                break
+            query = _cut(texts[i], rng)
+            if query and query not in seen:
+                seen.add(query)
+                out.append((query, i))
+    return out
+
+
+def _cut(text: str, rng: np.random.Generator) -> str:
+    """A sentence (at most 20 words) or a random span of 3-15 words of ``text``."""
+    if rng.random() < 0.35:
+        sentences = [s for s in _SENTENCE.split(text) if len(_WORD.findall(s)) >= 3]
+        if sentences:
+            words = _WORD.findall(sentences[int(rng.integers(len(sentences)))])
+            return " ".join(words[:20])
+    words = _WORD.findall(text)
+    if len(words) < 3:
+        return " ".join(words)
+    size = int(rng.integers(3, min(15, len(words)) + 1))
+    start = int(rng.integers(0, len(words) - size + 1))
+    return " ".join(words[start:start + size])
+
+
+# -- the encoder -----------------------------------------------------------------------------
+
+@dataclass
+class StaticEncoder:
+    token_ids: np.ndarray  # (rows,) int: WordPiece id of each row, ascending
+    idf: np.ndarray  # (rows,) float32
+    weights: np.ndarray  # (rows + 1, rank) int8 in [-7, 7]; the last row is the bias
+    row_scales: np.ndarray  # (rows + 1,) float32
+    projection: np.ndarray  # (rank, dim) int8
+    projection_scales: np.ndarray  # (rank,) float32
+    vocab: bytes  # the model's vocab.txt
+    special_ids: tuple[int, ...] = ()
+    max_seq_length: int = 256
+    lowercase: bool = True  # the model's tokenizer lowercases (and strips accents)
+
+    def __post_init__(self):
+        self._tokenizer = None
+
+    @property
+    def rank(self) -> int:
+        return int(self.weights.shape[1])
+
+    @property
+    def dim(self) -> int:
+        return int(self.projection.shape[1])
+
+    def features(self, ids: Sequence[int]) -> list[tuple[int, float]]:
+        """(row, idf) of each known token of the query, in query order."""
+        return _features(self.token_ids, self.idf, ids)
+
+    def token_ids_of(self, text: str) -> list[int]:
+        """WordPiece ids of ``text`` exactly as the model's tokenizer cuts it (built from
+        vocab.txt alone: a static site ships no tokenizer.json)."""
+        if self._tokenizer is None:
+            from tokenizers import BertWordPieceTokenizer
+
+            vocab: dict[str, int] = {}
+            for i, token in enumerate(self.vocab.decode("utf-8").splitlines()):
+                vocab.setdefault(token, i)
+            tok = BertWordPieceTokenizer(vocab, lowercase=self.lowercase, clean_text=True,
+                                         handle_chinese_chars=True, strip_accents=None)
+            tok.enable_truncation(self.max_seq_length)
+            self._tokenizer = tok
+        return self._tokenizer.encode(text).ids
+
+    def encode(self, text: str) -> np.ndarray | None:
+        """The query vector of ``text`` (None: no token of it is known)."""
+        return self.encode_ids(self.token_ids_of(text))
+
+    def encode_ids(self, ids: Sequence[int]) -> np.ndarray | None:
+        """The query vector (float32, unit length), or None when no token is known."""
+        feats = self.features([t for t in ids if t not in self.special_ids])
+        if not feats:
+            return None
+        counts: dict[int, float] = {}
+        for r, w in feats:
+            counts[r] = counts.get(r, 0.0) + w
+        norm = math.sqrt(sum(v * v for v in counts.values()))
+        h = self.weights[-1].astype(np.float64) * float(self.row_scales[-1])  # bias
+        for r, v in counts.items():
+            h = h + self.weights[r].astype(np.float64) * (float(self.row_scales[r]) * (v / norm))
+        q = np.zeros(self.dim, dtype=np.float64)
+        for j in range(self.rank):
+            q = q + self.projection[j].astype(np.float64) * (float(self.projection_scales[j]) * float(h[j]))
+        length = math.sqrt(sum(float(x) * float(x) for x in q))
+        if length == 0.0:
+            return None
+        return (q / length).astype(np.float32)
+
+    # -- bytes -----------------------------------------------------------------------------
+
+    def to_bytes(self) -> bytes:
+        rows = len(self.token_ids)
+        header = json.dumps({"rows": rows, "rank": self.rank, "dim": self.dim, "vocab_bytes": len(self.vocab),
+                             "special_ids": list(self.special_ids), "max_seq_length": self.max_seq_length,
+                             "lowercase": self.lowercase}, sort_keys=True).encode()
+        packed = _pack_int4(self.weights)
+        parts = [header, self.vocab, self.token_ids.astype("<u4").tobytes(), self.idf.astype("<f4").tobytes(),
+                 self.row_scales.astype("<f4").tobytes(), packed, self.projection_scales.astype("<f4").tobytes(),
+                 self.projection.astype(np.int8).tobytes()]
+        return struct.pack("<I", len(header)) + b"".join(_pad4(p) for p in parts)
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> StaticEncoder:
+        (n,) = struct.unpack_from("<I", data, 0)
+        at = 4
+        header = json.loads(data[at:at + n])
+        at += _padded(n)
+        rows, rank, dim = header["rows"], header["rank"], header["dim"]
+        vocab = data[at:at + header["vocab_bytes"]]
+        at += _padded(header["vocab_bytes"])
+
+        def take(dtype, count):
+            nonlocal at
+            arr = np.frombuffer(data, dtype=dtype, count=count, offset=at)
+            at += _padded(arr.nbytes)
+            return arr
+
+        token_ids = take("<u4", rows).astype(np.int64)
+        idf = take("<f4", rows)
+        row_scales = take("<f4", rows + 1)
+        packed = take(np.uint8, (rows + 1) * rank // 2)
+        projection_scales = take("<f4", rank)
+        projection = take(np.int8, rank * dim).reshape(rank, dim)
+        if at != len(data):
+            raise ValueError(f"encoder asset of {len(data)} bytes, expected {at}")
+        return cls(token_ids, idf, _unpack_int4(packed, rows + 1, rank), row_scales, projection, projection_scales,
+                   bytes(vocab), tuple(header["special_ids"]), int(header["max_seq_length"]),
+                   bool(header.get("lowercase", True)))
+
+
+def _features(token_ids: np.ndarray, idf: np.ndarray, ids: Sequence[int]) -> list[tuple[int, float]]:
+    rows = np.searchsorted(token_ids, np.asarray(ids, dtype=np.int64))
+    out = []
+    for t, r in zip(ids, rows.tolist()):
+        if r < len(token_ids) and int(token_ids[r]) == t:
+            out.append((r, float(idf[r])))
+    return out
+
+
+def _padded(n: int) -> int:
+    return n + (-n % 4)
+
+
+def _pad4(b: bytes) -> bytes:
+    return b + b"\0" * (-len(b) % 4)
+
+
+def _pack_int4(w: np.ndarray) -> bytes:
+    flat = (w.astype(np.int16).reshape(-1) & 0x0F).astype(np.uint8)
+    return (flat[0::2] | (flat[1::2] << 4)).tobytes()
+
+
+def _unpack_int4(packed: np.ndarray, rows: int, rank: int) -> np.ndarray:
+    lo = (packed & 0x0F).astype(np.int8)
+    hi = (packed >> 4).astype(np.int8)
+    flat = np.empty(rows * rank, dtype=np.int8)
+    flat[0::2], flat[1::2] = lo, hi
+    return np.where(flat > 7, flat - 16, flat).astype(np.int8).reshape(rows, rank)
+
+
+# -- training --------------------------------------------------------------------------------
+
+def train_encoder(texts: Sequence[str], titles: Sequence[str], doc_vectors: np.ndarray,
+                  tokenize: Callable[[list[str]], list[list[int]]],
+                  embed: Callable[[list[str]], np.ndarray], vocab: bytes, special_ids: Sequence[int],
+                  *, max_seq_length: int = 256, lowercase: bool = True, rank: int = RANK, max_queries: int = MAX_QUERIES, ridge: float = RIDGE,
+                  note: Callable[[str], None] | None = None) -> StaticEncoder:
+    """Fit the encoder for a corpus.
+
+    ``texts``/``titles``: the chunks (pseudo-queries are cut from them; idf comes from
+    them); ``doc_vectors``: their float vectors (n, dim); ``tokenize``: texts -> WordPiece
+    ids (the ``special_ids`` among them are dropped); ``embed``: texts -> unit model vectors (the targets).
+    """
+    if len(texts) < MIN_CHUNKS:
+        raise TrainingTooSmall(f"{len(texts)} chunks (at least {MIN_CHUNKS} are needed)")
+    budget = min(max_queries, QUERIES_PER_CHUNK * len(texts))
+    pairs = pseudo_queries(texts, titles, budget)
+    queries = [q for q, _ in pairs]
+    special = set(int(s) for s in special_ids)
+    doc_ids = tokenize(list(texts))
+    df: dict[int, int] = {}
+    for ids in doc_ids:
+        for t in set(ids) - special:
+            df[t] = df.get(t, 0) + 1
+    query_ids = [[t for t in ids if t not in special] for ids in tokenize(queries)]
+    freq: dict[int, int] = {}
+    for ids in query_ids:
+        for t in ids:
+            freq[t] = freq.get(t, 0) + 1
+    kept = sorted(freq, key=lambda t: (-freq[t], t))[:MAX_ROWS]
+    token_ids = np.array(sorted(kept), dtype=np.int64)
+    n_docs = len(texts)
+    idf = np.array([math.log(1.0 + (n_docs - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)) for t in token_ids.tolist()],
+                   dtype=np.float32)
+    keep = [i for i, ids in enumerate(query_ids) if _features(token_ids, idf, ids)]
+    if note:
+        note(f"[sphinx-rag] static query encoder: {len(keep)} pseudo-queries, {len(token_ids)} tokens, rank {rank}")
+    docs = np.asarray(doc_vectors, dtype=np.float64)
+    targets = embed([queries[i] for i in keep])
+    x = _feature_matrix(token_ids, idf, [query_ids[i] for i in keep])
+
+    _, _, vt = np.linalg.svd(docs, full_matrices=False)
+    rank = min(rank, len(vt)) // 2 * 2  # even: two int4 weights per byte
+    basis = vt[:rank].T  # (dim, rank): the corpus's main directions
+    w = _ridge_cg(x, targets.astype(np.float64) @ basis, ridge)
+    weights, row_scales = _quantize_rows(w, 7)
+    projection, projection_scales = _quantize_rows(basis.T, 127)
+    return StaticEncoder(token_ids, idf, weights, row_scales, projection, projection_scales, vocab,
+                         tuple(sorted(special)), max_seq_length, lowercase)
+
+
+def _feature_matrix(token_ids: np.ndarray, idf: np.ndarray, query_ids: list[list[int]]):
+    """Rows: unit idf bags of the queries, plus the bias feature (always 1)."""
+    bias = len(token_ids)
+    indptr, indices, data = [0], [], []
+    for ids in query_ids:
+        counts: dict[int, float] = {}
+        for r, w in _features(token_ids, idf, ids):
+            counts[r] = counts.get(r, 0.0) + w
+        norm = math.sqrt(sum(v * v for v in counts.values()))
+        for r, v in counts.items():
+            indices.append(r)
+            data.append(v / norm)
+        indices.append(bias)
+        data.append(1.0)
+        indptr.append(len(indices))
+    from scipy.sparse import csr_matrix
+
+    return csr_matrix((np.array(data, dtype=np.float64), np.array(indices), np.array(indptr)),
+                      shape=(len(query_ids), bias + 1))
+
+
+def _ridge_cg(x, y: np.ndarray, ridge: float) -> np.ndarray:
+    """argmin ||x w - y||^2 + ridge ||w||^2 by conjugate gradients (all columns at once;
+    ``x`` sparse, so the normal matrix is never formed)."""
+    xt = x.T.tocsr()
+
+    def apply(w):
+        return xt @ (x @ w) + ridge * w
+
+    b = xt @ y
+    w = np.zeros_like(b)
+    r = b.copy()
+    p = r.copy()
+    rs = (r * r).sum(axis=0)
+    for _ in range(CG_ITERATIONS):
+        ap = apply(p)
+        alpha = rs / np.maximum((p * ap).sum(axis=0), 1e-30)
+        w += p * alpha
+        r -= ap * alpha
+        rs_new = (r * r).sum(axis=0)
+        if float(rs_new.max()) < 1e-12 * float((b * b).sum(axis=0).max()):
+            break
+        p = r + p * (rs_new / np.maximum(rs, 1e-30))
+        rs = rs_new
+    return w
+
+
+def _quantize_rows(m: np.ndarray, levels: int) -> tuple[np.ndarray, np.ndarray]:
+    peak = np.abs(m).max(axis=1)
+    scales = np.where(peak > 0, peak / levels, 1.0).astype(np.float32)
+    q = np.clip(np.rint(m / scales[:, None]), -levels, levels).astype(np.int8)
+    return q, scales
+
+

@@ -1,0 +1,101 @@
+"""The static query encoder: its fit, its asset, and sites built with each setting."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sphinx_rag import static_encoder
+from sphinx_rag.assets import ASSET_DIR, IndexReader
+from sphinx_rag.retrieve import Searcher
+from sphinx_rag.static_encoder import MIN_CHUNKS, StaticEncoder, TrainingTooSmall, pseudo_queries, train_encoder
+
+ROOTS = Path(__file__).parent / "roots"
+
+
+def test_pseudo_queries_are_cut_from_the_chunks_deterministically():
+    texts = [f"Chunk {i}: the estimator number {i} fits a model. It also predicts targets well." for i in range(40)]
+    titles = [f"Page {i // 10}" for i in range(40)]
+    pairs = pseudo_queries(texts, titles, 200)
+    assert pairs == pseudo_queries(texts, titles, 200)
+    assert len(pairs) == len({q for q, _ in pairs}) <= 200
+    assert [q for q, _ in pairs[:4]] == ["Page 0", "Page 1", "Page 2", "Page 3"]
+    for query, source in pairs[4:]:
+        assert query in " ".join(texts[source].split()), (query, source)
+        assert 1 <= len(query.split()) <= 20
+
+
+def test_too_few_chunks_is_refused():
+    with pytest.raises(TrainingTooSmall, match=f"at least {MIN_CHUNKS}"):
+        train_encoder(["a b c"] * 5, [""] * 5, np.ones((5, 4)), lambda t: [[1]] * len(t),
+                      lambda t: np.ones((len(t), 4)), b"", [])
+
+
+def test_the_asset_round_trips(demo_html):
+    index = IndexReader(demo_html)
+    data = index.binary(index.manifest["encoder"]["file"])
+    encoder = StaticEncoder.from_bytes(data)
+    assert encoder.to_bytes() == data
+    assert encoder.weights.min() >= -7 and encoder.weights.max() <= 7  # int4
+    assert encoder.rank % 2 == 0 and encoder.dim == index.dim
+
+
+def test_static_vectors_point_where_the_model_does(demo_html):
+    """Cosine between the static encoder's and the model's vector of the same query."""
+    static, model = Searcher(demo_html, encoder="static"), Searcher(demo_html, encoder="model")
+    queries = ["how do I fill missing values with the median", "strategy of a dummy classifier",
+               "number of folds in cross validation", "scale features to a range"]
+    cosines = [float(static.query_vector(q) @ model.query_vector(q)) for q in queries]
+    assert min(cosines) > 0.5, cosines
+    assert not static.query_vector("☃ ☄").any()  # no known token ([UNK] only): no semantic neighbour
+
+
+def _kinds(html: Path) -> set[str]:
+    return {p.name.split("-")[0] for p in (html / ASSET_DIR).iterdir()}
+
+
+def test_a_static_site_ships_neither_the_model_nor_onnxruntime(static_site):
+    manifest = json.loads((static_site / ASSET_DIR / "manifest.json").read_text())
+    assert manifest["model_files"] is None and manifest["encoder"]
+    assert manifest["settings"]["query_encoder"] == "static"
+    assert "model" not in _kinds(static_site) and "encoder" in _kinds(static_site)
+    client = {p.name for p in (static_site / "_static" / "sphinx_rag").iterdir()}
+    assert {"searchbar.js", "worker.js"} <= client and not any(n.startswith("ort-") for n in client)
+    searcher = Searcher(static_site)  # the site's own encoder by default
+    assert searcher.encoder == "static"
+    assert searcher.search("strategy of a dummy classifier", k=3)
+    with pytest.raises(ValueError, match="ships no query model"):
+        Searcher(static_site, encoder="model").search("strategy of a dummy classifier")
+
+
+def test_cli_says_in_one_line_which_encoder_a_site_lacks(static_site):
+    proc = subprocess.run([sys.executable, "-m", "sphinx_rag", "search", str(static_site), "imputer strategy",
+                           "--encoder", "model"], capture_output=True, text=True)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert "use the encoder 'static'" in proc.stderr
+    ok = subprocess.run([sys.executable, "-m", "sphinx_rag", "search", str(static_site), "imputer strategy",
+                         "--encoder", "static", "--json"], capture_output=True, text=True)
+    assert ok.returncode == 0 and json.loads(ok.stdout)
+
+
+def test_a_corpus_too_small_falls_back_to_the_model(tmp_path):
+    src = tmp_path / "src"
+    import shutil
+
+    shutil.copytree(ROOTS / "test-narrative", src)
+    conf = (src / "conf.py").read_text().replace("sphinx_rag_embeddings = False", "sphinx_rag_embeddings = True")
+    (src / "conf.py").write_text(conf + '\nsphinx_rag_query_encoder = "static"\n')
+    out = tmp_path / "html"
+    proc = subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", str(src), str(out)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert f"at least {static_encoder.MIN_CHUNKS} are needed); semantic queries use the full model" in proc.stdout
+    manifest = json.loads((out / ASSET_DIR / "manifest.json").read_text())
+    assert manifest["encoder"] is None and manifest["model_files"]
+    assert manifest["settings"]["query_encoder"] == "model"
+    assert any(p.name.startswith("ort-") for p in (out / "_static" / "sphinx_rag").iterdir())
