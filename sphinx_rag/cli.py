@@ -180,10 +180,12 @@ def _evaluate(args) -> int:
 
 
 def _methods(text: str) -> list[str]:
+    from .evaluate import METHODS
+
     methods = [m.strip() for m in text.split(",") if m.strip()]
-    unknown = [m for m in methods if m not in FUSIONS]
+    unknown = [m for m in methods if m not in METHODS]
     if not methods or unknown:
-        raise argparse.ArgumentTypeError(f"{text!r}: give a comma-separated list of {', '.join(FUSIONS)}")
+        raise argparse.ArgumentTypeError(f"{text!r}: give a comma-separated list of {', '.join(METHODS)}")
     return methods
 
 
@@ -227,13 +229,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fusion", choices=FUSIONS, help="override the site's fusion method (see search --help)")
     p.set_defaults(func=_ask)
 
-    help_ = "Recall@k / MRR@10 of each fusion method on a question set"
+    help_ = "Recall@k / MRR@10 / answer-component metrics of each method on a question set"
     p = sub.add_parser("evaluate", help=help_, description=help_ + ", as a Markdown table.")
     p.add_argument("build_dir", metavar="BUILD_DIR", help=BUILD_DIR_HELP)
     p.add_argument("questions", metavar="QUESTIONS",
-                   help="JSON file: a list of {id, question, style, relevant: [{url, text_contains}]}")
-    p.add_argument("--methods", type=_methods, metavar="LIST", default=["bm25", "dense", "rrf"],
-                   help="comma-separated fusion methods to evaluate (default: bm25,dense,rrf)")
+                   help="JSON file: a list of {id, question, style, relevant: [{url, text_contains}], "
+                        "answer_components: [[context, ...], ...]} (relevant or answer_components or both)")
+    p.add_argument("--methods", type=_methods, metavar="LIST",
+                   default=["bm25", "dense", "rrf", "fixed-bm25", "fixed-rrf"],
+                   help="comma-separated methods to evaluate: sphinx-rag's rankings bm25, dense, rrf, and the "
+                        "same over fixed 750-character windows of the pages, fixed-bm25, fixed-dense, fixed-rrf "
+                        "(default: bm25,dense,rrf,fixed-bm25,fixed-rrf)")
     p.add_argument("--title", default="", metavar="TEXT",
                    help="heading of the table (default: the questions file's path)")
     p.add_argument("--json-out", metavar="FILE", help="also write the full report (per question) as JSON to this file")
