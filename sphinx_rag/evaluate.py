@@ -71,7 +71,12 @@ def is_relevant(result, relevant: dict) -> bool:
     if relevant["url"] != result.url and relevant["url"] not in getattr(result, "also", ()):
         return False
     phrase = relevant.get("text_contains")
-    return not phrase or " ".join(phrase.split()) in " ".join(result.text.split())
+    return not phrase or _fold(phrase) in _fold(result.text)
+
+
+def _fold(text: str) -> str:
+    """Whitespace collapsed, typographic quotes made ASCII (Sphinx's smartquotes)."""
+    return " ".join(text.translate(_QUOTES).split())
 
 
 def budgeted(texts: list[str], budget: int = AC_BUDGET) -> list[str]:
@@ -137,7 +142,7 @@ def _for_plain_text(relevant: list[dict], page_texts: dict) -> list[dict]:
     for rel in relevant:
         page = page_texts.get(rel["url"].split("#", 1)[0])
         phrase = rel.get("text_contains")
-        if phrase and page is not None and " ".join(phrase.split()) not in " ".join(page.text.split()):
+        if phrase and page is not None and _fold(phrase) not in _fold(page.text):
             rel = {k: v for k, v in rel.items() if k != "text_contains"}
         out.append(rel)
     return out
