@@ -156,9 +156,7 @@ def simulate_query(s: TrackedSearcher, query: str, vector: np.ndarray | None, *,
     ranked = sorted(scored, key=lambda i: (-scored[i], i))
     for i in ranked[:PREFETCH]:  # the client prefetches these text shards in parallel
         s.index.chunk(i)
-        if i + 1 < s.index.n_chunks:
-            s.index.chunk(i + 1)
-    expand(ranked, s.index.chunk, s.index.n_chunks, k)
+    expand(ranked, s.index.chunk, s.index.n_chunks, k)  # and the neighbours a passage may take
     return s.take()
 
 

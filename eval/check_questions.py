@@ -1,8 +1,9 @@
-"""Validate ``demo_questions.json`` against a built HTML site.
+"""Validate a question file (``demo_questions.json`` by default) against a built HTML site.
 
 Usage::
 
     python eval/check_questions.py demo_docs/_build/html [eval/demo_questions.json]
+    python eval/check_questions.py /tmp/flaskcorpus/_build/html eval/flask_questions.json
 
 For every relevant entry the script checks that
 
@@ -24,6 +25,11 @@ occur in the *own* text of the section whose id is the anchor (the text of
 its nested subsections excluded), i.e. the anchor is the nearest enclosing
 section of the phrase.
 
+Every context string of every ``answer_components`` entry must occur in the
+plain text of some page (``sphinx_rag.page_text``) and in the text of some chunk
+of the site's index (else no method could ever find it), compared as the metric
+compares them (``sphinx_rag.evaluate.normalize_text``).
+
 Text is compared after collapsing whitespace and replacing typographic
 quotes by ASCII quotes. The script exits with status 1 if any check fails.
 """
@@ -37,7 +43,12 @@ from pathlib import Path
 
 from bs4 import BeautifulSoup
 
-STYLES = {"natural", "keyword", "typo", "synonym"}
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from sphinx_rag.assets import IndexReader  # noqa: E402
+from sphinx_rag.evaluate import normalize_text  # noqa: E402
+from sphinx_rag.page_text import read_page_text  # noqa: E402
+
+STYLES = {"natural", "keyword", "typo", "synonym", "howto", "concept", "paraphrase"}
 PARAM_RE = re.compile(r"^Parameter (\S+) of (\S+)$")
 RETURN_RE = re.compile(r"^(\S+) is returned by (\S+)$")
 ATTR_RE = re.compile(r"^Attribute (\S+) of (\S+)$")
@@ -158,6 +169,37 @@ def check_entry(site, entry):
     return []
 
 
+class Texts:
+    """Normalised plain text of every page and of every chunk, read once."""
+
+    def __init__(self, root):
+        root = Path(root)
+        self.pages = [normalize_text(read_page_text(p).text) for p in sorted(root.rglob("*.html"))
+                      if not p.relative_to(root).as_posix().startswith("_")]
+        self.chunks = [normalize_text(c["text"]) for c in IndexReader(root).chunks()]
+
+    def check(self, context):
+        n = normalize_text(context)
+        if not any(n in page for page in self.pages):
+            return [f"context {context!r} is on no page"]
+        if not any(n in chunk for chunk in self.chunks):
+            return [f"context {context!r} is in no chunk of the index"]
+        return []
+
+
+def check_components(texts, components):
+    if not isinstance(components, list) or not components:
+        return ["answer_components must be a non-empty list of lists of strings"]
+    errors = []
+    for comp in components:
+        if not isinstance(comp, list) or not comp or not all(isinstance(c, str) and c.strip() for c in comp):
+            errors.append(f"component {comp!r} is not a non-empty list of strings")
+            continue
+        for context in comp:
+            errors.extend(texts.check(context))
+    return errors
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("html_dir", help="root of the built HTML site")
@@ -171,6 +213,7 @@ def main(argv=None):
 
     questions = json.loads(Path(args.questions).read_text(encoding="utf-8"))
     site = Site(args.html_dir)
+    texts = None
     errors = []
     seen = set()
     n_entries = 0
@@ -183,8 +226,11 @@ def main(argv=None):
             errors.append(f"{qid}: empty question")
         if q.get("style") not in STYLES:
             errors.append(f"{qid}: bad style {q.get('style')!r}")
-        if not q.get("relevant"):
-            errors.append(f"{qid}: no relevant entries")
+        if not q.get("relevant") and not q.get("answer_components"):
+            errors.append(f"{qid}: neither relevant entries nor answer components")
+        if "answer_components" in q:
+            texts = texts or Texts(args.html_dir)
+            errors.extend(f"{qid}: {e}" for e in check_components(texts, q["answer_components"]))
         for entry in q.get("relevant", []):
             n_entries += 1
             errors.extend(f"{qid}: {e}" for e in check_entry(site, entry))

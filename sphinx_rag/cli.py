@@ -234,15 +234,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--encoder", choices=ENCODERS, help=ENCODER_HELP)
     p.set_defaults(func=_ask)
 
-    help_ = "Recall@k / MRR@10 of each fusion method on a question set"
+    help_ = "Recall@k / MRR@10 / answer-component metrics of each method on a question set"
     p = sub.add_parser("evaluate", help=help_, description=help_ + ", as a Markdown table.")
     p.add_argument("build_dir", metavar="BUILD_DIR", help=BUILD_DIR_HELP)
     p.add_argument("questions", metavar="QUESTIONS",
-                   help="JSON file: a list of {id, question, style, relevant: [{url, text_contains}]}")
+                   help="JSON file: a list of {id, question, style, relevant: [{url, text_contains}], "
+                        "answer_components: [[context, ...], ...]} (relevant or answer_components or both)")
     p.add_argument("--methods", type=_methods, metavar="LIST", default=None,
-                   help="comma-separated methods: a fusion (bm25, dense, rrf), the last two optionally with "
-                   "a query encoder (dense-static, rrf-model, ...). Default: bm25,dense,rrf, with each "
-                   "encoder when the site has both")
+                   help="comma-separated methods: sphinx-rag's rankings bm25, dense, rrf (the last two "
+                        "optionally with a query encoder: dense-static, rrf-model, ...), and the same over fixed "
+                        "750-character windows of the pages: fixed-bm25, fixed-dense, fixed-rrf. Default: "
+                        "bm25, dense and rrf (per encoder when the site has both), fixed-bm25, fixed-rrf")
     p.add_argument("--title", default="", metavar="TEXT",
                    help="heading of the table (default: the questions file's path)")
     p.add_argument("--json-out", metavar="FILE", help="also write the full report (per question) as JSON to this file")

@@ -15,7 +15,8 @@ A query, step by step:
    model, or ``static_encoder.StaticEncoder``, the site's fitted linear encoder) ->
    probed clusters -> exact int8 scores -> top ``CANDIDATES``;
 3. reciprocal-rank fusion of both lists, times each chunk's page weight;
-4. ``expand.expand``: a short narrative hit takes the chunks that follow it.
+4. ``expand.expand``: each hit becomes a passage, with the neighbouring chunks on its
+   page that the ranking found relevant (relevant segment extraction).
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ class Result:
     text: str
     id: str
     index: int
-    also: list[str] = field(default_factory=list)  # URLs of the chunks the passage added
+    also: list[str] = field(default_factory=list)  # URLs of the passage's other chunks (expand.py)
 
     def to_json(self) -> dict:
         return {"rank": self.rank, "score": self.score, "url": self.url, "title": self.title,
@@ -224,7 +225,7 @@ class Searcher:
         return self.ranking(query, vector)[1]
 
     def search(self, query: str, k: int = 10, vector: np.ndarray | None = None) -> list[Result]:
-        """The k best passages (expand.py): each a hit plus, if short, what follows it."""
+        """The k best passages (expand.py): each a hit and its relevant neighbours, in page order."""
         return self.search_with_match(query, k, vector)[0]
 
     def search_with_match(self, query: str, k: int = 10,
@@ -234,9 +235,9 @@ class Searcher:
         ranked = sorted(scored, key=lambda i: (-scored[i], i))
         chunk = self.index.chunk
         out = []
-        for rank, span in enumerate(expand(ranked, chunk, self.index.n_chunks, k), start=1):
-            c = chunk(span[0])
+        for rank, (hit, span) in enumerate(expand(ranked, chunk, self.index.n_chunks, k), start=1):
+            c = chunk(hit)
             text = "\n\n".join(chunk(j)["text"] for j in span)
-            out.append(Result(rank, scored[span[0]], c["url"], c["title"], c["kind"], text, c["id"], span[0],
-                              [chunk(j)["url"] for j in span[1:]]))
+            out.append(Result(rank, scored[hit], c["url"], c["title"], c["kind"], text, c["id"], hit,
+                              [chunk(j)["url"] for j in span if j != hit]))
         return out, weak

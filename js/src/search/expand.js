@@ -1,47 +1,115 @@
 // @ts-check
 /**
- * Expand ranked chunks into passages (Python's sphinx_rag/expand.py, same rules):
- * a narrative or example chunk shorter than MIN_CHARS also takes the chunks that
- * follow it on the same page, up to MAX_CHARS; API chunks stand alone; a later
- * result already inside an earlier passage is dropped, and no passage repeats a
- * chunk another one shows. Lengths are in code
- * points, as Python's len().
+ * Turn ranked chunks into passages: relevant segment extraction (Python's
+ * sphinx_rag/expand.py, same rules and the same float operations in the same order).
+ * A chunk's value is DECAY / (DECAY + rank - 1) (0 if unranked) minus PENALTY; taking
+ * the hits in rank order, each hit's passage is the contiguous run of chunks around it
+ * (same page, none shown already, at most MAX_CHARS code points together, API chunks
+ * never merged) with the largest total value. A later hit already inside an earlier
+ * passage is dropped. Lengths are in code points, as Python's len().
  */
 
 import { cpLength } from "./lexical.js";
 
-export const MIN_CHARS = 400;
-export const MAX_CHARS = 1600;
+export const DECAY = 20;
+export const PENALTY = 0.2;
+export const MAX_CHARS = 2400;
+export const MAX_CHUNKS = 16;
+
+/** @typedef {{text: string, doc: string, kind: string}} ChunkRecord */
 
 /**
- * Up to k passages, each the chunk indices it covers (the first is the hit).
+ * Up to k passages: the hit, and the chunk indices of its passage in page order.
  * `chunk(i)` gives a chunk's record (loading its text shard); only the ranked hits
- * and the chunks after them are asked for.
+ * and their neighbours on the same page are asked for.
  * @param {number[]} ranked  chunk indices, best first
- * @param {(i: number) => Promise<{text: string, doc: string, kind: string}>} chunk
+ * @param {(i: number) => Promise<ChunkRecord>} chunk
  * @param {number} nChunks
  * @param {number} k
- * @returns {Promise<number[][]>}
+ * @returns {Promise<{hit: number, span: number[]}[]>}
  */
 export async function expand(ranked, chunk, nChunks, k) {
+  /** @type {Map<number, number>} */
+  const rankOf = new Map();
+  ranked.forEach((i, r) => { if (!rankOf.has(i)) rankOf.set(i, r + 1); });
+  const value = (/** @type {number} */ j) => {
+    const r = rankOf.get(j);
+    return (r !== undefined ? DECAY / (DECAY + r - 1) : 0.0) - PENALTY;
+  };
+  /** @type {Set<number>} */
   const covered = new Set();
-  /** @type {number[][]} */
+  /** @type {{hit: number, span: number[]}[]} */
   const passages = [];
-  for (const i of ranked) {
+  for (const hit of ranked) {
     if (passages.length === k) break;
-    if (covered.has(i)) continue;
-    const hit = await chunk(i);
-    const span = [i];
-    let length = cpLength(hit.text);
-    for (let j = i + 1; hit.kind !== "api" && length < MIN_CHARS && j < nChunks && !covered.has(j); j++) {
-      const next = await chunk(j);
-      const size = cpLength(next.text);
-      if (next.doc !== hit.doc || length + size > MAX_CHARS) break;
-      span.push(j);
-      length += size;
-    }
+    if (covered.has(hit)) continue;
+    const span = await segment(hit, chunk, nChunks, covered, value);
     for (const j of span) covered.add(j);
-    passages.push(span);
+    passages.push({ hit, span });
   }
   return passages;
+}
+
+/**
+ * [index, length] of the chunks a passage around `hit` may take on one side.
+ * @param {number} hit
+ * @param {number} step  -1 or 1
+ * @param {(i: number) => Promise<ChunkRecord>} chunk
+ * @param {number} nChunks
+ * @param {Set<number>} covered
+ * @returns {Promise<[number, number][]>}
+ */
+async function neighbours(hit, step, chunk, nChunks, covered) {
+  const record = await chunk(hit);
+  /** @type {[number, number][]} */
+  const out = [];
+  if (record.kind === "api") return out;
+  let total = cpLength(record.text);
+  for (let j = hit + step; j >= 0 && j < nChunks && out.length < MAX_CHUNKS - 1 && !covered.has(j); j += step) {
+    const next = await chunk(j);
+    const size = cpLength(next.text);
+    total += size;
+    if (next.doc !== record.doc || next.kind === "api" || total > MAX_CHARS) break;
+    out.push([j, size]);
+  }
+  return out;
+}
+
+/**
+ * The run around `hit` with the largest total value (ties: the earliest, shortest).
+ * @param {number} hit
+ * @param {(i: number) => Promise<ChunkRecord>} chunk
+ * @param {number} nChunks
+ * @param {Set<number>} covered
+ * @param {(j: number) => number} value
+ * @returns {Promise<number[]>}
+ */
+async function segment(hit, chunk, nChunks, covered, value) {
+  const left = (await neighbours(hit, -1, chunk, nChunks, covered)).reverse(); // page order
+  const right = await neighbours(hit, 1, chunk, nChunks, covered);
+  /** @type {[number, number][]} */
+  const run = [...left, [hit, cpLength((await chunk(hit)).text)], ...right];
+  const h = left.length;
+  let bestA = h;
+  let bestB = h;
+  let bestValue = value(hit);
+  for (let a = 0; a <= h; a++) {
+    let total = 0.0;
+    let length = 0;
+    for (let j = a; j < h; j++) {
+      total += value(run[j][0]);
+      length += run[j][1];
+    }
+    for (let b = h; b < run.length; b++) {
+      total += value(run[b][0]);
+      length += run[b][1];
+      if (b > a && (length > MAX_CHARS || b - a + 1 > MAX_CHUNKS)) break;
+      if (total > bestValue) {
+        bestA = a;
+        bestB = b;
+        bestValue = total;
+      }
+    }
+  }
+  return run.slice(bestA, bestB + 1).map(([j]) => j);
 }

@@ -30,7 +30,7 @@ export const RELEVANCE_FLOOR = 0.3;
  * @property {string} text
  * @property {string} id
  * @property {number} index  the chunk's position in the index
- * @property {string[]} also  URLs of the chunks the passage took in after the hit (expand.js)
+ * @property {string[]} also  URLs of the passage's other chunks, in page order (expand.js)
  */
 
 /**
@@ -215,7 +215,8 @@ export class Searcher {
   }
 
   /**
-   * The k best passages: hits sorted by (-score, index), expanded by expand.js.
+   * The k best passages: hits sorted by (-score, index), each with its relevant
+   * neighbours (expand.js).
    * @param {string} query
    * @param {ArrayLike<number> | null} vector
    * @param {number} [k]
@@ -244,19 +245,19 @@ export class Searcher {
     await this.index.prefetchChunks(ranked.slice(0, k + 5)); // text shards in parallel
     const chunk = (/** @type {number} */ i) => this.index.chunk(i);
     const passages = await expand(ranked, chunk, this.index.nChunks, k);
-    const results = await Promise.all(passages.map(async (span, r) => {
+    const results = await Promise.all(passages.map(async ({ hit, span }, r) => {
       const records = await Promise.all(span.map(chunk));
-      const c = records[0];
+      const c = await chunk(hit);
       return {
         rank: r + 1,
-        score: /** @type {number} */ (scored.get(span[0])),
+        score: /** @type {number} */ (scored.get(hit)),
         url: c.url,
         title: c.title,
         kind: c.kind,
         text: records.map((x) => x.text).join("\n\n"),
         id: c.id,
-        index: span[0],
-        also: records.slice(1).map((x) => x.url), // chunks the passage took in (expand.js)
+        index: hit,
+        also: span.flatMap((j, n) => (j === hit ? [] : [records[n].url])), // the passage's other chunks
       };
     }));
     return { results, weak };
