@@ -6,8 +6,12 @@ timing assertions (every wait is for a state).
 from __future__ import annotations
 
 import json
+import re
+import time
 
 from playwright.sync_api import expect
+
+from site_helpers import QuietHandler, StaticServer
 
 from test_search_e2e import INPUT, OPTIONS, open_with_shortcut, problems, results_for, search, wait_hybrid
 
@@ -240,3 +244,51 @@ def test_nothing_is_stored_when_the_browser_refuses_storage(browser, site, serve
         assert errors[theme_errors:] == []
     finally:
         ctx.close()
+
+
+class SlowShards(QuietHandler):
+    """Keyword shards answer after 250 ms: a query takes longer than a keystroke."""
+
+    def do_GET(self):
+        if re.search(r"/index/(terms|texts|near)-", self.path):
+            time.sleep(0.25)
+        super().do_GET()
+
+
+def test_typing_on_a_cold_page_never_freezes_the_list(page, context, site):
+    """Typing fast while the index loads and the model is held back: answers to the prefixes
+    appear while the reader is still typing (newer ones replacing older ones, never the
+    reverse), the list ends on the final query's keyword results (Python's keyword ranking),
+    and once the model is ready the same query comes back hybrid, with nothing typed."""
+    from sphinx_rag.retrieve import Searcher
+
+    held = []
+    context.route("**/index/model-*/model.onnx", lambda route: held.append(route))
+    query = "cross validation with stratified folds"
+    with StaticServer(site, SlowShards) as server:
+        page.goto(server.url + "index.html")
+        page.evaluate("""() => {
+            window.shownWhileTyping = [];
+            const box = document.getElementById("sphinx-rag-listbox");
+            new MutationObserver(() => window.shownWhileTyping.push(
+                [box.dataset.query || "", document.getElementById("sphinx-rag-input").value]
+            )).observe(box, { attributes: true, attributeFilter: ["data-query"] });
+        }""")
+        open_with_shortcut(page)
+        page.keyboard.type(query, delay=60)
+        ids = results_for(page, query, "keyword")
+        shown_queries = [q for q, _ in page.evaluate("window.shownWhileTyping") if q]
+        typed_then = [typed for q, typed in page.evaluate("window.shownWhileTyping") if q]
+        assert all(query.startswith(q) for q in shown_queries), shown_queries
+        assert all(len(a) <= len(b) for a, b in zip(shown_queries, shown_queries[1:])), shown_queries
+        assert shown_queries[-1] == query
+        assert any(typed != query for typed in typed_then), "no results appeared while typing"
+        assert ids == [r.id for r in Searcher(site, fusion="bm25").search(query, 10)]
+        expect(page.locator(INPUT)).to_have_value(query)
+        for _ in range(600):
+            if held:
+                break
+            page.wait_for_timeout(100)
+        held[0].continue_()
+        wait_hybrid(page)
+        assert results_for(page, query, "hybrid") == [r.id for r in Searcher(site).search(query, 10)]

@@ -307,15 +307,9 @@ export class SearchDialog {
 
   /** @param {Status} status */
   setStatus(status) {
-    const upgraded = status.mode === "hybrid" && this.mode !== "hybrid";
     this.mode = status.mode;
     this.status.setAttribute("data-mode", status.mode);
     this.status.textContent = status.message;
-    // The model is ready: the query in the box is run again, now hybrid (unless it is already).
-    const query = this.input.value.trim();
-    if (upgraded && query && !(this.query === query && this.listbox.getAttribute("data-mode") === "hybrid")) {
-      this.search();
-    }
   }
 
   /**
