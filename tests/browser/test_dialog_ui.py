@@ -149,11 +149,14 @@ def test_kind_chips_filter_the_results_and_are_remembered(page, site, serve):
     search(page, "KFold n_splits")
     expect(page.locator(CHIPS + "[data-kind=guide]")).to_have_attribute("aria-pressed", "true")
     assert {e["kind"] for e in shown(page)} == {"guide"}
-    # a query without guide results shows all of them
-    search(page, "mlkit.preprocessing.StandardScaler with_std")
-    if "guide" not in {h["kind"] for h in ranked(page)}:
-        expect(page.locator(CHIPS + "[data-kind=all]")).to_have_attribute("aria-pressed", "true")
-        expect(page.locator(CHIPS + "[data-kind=guide]")).to_have_count(0)  # only chips with hits
+    # a query without guide results (API and example ones, keyword or hybrid) shows all of them
+    search(page, "KNeighborsClassifier n_neighbors weights")
+    assert "guide" not in {h["kind"] for h in ranked(page)}
+    expect(page.locator(CHIPS + "[data-kind=all]")).to_have_attribute("aria-pressed", "true")
+    expect(page.locator(CHIPS + "[data-kind=guide]")).to_have_count(0)  # only chips with hits
+    kinds_now = {e["kind"] for e in shown(page)}
+    assert kinds_now == {h["kind"] for h in ranked(page)}  # every result is shown again
+    expect(page.locator(CHIPS)).to_have_count(1 + len(kinds_now))
     assert problems(page) == []
 
 
