@@ -155,8 +155,8 @@ export class SearchDialog {
     );
     this.bar = h("div", { class: id("bar") }, [searchIcon(), this.input, this.closeButton]);
     const hints = h("p", { class: id("hints"), "aria-hidden": "true" }, [
-      h("kbd", {}, ["↑"]), h("kbd", {}, ["↓"]), " select ", h("kbd", {}, ["Enter"]), " open ",
-      h("kbd", {}, ["Esc"]), " close",
+      h("kbd", {}, ["↑"]), h("kbd", {}, ["↓"]), " select ", h("kbd", {}, ["PgDn"]), " next page ",
+      h("kbd", {}, ["Enter"]), " open ", h("kbd", {}, ["Esc"]), " close",
     ]);
     this.dialog = /** @type {HTMLDialogElement} */ (
       h("dialog", { class: PREFIX, "aria-label": "Search the documentation" }, [
