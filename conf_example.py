@@ -53,6 +53,12 @@ sphinx_rag_embed_batch_size = 32
 # onnxruntime threads for embedding; 0: up to 2 (the build already uses the others).
 sphinx_rag_threads = 0
 
+# What the theme's own search box does: replace (focusing or typing in it opens the
+# sphinx-rag dialog with what was typed; no extra button) or both (the theme's box keeps
+# Sphinx's search page and a sphinx-rag search button is added beside it).
+# pydata-sphinx-theme's search button opens the dialog either way.
+sphinx_rag_theme_search = "replace"
+
 # Optional answers from a local OpenAI-compatible LLM server (llama.cpp server, Ollama's
 # /v1, vLLM). Empty: off (readers can still set their own endpoint in the search
 # dialog). Keys: endpoint (required, e.g. http://127.0.0.1:8080/v1), model (required),

@@ -164,6 +164,12 @@ CONFIG = [
     Option("sphinx_rag_threads", 0, (int,),
            "onnxruntime threads for embedding; 0: up to 2 (the build already uses the others).",
            _non_negative),
+    Option("sphinx_rag_theme_search", "replace", (str,),
+           "What the theme's own search box does: `replace` (focusing or typing in it opens the "
+           "sphinx-rag dialog with what was typed; no extra button) or `both` (the theme's box "
+           "keeps Sphinx's search page and a sphinx-rag search button is added beside it). "
+           "pydata-sphinx-theme's search button opens the dialog either way.",
+           choices=("replace", "both")),
     Option("sphinx_rag_llm", {}, (dict,),
            "Optional answers from a local OpenAI-compatible LLM server (llama.cpp server, "
            "Ollama's /v1, vLLM). Empty: off (readers can still set their own endpoint in the "

@@ -92,7 +92,7 @@ def client_missing() -> str | None:
 
 def client_is_current(html_dir: Path) -> bool:
     """Whether the site's copy of the client is the current build (CLIENT_DIR)."""
-    built = Path(html_dir) / ASSET_DIR
+    built = Path(html_dir) / ASSET_DIR.parent  # _static/sphinx_rag/ (ASSET_DIR is its index/)
     return all((built / name).is_file() and (built / name).read_bytes() == (CLIENT_DIR / name).read_bytes()
                for name in ("searchbar.js", "searchbar.css", "worker.js"))
 

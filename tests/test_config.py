@@ -16,6 +16,8 @@ def test_defaults_are_valid():
 
 @pytest.mark.parametrize("name, value, message", [
     ("sphinx_rag_fusion", "rff", "did you mean 'rrf'"),
+    ("sphinx_rag_theme_search", "replaced", "is not one of 'replace', 'both', did you mean 'replace'"),
+    ("sphinx_rag_theme_search", True, "must be str"),
     ("sphinx_rag_chunk_tokens", -1, "must be >= 0"),
     ("sphinx_rag_embeddings", "yes", "must be bool"),
     ("sphinx_rag_exclude", [1], "glob patterns"),
@@ -117,7 +119,9 @@ def test_messages_say_what_the_value_means_with_an_example():
                                                                    "for example: sphinx_rag_fusion = 'rrf'"]),
                               ({"sphinx_rag_chunk_tokens": -5}, ["must be >= 0", "0: the model's max sequence length",
                                                                  "for example: sphinx_rag_chunk_tokens = 0"]),
-                              ({"sphinx_rag_rrf_k": "60"}, ["must be int, got '60'", "sphinx_rag_rrf_k = 60"])):
+                              ({"sphinx_rag_rrf_k": "60"}, ["must be int, got '60'", "sphinx_rag_rrf_k = 60"]),
+                              ({"sphinx_rag_theme_search": "off"}, ["is not one of 'replace', 'both'",
+                                                                    "for example: sphinx_rag_theme_search = 'replace'"])):
         with pytest.raises(ConfigError) as info:
             validate(values)
         assert all(f in str(info.value) for f in fragments), str(info.value)

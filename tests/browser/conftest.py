@@ -105,6 +105,24 @@ def alabaster_site(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def theme_site(tmp_path_factory):
+    """theme_site(theme, *options) -> tests/roots/test-searchbar built with that html_theme
+    (keyword-only index: a few seconds), once per session for each (theme, options)."""
+    built: dict[tuple, Path] = {}
+
+    def build(theme: str, *options: str) -> Path:
+        key = (theme, *options)
+        if key not in built:
+            out = tmp_path_factory.mktemp(theme) / "html"
+            src = tmp_path_factory.mktemp(f"{theme}-src")
+            shutil.copytree(ROOTS / "test-searchbar", src, dirs_exist_ok=True)
+            built[key] = build_site(src, out, "-d", str(out.parent / "dt"), "-D", f"html_theme={theme}", *options)
+        return built[key]
+
+    return build
+
+
+@pytest.fixture(scope="session")
 def browser():
     from playwright.sync_api import sync_playwright
 

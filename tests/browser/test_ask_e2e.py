@@ -361,7 +361,7 @@ def test_site_config_enables_ask_and_markup_stays_text(page, context, ask_site, 
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     server = serve(ask_site)
     page.goto(server.url + "index.html")
-    page.locator("button.sphinx-rag-trigger").click()
+    page.locator("#searchbox input[name=q]").click()  # alabaster's search box opens the dialog
     expect(page.locator(INPUT)).to_be_focused()
     expect(page.locator(ASK_BUTTON)).to_be_visible(timeout=LONG)  # from the manifest, no extra request
     ids = ask(page, PAYLOAD_WORD)
@@ -408,7 +408,7 @@ def test_hostile_answer_is_rendered_safely(page, context, ask_site, serve, fake_
     set_reader_llm(context, {"endpoint": f"{fake_llm}/xss/v1", "model": "xss"})
     server = serve(ask_site)
     page.goto(server.url + "index.html")
-    page.locator("button.sphinx-rag-trigger").click()
+    page.locator("#searchbox input[name=q]").click()  # alabaster's search box opens the dialog
     ask(page, PAYLOAD_WORD)
     wait_state(page, "done")
     answer = page.locator(ANSWER)

@@ -81,7 +81,9 @@ export class LocalBackend {
     this.flush();
   }
 
-  /** Answer the latest request (one at a time: keystrokes in between are skipped). */
+  /** Answer the latest request (one at a time: keystrokes in between are skipped). Each
+   * answer is reported even when a newer request waits: the dialog shows it until the
+   * newer one's comes (a reader typing fast sees results follow, not a frozen list). */
   async flush() {
     if (this.busy || !this.searcher || !this.pending) return;
     const request = this.pending;
@@ -89,7 +91,7 @@ export class LocalBackend {
     this.busy = true;
     try {
       const { results, weak } = await this.searcher.hybridAnswer(request.query, null, request.k);
-      if (!this.pending) this.onResults(request.id, "keyword", results.map(plain), weak && results.length > 0);
+      this.onResults(request.id, "keyword", results.map(plain), weak && results.length > 0);
     } catch (err) {
       this.onStatus({ mode: "error", message: `sphinx-rag: search failed: ${err instanceof Error ? err.message : err}` });
     } finally {

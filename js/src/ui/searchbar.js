@@ -8,10 +8,13 @@
  * - pydata-sphinx-theme: takes over the theme's search button and Ctrl+K (this
  *   deferred script runs before the theme's, so its capture listener sees the key
  *   first); the theme's own dialog is left in the page, unused.
- * - other themes: adds a search button to the sidebar (before Sphinx's quick-search
- *   box, which keeps working) or, failing that, the header, or a floating button.
- * - dialog: ARIA combobox + listbox; `/`, Ctrl+K or Cmd+K opens, arrows move,
- *   Enter opens the selected result, Esc closes.
+ * - the theme's own search box (alabaster, furo, sphinx_rtd_theme, ...) opens the dialog
+ *   (theme.js); with data-theme-search="both", or a theme without one, a search button
+ *   is added instead (to the sidebar, else a floating button).
+ * - dialog: ARIA combobox + grouped listbox (results.js: one group per page); `/`,
+ *   Ctrl+K or Cmd+K opens, arrows move, PageUp/PageDown jump between pages, Enter opens
+ *   the selected result, Esc closes. Kind chips filter the results (filters.js); an
+ *   empty box lists recent searches (recent.js). Colours follow the theme's switch.
  * - "Ask" (ask.js): when the site or the reader set an LLM endpoint, an Ask button
  *   (and Ctrl/Cmd+Enter) streams an answer from the top results into the dialog's
  *   askSlot; a gear button opens the reader's settings panel.
@@ -22,42 +25,30 @@
  *
  * Runtime config: data- attributes of this script's tag (data-sphinx-rag = version,
  * data-search-page = Sphinx's search page relative to the site root, data-project = the
- * project name for the LLM prompt). The site root
+ * project name for the LLM prompt, data-theme-search = "replace" | "both"). The site root
  * and the asset directory come from this script's URL (<root>/_static/sphinx_rag/searchbar.js).
  */
 
-import { displayText, queryTokens, snippet, titleParts } from "./highlight.js";
+import { displayText, queryTokens, snippet } from "./highlight.js";
 import { LocalBackend, WorkerBackend } from "./backend.js";
 import { AskPanel } from "./ask.js";
 import { h } from "./dom.js";
+import { countText, filterGroups, groupResults, kindCounts, renderGroups } from "./results.js";
+import { KindFilter } from "./filters.js";
+import { RecentSearches } from "./recent.js";
+import { addSearchButton, followColorScheme, takeOverSearchBox, themeSearchInputs } from "./theme.js";
+import { historyIcon, searchIcon } from "./icons.js";
 
 /** @typedef {import("./backend.js").Result} Result */
 /** @typedef {import("./backend.js").Status} Status */
 
 const K = 10;
-const KIND_LABELS = /** @type {Record<string, string>} */ ({ api: "API", example: "Example", guide: "Guide" });
 const PREFIX = "sphinx-rag";
 
 const thisScript = /** @type {HTMLScriptElement | null} */ (
   document.currentScript || document.querySelector("script[data-sphinx-rag]")
 );
 
-/** An inline SVG magnifying glass (no external icon font needed). */
-function searchIcon() {
-  const ns = "http://www.w3.org/2000/svg";
-  const svg = document.createElementNS(ns, "svg");
-  svg.setAttribute("viewBox", "0 0 24 24");
-  svg.setAttribute("aria-hidden", "true");
-  svg.setAttribute("class", `${PREFIX}-icon`);
-  const circle = document.createElementNS(ns, "circle");
-  circle.setAttribute("cx", "10.5");
-  circle.setAttribute("cy", "10.5");
-  circle.setAttribute("r", "6.5");
-  const line = document.createElementNS(ns, "path");
-  line.setAttribute("d", "M15.5 15.5 L21 21");
-  svg.append(circle, line);
-  return svg;
-}
 
 /**
  * Segments -> text nodes and <mark> elements.
@@ -68,8 +59,17 @@ function appendSegments(parent, segments) {
   for (const s of segments) parent.append(s.hit ? h("mark", {}, [s.text]) : s.text);
 }
 
-function isMac() {
-  return /Mac|iPhone|iPad/.test(navigator.platform || navigator.userAgent);
+/**
+ * The passage of one result, below its title path: the one function that says how a
+ * passage body looks (a richer renderer replaces just this).
+ * @param {Result} result
+ * @param {Set<string>} tokens  the query's tokens, highlighted
+ * @returns {HTMLElement}
+ */
+function passageBody(result, tokens) {
+  const text = h("span", { class: `${PREFIX}-snippet` });
+  appendSegments(text, snippet(displayText(result.text, result.title), tokens));
+  return text;
 }
 
 /** @param {EventTarget | null} el */
@@ -89,13 +89,24 @@ export class SearchDialog {
     /** @type {import("./backend.js").Backend | null} */
     this.backend = null;
     this.requestId = 0;
-    /** @type {Result[]} */
+    /** The request whose results are shown: results of older ones are dropped, newer ones shown as they come. */
+    this.shownId = 0;
+    /** @type {Map<number, string>} request id -> its query, until newer results are shown */
+    this.queries = new Map();
+    /** The ranked results shown (the backend's order; Ask reads them). @type {Result[]} */
     this.results = [];
+    /** The query those results answer. */
+    this.query = "";
+    /** The listbox's entries in visual order (option i opens entries[i]). @type {import("./results.js").Entry[]} */
+    this.entries = [];
     this.active = -1;
     this.mode = "idle";
+    this.closing = false;
     /** Hooks for later integrations (e.g. "Ask"): called with (query, results, mode). */
     /** @type {((query: string, results: Result[], mode: string) => void)[]} */
     this.resultListeners = [];
+    this.recent = new RecentSearches(siteRoot);
+    this.filter = new KindFilter(() => this.renderResults(false));
     this.build();
     this.ask = new AskPanel({ dialog: this, siteRoot, project });
   }
@@ -128,7 +139,12 @@ export class SearchDialog {
     this.status = h("p", { id: id("status"), class: id("status"), role: "status", "data-mode": "idle" });
     // The "Ask" (local LLM) answer: filled by ask.js, hidden until then.
     this.askSlot = h("section", { class: id("ask"), "aria-label": "Answer", hidden: "" });
-    this.listbox = h("ul", { id: id("listbox"), class: id("listbox"), role: "listbox", "aria-label": "Search results" });
+    this.count = h("p", { id: id("count"), class: id("count") });
+    this.clearRecent = h("button", { type: "button", class: id("clear-recent"), hidden: "" }, ["Clear recent searches"]);
+    this.toolbar = h("div", { class: id("toolbar") }, [this.filter.element, this.count, this.clearRecent]);
+    this.listbox = h("div", {
+      id: id("listbox"), class: id("listbox"), role: "listbox", "aria-label": "Search results", "aria-describedby": id("count"),
+    });
     this.empty = h("p", { class: id("empty"), hidden: "" });
     this.fullSearch = /** @type {HTMLAnchorElement} */ (
       h("a", { class: id("fullsearch"), href: new URL(this.searchPage, this.siteRoot).href }, ["Full-text search page"])
@@ -139,8 +155,8 @@ export class SearchDialog {
     );
     this.bar = h("div", { class: id("bar") }, [searchIcon(), this.input, this.closeButton]);
     const hints = h("p", { class: id("hints"), "aria-hidden": "true" }, [
-      h("kbd", {}, ["↑"]), h("kbd", {}, ["↓"]), " select ", h("kbd", {}, ["Enter"]), " open ",
-      h("kbd", {}, ["Esc"]), " close",
+      h("kbd", {}, ["↑"]), h("kbd", {}, ["↓"]), " select ", h("kbd", {}, ["PgDn"]), " next page ",
+      h("kbd", {}, ["Enter"]), " open ", h("kbd", {}, ["Esc"]), " close",
     ]);
     this.dialog = /** @type {HTMLDialogElement} */ (
       h("dialog", { class: PREFIX, "aria-label": "Search the documentation" }, [
@@ -149,6 +165,7 @@ export class SearchDialog {
           this.status,
           this.askSlot,
           this.empty,
+          this.toolbar,
           this.listbox,
           h("div", { class: id("footer") }, [hints, this.shareLink, this.fullSearch]),
         ]),
@@ -159,6 +176,11 @@ export class SearchDialog {
     this.input.addEventListener("input", () => this.search());
     this.input.addEventListener("keydown", (e) => this.onKeydown(e));
     this.closeButton.addEventListener("click", () => this.close());
+    this.clearRecent.addEventListener("click", () => {
+      this.recent.clear();
+      this.showRecent();
+      this.input.focus();
+    });
     // Keys anywhere in the dialog: Esc closes (Sphinx's sphinx_highlight.js cancels Escape on
     // the document, which would stop the dialog's own cancel), arrows move the selection.
     this.dialog.addEventListener("keydown", (e) => {
@@ -183,9 +205,17 @@ export class SearchDialog {
       if (li) this.setActive(Number(li.getAttribute("data-index")), false);
     });
     this.listbox.addEventListener("click", (e) => {
+      const li = /** @type {HTMLElement} */ (e.target).closest?.("[role=option]");
+      if (!li) return;
+      if (li.hasAttribute("data-recent")) {
+        e.preventDefault();
+        this.searchFor(li.getAttribute("data-recent") || "");
+        return;
+      }
+      this.recent.add(this.query); // the reader opened a result of this query
       const a = /** @type {HTMLElement} */ (e.target).closest?.("a");
       if (a && !(e instanceof MouseEvent && (e.ctrlKey || e.metaKey || e.shiftKey || e.button !== 0))) {
-        this.dialog.close(); // same-page links only change the hash: do not leave the dialog open
+        this.close(); // same-page links only change the hash: do not leave the dialog open
       }
     });
   }
@@ -228,13 +258,32 @@ export class SearchDialog {
     if (typeof query === "string" && query && query !== this.input.value) {
       this.input.value = query;
       this.search();
+    } else if (!this.input.value.trim()) {
+      this.showRecent();
     }
     this.input.focus();
     this.input.select();
   }
 
   close() {
-    if (this.dialog.open) this.dialog.close();
+    if (!this.dialog.open) return;
+    this.closing = true; // focus goes back to what opened the dialog: it must not reopen it
+    try {
+      this.dialog.close();
+    } finally {
+      this.closing = false;
+    }
+  }
+
+  isClosing() {
+    return this.closing;
+  }
+
+  /** Search for `query` as if typed (a recent search). @param {string} query */
+  searchFor(query) {
+    this.input.value = query;
+    this.search();
+    this.input.focus();
   }
 
   search() {
@@ -247,9 +296,12 @@ export class SearchDialog {
     this.shareLink.href = shareUrl(query);
     this.shareLink.hidden = !query;
     if (!query) {
-      this.render([], "");
+      this.shownId = id; // answers to what was typed before are not shown any more
+      this.queries.clear();
+      this.showRecent();
       return;
     }
+    this.queries.set(id, query);
     this.backend?.search(id, query, K);
   }
 
@@ -261,67 +313,93 @@ export class SearchDialog {
   }
 
   /**
+   * Results of request `id`: shown unless results of a newer request are shown already
+   * (while the reader types, each keystroke's results appear as they arrive).
    * @param {number} id
    * @param {string} mode
    * @param {Result[]} results
    * @param {boolean} [weak]  only the nearest results, no good match
    */
   showResults(id, mode, results, weak = false) {
-    if (id !== this.requestId) return; // stale: a newer query was typed
-    this.render(results, this.input.value.trim());
-    const query = this.input.value.trim();
+    const query = this.queries.get(id);
+    if (id < this.shownId || query === undefined) return;
+    this.shownId = id;
+    for (const older of this.queries.keys()) if (older < id) this.queries.delete(older);
+    this.results = results;
+    this.query = query;
+    this.renderResults(true);
     if (weak && results.length) {
       this.empty.hidden = false;
       this.empty.textContent = `No good match for “${query}”. The nearest results:`;
     }
     this.listbox.toggleAttribute("data-weak", weak && results.length > 0);
     this.listbox.setAttribute("data-mode", mode);
-    this.listbox.setAttribute("data-query", this.input.value.trim()); // what these results answer
-    for (const listener of this.resultListeners) listener(this.input.value.trim(), results, mode);
+    this.listbox.setAttribute("data-query", query); // what these results answer
+    for (const listener of this.resultListeners) listener(query, results, mode);
   }
 
   /**
-   * @param {Result[]} results
-   * @param {string} query
+   * this.results as groups by page, filtered by kind; the first entry active.
+   * @param {boolean} newResults  false: only the filter changed (its chips stay as they are)
    */
-  render(results, query) {
-    this.results = results;
-    this.listbox.replaceChildren();
-    const tokens = queryTokens(query);
-    results.forEach((r, i) => {
-      const kind = KIND_LABELS[r.kind] ? r.kind : "guide";
-      const path = h("span", { class: `${PREFIX}-path` });
-      titleParts(r.title).forEach((part, j) => {
-        if (j) path.append(h("span", { class: `${PREFIX}-sep`, "aria-hidden": "true" }, [" › "]));
-        path.append(part); // not highlighted: identifiers would light up part by part
-      });
-      const text = h("span", { class: `${PREFIX}-snippet` });
-      appendSegments(text, snippet(displayText(r.text, r.title), tokens));
-      const link = h("a", { href: new URL(r.url, this.siteRoot).href, tabindex: "-1", class: `${PREFIX}-link` }, [
-        h("span", { class: `${PREFIX}-head` }, [
-          h("span", { class: `${PREFIX}-badge ${PREFIX}-badge--${kind}` }, [KIND_LABELS[kind]]),
-          path,
-        ]),
-        text,
-      ]);
-      this.listbox.append(
-        h("li", {
-          id: `${PREFIX}-option-${i}`,
-          role: "option",
-          "aria-selected": "false",
-          class: `${PREFIX}-option`,
-          "data-index": String(i),
-          "data-id": r.id,
-          "data-kind": kind,
-        }, [link]),
-      );
+  renderResults(newResults) {
+    const tokens = queryTokens(this.query);
+    const groups = groupResults(this.results);
+    const kind = newResults ? this.filter.update(kindCounts(groups)) : this.filter.active;
+    const shown = filterGroups(groups, kind);
+    this.entries = renderGroups(this.listbox, shown, {
+      siteRoot: this.siteRoot,
+      passage: (r) => passageBody(r, tokens),
     });
-    this.input.setAttribute("aria-expanded", results.length ? "true" : "false");
-    this.empty.hidden = !(query && !results.length && this.mode !== "loading");
-    this.empty.textContent = this.empty.hidden ? "" : `No results for “${query}”.`;
+    this.listbox.removeAttribute("data-recent");
+    this.count.textContent = countText(shown);
+    this.clearRecent.hidden = true;
+    this.empty.hidden = !(this.query && !this.results.length && this.mode !== "loading");
+    this.empty.textContent = this.empty.hidden ? "" : `No results for “${this.query}”.`;
+    this.afterRender();
+  }
+
+  /** The empty box: the reader's recent searches (none stored: nothing). */
+  showRecent() {
+    const recent = this.recent.list();
+    this.results = [];
+    this.entries = [];
+    this.query = "";
+    this.filter.update({ all: 0 });
+    this.count.textContent = "";
+    this.empty.hidden = true;
+    this.listbox.replaceChildren();
+    this.listbox.removeAttribute("data-weak");
+    this.listbox.removeAttribute("data-mode");
+    this.listbox.setAttribute("data-query", "");
+    this.listbox.toggleAttribute("data-recent", recent.length > 0);
+    if (recent.length) {
+      const group = h("ul", { role: "group", class: `${PREFIX}-group`, "aria-labelledby": `${PREFIX}-recent-title` }, [
+        h("li", { role: "presentation", id: `${PREFIX}-recent-title`, class: `${PREFIX}-group-title` }, ["Recent searches"]),
+      ]);
+      recent.forEach((q, i) => {
+        group.append(h("li", {
+          id: `${PREFIX}-option-${i}`, role: "option", "aria-selected": "false",
+          class: `${PREFIX}-option ${PREFIX}-recent`, "data-index": String(i), "data-recent": q,
+        }, [h("span", { class: `${PREFIX}-link` }, [historyIcon(), h("span", {}, [q])])]));
+      });
+      this.listbox.append(group);
+    }
+    this.clearRecent.hidden = !recent.length;
+    this.afterRender();
+  }
+
+  afterRender() {
+    const n = this.options().length;
+    this.input.setAttribute("aria-expanded", n ? "true" : "false");
     this.active = -1;
-    this.setActive(results.length ? 0 : -1, false); // new results: Enter opens the best one
+    this.setActive(n ? 0 : -1, false); // new results: Enter opens the best one
     this.listbox.scrollTop = 0;
+  }
+
+  /** @returns {NodeListOf<HTMLElement>} the options, in visual order */
+  options() {
+    return this.listbox.querySelectorAll("[role=option]");
   }
 
   /**
@@ -329,7 +407,7 @@ export class SearchDialog {
    * @param {boolean} scroll
    */
   setActive(index, scroll) {
-    const options = this.listbox.querySelectorAll("[role=option]");
+    const options = this.options();
     if (this.active >= 0 && options[this.active]) options[this.active].setAttribute("aria-selected", "false");
     this.active = index;
     const el = options[index];
@@ -342,23 +420,51 @@ export class SearchDialog {
     }
   }
 
+  /**
+   * The first option of the next (step 1) or previous (-1) page group.
+   * @param {number} step
+   */
+  groupStart(step) {
+    const options = Array.from(this.options());
+    const groupOf = (/** @type {number} */ i) => options[i]?.closest("[role=group]");
+    let i = Math.max(this.active, 0);
+    const here = groupOf(i);
+    if (step > 0) {
+      while (i < options.length && groupOf(i) === here) i++;
+      return Math.min(i, options.length - 1);
+    }
+    while (i > 0 && groupOf(i - 1) === here) i--; // the start of this group
+    if (i === this.active || this.active < 0) { // already there: the start of the previous one
+      i = Math.max(i - 1, 0);
+      const previous = groupOf(i);
+      while (i > 0 && groupOf(i - 1) === previous) i--;
+    }
+    return i;
+  }
+
   /** @param {KeyboardEvent} e */
   onKeydown(e) {
     if (e.isComposing) return;
-    const n = this.results.length;
+    const n = this.options().length;
     if (e.key === "ArrowDown" || e.key === "ArrowUp") {
       e.preventDefault();
       if (!n) return;
       const step = e.key === "ArrowDown" ? 1 : -1;
       this.setActive((this.active + step + n) % n, true);
+    } else if ((e.key === "PageDown" || e.key === "PageUp") && n) {
+      e.preventDefault();
+      this.setActive(this.groupStart(e.key === "PageDown" ? 1 : -1), true);
     } else if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
       e.preventDefault();
       this.ask.ask(); // the "Ask" action
     } else if (e.key === "Enter") {
       e.preventDefault();
-      const result = this.results[this.active];
-      if (result) {
-        const href = new URL(result.url, this.siteRoot).href;
+      const option = this.options()[this.active];
+      if (option?.hasAttribute("data-recent")) {
+        this.searchFor(option.getAttribute("data-recent") || "");
+      } else if (option) {
+        const href = /** @type {HTMLAnchorElement} */ (option.querySelector("a")).href;
+        this.recent.add(this.query);
         this.close();
         location.assign(href);
       } else if (this.input.value.trim()) {
@@ -370,37 +476,6 @@ export class SearchDialog {
       this.close();
     }
   }
-}
-
-/**
- * Put a search button on the page (themes other than pydata-sphinx-theme).
- * @param {SearchDialog} dialog
- * @returns {HTMLElement}
- */
-function addTrigger(dialog) {
-  const shortcut = isMac() ? "⌘K" : "Ctrl+K";
-  const button = h("button", {
-    type: "button",
-    class: `${PREFIX}-trigger`,
-    "aria-haspopup": "dialog",
-    "aria-keyshortcuts": "Control+K Meta+K /",
-  }, [searchIcon(), h("span", { class: `${PREFIX}-trigger-text` }, ["Search"]), h("kbd", {}, [shortcut])]);
-  const searchbox = document.getElementById("searchbox"); // basic, alabaster, nature, ...
-  const furo = document.querySelector(".sidebar-search-container");
-  const rtd = document.querySelector(".wy-side-nav-search [role=search], .wy-side-nav-search form");
-  const sidebar = document.querySelector(".sphinxsidebarwrapper, .sphinxsidebar, [role=navigation]");
-  if (searchbox?.parentElement) {
-    searchbox.before(button);
-  } else if (furo || rtd) {
-    /** @type {Element} */ (furo || rtd).before(button);
-  } else if (sidebar) {
-    sidebar.prepend(button);
-  } else {
-    button.classList.add(`${PREFIX}-trigger--floating`);
-    document.body.append(button);
-  }
-  button.addEventListener("click", () => dialog.open());
-  return button;
 }
 
 /**
@@ -426,9 +501,15 @@ function main() {
     project: thisScript.dataset.project || "",
   });
 
-  // pydata-sphinx-theme (and themes built on it): its buttons, our dialog.
+  // pydata-sphinx-theme (and themes built on it): its buttons, our dialog. Other themes:
+  // their search box opens our dialog ("replace"), or our button comes beside it ("both").
   const themeButtons = document.querySelectorAll(".search-button__button");
-  const triggers = themeButtons.length ? Array.from(themeButtons) : [addTrigger(dialog)];
+  const replace = (thisScript.dataset.themeSearch || "replace") === "replace";
+  const boxes = replace ? themeSearchInputs(new URL(thisScript.dataset.searchPage || "search.html", siteRoot)) : [];
+  for (const box of boxes) takeOverSearchBox(box, dialog);
+  /** @type {Element[]} */
+  let triggers = Array.from(themeButtons);
+  if (!triggers.length) triggers = boxes.length ? boxes : [addSearchButton(() => dialog.open())];
   for (const t of triggers) {
     t.addEventListener("focus", () => dialog.warmUp(), { once: true });
     t.addEventListener("pointerdown", () => dialog.warmUp(), { once: true });
@@ -453,6 +534,7 @@ function main() {
     dialog.open();
   }, true);
 
+  followColorScheme(() => [dialog.dialog, ...document.querySelectorAll(".sphinx-rag-trigger")]);
   /** @type {any} */ (window).sphinxRag = { dialog, ask: dialog.ask };
 
   // A shared link (?q=...) opens the dialog with its query; Sphinx's own search page

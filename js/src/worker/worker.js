@@ -24,8 +24,9 @@
  * 3. "hybrid": the full model through onnxruntime-web (21 MB + 3.7 MB wasm), after the
  *    first answer, at low priority; it takes over from the static encoder.
  * A site has tier 2, tier 3 or both (sphinx_rag_query_encoder).
- * Only the latest query is answered: one that a newer query overtook while it was
- * being embedded is dropped. onnxruntime-web comes from the site's own _static
+ * Only the latest query is embedded: one that a newer query overtook while it was
+ * being embedded is dropped; one overtaken while its shards were fetched is posted.
+ * onnxruntime-web comes from the site's own _static
  * (ortBase), never a CDN; 1 thread unless the page is cross-origin isolated.
  */
 
@@ -100,7 +101,8 @@ async function pump() {
     const answer = await searcher.hybridAnswer(request.query, vector, request.k); // keyword-only without a vector
     const results = answer.results;
     const weak = answer.weak && results.length > 0;
-    if (latest !== request) return; // overtaken while fetching shards: answer the newer one
+    // Overtaken while fetching shards: still posted (the dialog shows an answer newer than
+    // the one on screen, so a reader typing fast sees results follow), then the newer one.
     const plain = results.map((r) => ({
       rank: r.rank, score: r.score, url: r.url, title: r.title, kind: r.kind, text: r.text, id: r.id,
     }));

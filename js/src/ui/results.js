@@ -1,0 +1,166 @@
+// @ts-check
+/**
+ * The results as the reader sees them (DocSearch-style): one group per page, headed by
+ * the page title and ordered by the page's best hit, its hits beneath in rank order.
+ * Hits with the same URL (several parameters of one class share its anchor) are one
+ * entry: the best hit's passage, and how many more matched there. The ranking itself
+ * stays the backend's (`SearchDialog.results`); this module only arranges it.
+ *
+ * ARIA: the WAI-ARIA listbox with grouped options (a `group` per page, labelled by its
+ * `presentation` header), so a screen reader says "StandardScaler, group" before the
+ * options of that page. Document text is inserted as text nodes only.
+ * @module results
+ */
+
+import { titleParts } from "./highlight.js";
+import { h } from "./dom.js";
+
+/** @typedef {import("./backend.js").Result} Result */
+/** @typedef {{result: Result, merged: Result[], kind: string}} Entry  merged: lower hits with the same URL */
+/** @typedef {{page: string, title: string, entries: Entry[]}} Group */
+
+const PREFIX = "sphinx-rag";
+export const KINDS = ["api", "example", "guide"];
+export const KIND_LABELS = /** @type {Record<string, string>} */ ({ api: "API", example: "Example", guide: "Guide" });
+
+/** @param {Result} r */
+export function kindOf(r) {
+  return KINDS.includes(r.kind) ? r.kind : "guide";
+}
+
+/** The page of a URL: without its #anchor. @param {string} url */
+export function pageOf(url) {
+  const at = url.indexOf("#");
+  return at < 0 ? url : url.slice(0, at);
+}
+
+/**
+ * Ranked results -> groups by page (ordered by each page's best hit), one entry per URL.
+ * @param {Result[]} results  in rank order
+ * @returns {Group[]}
+ */
+export function groupResults(results) {
+  /** @type {Map<string, Group>} */
+  const groups = new Map();
+  /** @type {Map<string, Entry>} */
+  const byUrl = new Map();
+  for (const result of results) {
+    const same = byUrl.get(result.url);
+    if (same) {
+      same.merged.push(result);
+      continue;
+    }
+    /** @type {Entry} */
+    const entry = { result, merged: [], kind: kindOf(result) };
+    byUrl.set(result.url, entry);
+    const page = pageOf(result.url);
+    let group = groups.get(page);
+    if (!group) {
+      group = { page, title: titleParts(result.title)[0], entries: [] };
+      groups.set(page, group);
+    }
+    group.entries.push(entry);
+  }
+  return [...groups.values()];
+}
+
+/**
+ * Only the entries of one kind ("all": every entry); pages left empty are dropped.
+ * @param {Group[]} groups
+ * @param {string} kind
+ * @returns {Group[]}
+ */
+export function filterGroups(groups, kind) {
+  if (kind === "all") return groups;
+  return groups
+    .map((g) => ({ ...g, entries: g.entries.filter((e) => e.kind === kind) }))
+    .filter((g) => g.entries.length);
+}
+
+/**
+ * Entries per kind, and "all".
+ * @param {Group[]} groups
+ * @returns {Record<string, number>}
+ */
+export function kindCounts(groups) {
+  /** @type {Record<string, number>} */
+  const counts = { all: 0 };
+  for (const g of groups) {
+    for (const e of g.entries) {
+      counts[e.kind] = (counts[e.kind] || 0) + 1;
+      counts.all++;
+    }
+  }
+  return counts;
+}
+
+/** "12 results on 5 pages". @param {Group[]} groups */
+export function countText(groups) {
+  const n = groups.reduce((sum, g) => sum + g.entries.length, 0);
+  const plural = (/** @type {number} */ k, /** @type {string} */ word) => `${k} ${word}${k === 1 ? "" : "s"}`;
+  return n ? `${plural(n, "result")} on ${plural(groups.length, "page")}` : "";
+}
+
+/**
+ * The entries' options into the listbox, group by group, in visual order.
+ * @param {HTMLElement} listbox
+ * @param {Group[]} groups
+ * @param {{siteRoot: URL, passage: (r: Result) => Node}} how  passage: the body of one entry
+ * @returns {Entry[]} the entries in visual order (option i is entries[i])
+ */
+export function renderGroups(listbox, groups, { siteRoot, passage }) {
+  listbox.replaceChildren();
+  /** @type {Entry[]} */
+  const order = [];
+  groups.forEach((group, g) => {
+    const headerId = `${PREFIX}-group-${g}`;
+    const list = h("ul", { role: "group", class: `${PREFIX}-group`, "aria-labelledby": headerId }, [
+      h("li", { role: "presentation", id: headerId, class: `${PREFIX}-group-title` }, [group.title]),
+    ]);
+    for (const entry of group.entries) {
+      list.append(option(entry, order.length, siteRoot, passage));
+      order.push(entry);
+    }
+    listbox.append(list);
+  });
+  return order;
+}
+
+/**
+ * @param {Entry} entry
+ * @param {number} index
+ * @param {URL} siteRoot
+ * @param {(r: Result) => Node} passage
+ */
+function option(entry, index, siteRoot, passage) {
+  const r = entry.result;
+  const parts = titleParts(r.title);
+  const path = h("span", { class: `${PREFIX}-path` });
+  // under the page's header: the section path inside the page (the page title alone at its top)
+  (parts.length > 1 ? parts.slice(1) : parts).forEach((part, j) => {
+    if (j) path.append(h("span", { class: `${PREFIX}-sep`, "aria-hidden": "true" }, [" › "]));
+    path.append(part); // not highlighted: identifiers would light up part by part
+  });
+  const body = [
+    h("span", { class: `${PREFIX}-head` }, [
+      h("span", { class: `${PREFIX}-badge ${PREFIX}-badge--${entry.kind}` }, [KIND_LABELS[entry.kind]]),
+      path,
+    ]),
+    passage(r),
+  ];
+  if (entry.merged.length) {
+    const n = entry.merged.length;
+    body.push(h("span", { class: `${PREFIX}-more` }, [`+${n} more match${n === 1 ? "" : "es"} here`]));
+  }
+  const link = h("a", { href: new URL(r.url, siteRoot).href, tabindex: "-1", class: `${PREFIX}-link` }, body);
+  return h("li", {
+    id: `${PREFIX}-option-${index}`,
+    role: "option",
+    "aria-selected": "false",
+    class: `${PREFIX}-option`,
+    "data-index": String(index),
+    "data-id": r.id,
+    "data-ids": JSON.stringify([r, ...entry.merged].map((m) => m.id)),
+    "data-kind": entry.kind,
+  }, [link]);
+}

@@ -1,0 +1,55 @@
+// @ts-check
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { countText, filterGroups, groupResults, kindCounts, pageOf } from "../src/ui/results.js";
+import { remember } from "../src/ui/recent.js";
+
+/** @param {string} id @param {string} url @param {string} title @param {string} kind */
+const hit = (id, url, title, kind) => ({ rank: 0, score: 0, id, url, title, kind, text: "" });
+
+const RANKED = [
+  hit("a1", "api/Scaler.html#Scaler", "Scaler > pkg.Scaler", "api"),
+  hit("g1", "guide.html#scaling", "Guide > Scaling", "guide"),
+  hit("a2", "api/Scaler.html#Scaler", "Scaler > pkg.Scaler", "api"), // same URL as a1
+  hit("e1", "ex.html#top", "Example", "example"),
+  hit("g2", "guide.html#more", "Guide > Scaling > More", "guide"),
+  hit("a3", "api/Scaler.html#Scaler.fit", "Scaler > pkg.Scaler.fit", "api"),
+];
+
+test("one group per page, ordered by the page's best hit; hits in rank order beneath", () => {
+  const groups = groupResults(RANKED);
+  assert.deepEqual(groups.map((g) => g.title), ["Scaler", "Guide", "Example"]);
+  assert.deepEqual(groups.map((g) => g.entries.map((e) => e.result.id)), [["a1", "a3"], ["g1", "g2"], ["e1"]]);
+  assert.equal(pageOf("api/Scaler.html#Scaler.fit"), "api/Scaler.html");
+});
+
+test("hits with the same URL are one entry: the best, and the others merged into it", () => {
+  const [scaler] = groupResults(RANKED);
+  assert.deepEqual(scaler.entries[0].merged.map((m) => m.id), ["a2"]);
+  const urls = groupResults(RANKED).flatMap((g) => g.entries.map((e) => e.result.url));
+  assert.equal(new Set(urls).size, urls.length);
+});
+
+test("counts and the kind filter work on entries, and drop pages left empty", () => {
+  const groups = groupResults(RANKED);
+  assert.deepEqual(kindCounts(groups), { all: 5, api: 2, guide: 2, example: 1 });
+  assert.equal(countText(groups), "5 results on 3 pages");
+  const api = filterGroups(groups, "api");
+  assert.deepEqual(api.map((g) => g.title), ["Scaler"]);
+  assert.equal(countText(api), "2 results on 1 page");
+  assert.equal(countText(filterGroups(groups, "example")), "1 result on 1 page");
+  assert.equal(filterGroups(groups, "all"), groups);
+  assert.equal(countText([]), "");
+});
+
+test("unknown kinds count as guide", () => {
+  const [group] = groupResults([hit("x", "x.html", "X", "weird")]);
+  assert.equal(group.entries[0].kind, "guide");
+});
+
+test("recent searches: newest first, once each, capped, blanks ignored", () => {
+  let list = /** @type {string[]} */ ([]);
+  for (const q of ["a", "b", " a ", "", "c", "d"]) list = remember(list, q, 3);
+  assert.deepEqual(list, ["d", "c", "a"]);
+});
