@@ -14,7 +14,9 @@ A query, step by step:
 2. dense: spelling-corrected query -> ``embed.Embedder`` -> probed clusters -> exact
    int8 scores -> top ``CANDIDATES``;
 3. reciprocal-rank fusion of both lists, times each chunk's page weight;
-4. ``expand.expand``: a short narrative hit takes the chunks that follow it.
+4. ``expand.expand``: a short narrative hit takes the chunks that follow it; the
+   passage's ``text`` joins their embedded texts, its ``display`` their displays
+   (``chunk.display.join_displays``).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import numpy as np
 from .assets import IndexReader
 from .bm25 import expand_tokens, keyword_scores, typo_candidates
 from .dense import dense_scores, probe_order
+from .chunk.display import join_displays, record_display
 from .expand import expand
 from .lexical import fold, split_words, tokenize
 
@@ -51,10 +54,11 @@ class Result:
     id: str
     index: int
     also: list[str] = field(default_factory=list)  # URLs of the chunks the passage added
+    display: list[list[str]] = field(default_factory=list)  # what a reader sees (chunk/display.py)
 
     def to_json(self) -> dict:
         return {"rank": self.rank, "score": self.score, "url": self.url, "title": self.title,
-                "kind": self.kind, "text": self.text, "id": self.id}
+                "kind": self.kind, "text": self.text, "display": self.display, "id": self.id}
 
 
 def top_k(scores: np.ndarray, k: int) -> list[int]:
@@ -213,6 +217,7 @@ class Searcher:
         for rank, span in enumerate(expand(ranked, chunk, self.index.n_chunks, k), start=1):
             c = chunk(span[0])
             text = "\n\n".join(chunk(j)["text"] for j in span)
+            display = join_displays([record_display(chunk(j)) for j in span])
             out.append(Result(rank, scored[span[0]], c["url"], c["title"], c["kind"], text, c["id"], span[0],
-                              [chunk(j)["url"] for j in span[1:]]))
+                              [chunk(j)["url"] for j in span[1:]], display))
         return out, weak

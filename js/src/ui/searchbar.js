@@ -26,7 +26,8 @@
  * and the asset directory come from this script's URL (<root>/_static/sphinx_rag/searchbar.js).
  */
 
-import { displayText, queryTokens, snippet, titleParts } from "./highlight.js";
+import { queryTokens, titleParts } from "./highlight.js";
+import { renderPassage } from "./passage.js";
 import { LocalBackend, WorkerBackend } from "./backend.js";
 import { AskPanel } from "./ask.js";
 import { h } from "./dom.js";
@@ -295,8 +296,7 @@ export class SearchDialog {
         if (j) path.append(h("span", { class: `${PREFIX}-sep`, "aria-hidden": "true" }, [" › "]));
         path.append(part); // not highlighted: identifiers would light up part by part
       });
-      const text = h("span", { class: `${PREFIX}-snippet` });
-      appendSegments(text, snippet(displayText(r.text, r.title), tokens));
+      const text = renderPassage(r, tokens);
       const link = h("a", { href: new URL(r.url, this.siteRoot).href, tabindex: "-1", class: `${PREFIX}-link` }, [
         h("span", { class: `${PREFIX}-head` }, [
           h("span", { class: `${PREFIX}-badge ${PREFIX}-badge--${kind}` }, [KIND_LABELS[kind]]),
