@@ -297,7 +297,7 @@ def clip_display(display: Display, max_chars: int, code_lines: int = 12) -> Disp
             out.append([kind, text])
             left -= len(text)
         else:
-            out.append([kind, cut_words(text, left)])
+            out.append([kind, cut_words(text, max(left, 40))])
             left = 0
     return out
 
