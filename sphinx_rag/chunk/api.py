@@ -9,6 +9,7 @@ mistaken for another class's ``strategy``.
 
 from __future__ import annotations
 
+import re
 import textwrap
 import warnings
 
@@ -19,6 +20,9 @@ from . import Chunk
 from .display import Display, prose, rst_blocks, rst_inline
 
 __all__ = ["DocstringError", "api_chunks", "api_chunk_parts", "api_chunk_texts", "signature_parameters"]
+
+
+_MISREAD_DIRECTIVE = re.compile(r"^\.\.\s+([\w-]+)::\s*(.*)$")
 
 
 class DocstringError(ValueError):
@@ -100,9 +104,12 @@ def api_chunk_texts(fullname: str, objtype: str, docstring: str, signature: str 
 
 
 def _term(name: str, type_: str) -> str:
-    """The numpydoc entry line as a reader knows it: ``strategy : {"mean"}, default="mean"``."""
+    """The numpydoc entry line as a reader knows it: ``strategy : {"mean"}, default="mean"``
+    (a directive numpydoc took for an entry, ``.. warning:: Risk``, as "Warning: Risk")."""
     type_ = rst_inline(type_).strip()
-    return f"{name} : {type_}" if name and type_ else (name or type_)
+    term = f"{name} : {type_}" if name and type_ else (name or type_)
+    directive = _MISREAD_DIRECTIVE.match(term)
+    return f"{directive.group(1).capitalize()}: {directive.group(2)}".strip() if directive else term
 
 
 def _entry(label: str, name: str, type_: str, desc: list[str]) -> Display:

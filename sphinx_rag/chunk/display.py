@@ -75,6 +75,8 @@ def _role_text(match: re.Match) -> str:
 def rst_inline(text: str) -> str:
     """reST inline markup -> its text: ``:class:`~a.b.C``` -> ``C``, ``:ref:`Guide <x>``` ->
     ``Guide``, ````x```` -> ``x``, ``*em*`` -> ``em``, ```link <url>`_`` -> ``link``."""
+    if "`" not in text and "*" not in text and "|" not in text and "]_" not in text:
+        return text  # most lines: no markup at all
     literals: list[str] = []
 
     def keep(s: str) -> str:  # literals are protected from the other rules
@@ -148,8 +150,13 @@ def _paragraph(lines: list[str]) -> str:
     """A paragraph's lines: list items and definition terms on lines of their own."""
     out: list[str] = []
     base = _indent(lines[0])
+    is_list = _BULLET.match(lines[0].strip()) is not None
     for line in lines:
-        starts_item = _BULLET.match(line.strip()) is not None and _indent(line) <= base + 4
+        bullet = _BULLET.match(line.strip())
+        # an item of a list, or a "-"/"*" item right after a line ending with ":" (a list
+        # written without its blank line); "+ n" inside a sentence is not a list
+        starts_item = bullet is not None and _indent(line) <= base + 4 and (
+            is_list or (bool(out) and out[-1].endswith(":") and line.strip()[0] in "-*•"))
         if out and not starts_item and _indent(line) > base and not _BULLET.match(lines[0].strip()):
             out.append(line.strip())  # a definition's body (a line more indented than its term)
         elif out and not starts_item:
