@@ -55,7 +55,7 @@ const shown = (view) => view.map((b) => [b.kind, b.segments.map((s) => s.text).j
 test("passageView keeps code lines and cuts prose at word boundaries", () => {
   const long = Array.from({ length: 80 }, (_, i) => `word${i}`).join(" ");
   const code = Array.from({ length: 12 }, (_, i) => `line_${i} = ${i}`).join("\n");
-  const view = shown(passageView([["p", "Intro text."], ["code", code], ["p", long]], queryTokens(""), 200));
+  const view = shown(passageView([["p", "Intro text."], ["code", code], ["p", long], ["p", "After."]], queryTokens(""), 200));
   assert.equal(view[0][1], "Intro text.");
   assert.equal(view[1][0], "code");
   assert.ok(view[1][1].startsWith("line_0 = 0\nline_1 = 1\n"), view[1][1]); // newlines kept
@@ -65,6 +65,7 @@ test("passageView keeps code lines and cuts prose at word boundaries", () => {
       assert.ok(word === "Intro" || word === "text." || /^word\d+$/.test(word), `${kind}: cut word ${word}`);
     }
   }
+  assert.equal(view.length, 3, "one ellipsis where the passage is cut, not two");
   assert.equal(cutWords("alpha beta gamma", 12), "alpha beta …");
   assert.equal(cutWords("alphabetagamma", 5), "alpha …"); // one word longer than the room
 });

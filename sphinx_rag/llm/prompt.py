@@ -7,11 +7,12 @@ estimate, same cutting rule; tests compare both on the same inputs).
 
 What the LLM reads
     ``llm_passage``: a result's display form as plain text (``chunk.display.display_text``),
-    not its embedded text. Measured on the demo questions (eval/RESULTS.md), the display
-    is shorter (no owner repeated in every API chunk, no template wording, no reST
-    markup), so more passages fit in a small context window; and it reads like the
-    numpydoc a model was trained on (``strategy : str, default="mean"``, code indented).
-    The ``[n] Title (URL)`` line still names the owner.
+    not its embedded text. It is shorter (no owner repeated in every API chunk, no
+    template wording, no reST markup): on the 82 demo questions the top 8 passages take
+    989 estimated tokens (median) instead of 1,249, so a 1,024-token window gets 2.76
+    passages instead of 2.07 on average (2,048: 7.87 instead of 7.55). And it reads like
+    the numpydoc a model was trained on (``strategy : str, default="mean"``, code
+    indented). The ``[n] Title (URL)`` line still names the owner.
 
 Token estimate
     ``ceil(characters / 4)`` (characters = Unicode code points): a deliberately

@@ -76,7 +76,8 @@ export function passageView(display, tokens, maxChars = SHOWN_CHARS) {
   for (let i = start; i < blocks.length; i++) {
     const { kind, text } = blocks[i];
     if (left <= 0) {
-      out.push({ kind: "p", segments: [{ text: ELLIPSIS, hit: false }] });
+      const last = out[out.length - 1]?.segments.at(-1)?.text ?? "";
+      if (!last.endsWith(ELLIPSIS)) out.push({ kind: "p", segments: [{ text: ELLIPSIS, hit: false }] }); // more follows
       break;
     }
     if (kind === "code") {
