@@ -47,12 +47,11 @@ def gz(data: bytes) -> int:
     return len(gzip.compress(data, 6))
 
 
-def asset_size(html: Path) -> dict:
-    index = IndexReader(html)
-    name = index.manifest["encoder"]["file"]
-    data = (index.root / name).read_bytes()
-    enc = index.encoder()
-    return {"chunks": index.n_chunks, "raw": len(data), "gzip": gz(data), "rows": len(enc.token_ids), "rank": enc.rank}
+def asset_size(data: bytes, chunks: int) -> dict:
+    from sphinx_rag.static_encoder import StaticEncoder
+
+    enc = StaticEncoder.from_bytes(data)
+    return {"chunks": chunks, "raw": len(data), "gzip": gz(data), "rows": len(enc.token_ids), "rank": enc.rank}
 
 
 def fit_cost(html: Path, sample: int) -> dict:
@@ -85,7 +84,7 @@ def fit_cost(html: Path, sample: int) -> dict:
                                        progress=None, note=print)
     fit_s = time.perf_counter() - start
     embed_s = per_chunk * len(chunks)
-    return {"fit_s": fit_s, "embed_s": embed_s, "ratio": fit_s / embed_s, "gzip": gz(data)}
+    return {"fit_s": fit_s, "embed_s": embed_s, "ratio": fit_s / embed_s, "data": data}
 
 
 PAGE = """<!doctype html><meta charset="utf-8"><script type="module">
@@ -103,14 +102,13 @@ window.bench = async (asset, queries) => {
 </script>"""
 
 
-def encode_speed(playwright, html: Path) -> dict:
-    index = IndexReader(html)
+def encode_speed(playwright, data: bytes) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         (root / "js").symlink_to(REPO / "js")
-        (root / "site").symlink_to(html.resolve())
         (root / "bench.html").write_text(PAGE)
-        asset = "/site/" + str((index.root / index.manifest["encoder"]["file"]).relative_to(html.resolve()))
+        (root / "encoder.bin").write_bytes(data)
+        asset = "/encoder.bin"
         with StaticServer(root, QuietHandler) as server:
             browser = playwright.chromium.launch(**chromium_options())
             try:
@@ -181,10 +179,15 @@ def main(argv=None) -> int:
         for spec in args.site:
             name, _, path = spec.partition("=")
             html = Path(path)
-            row = {"site": name, **asset_size(html)}
-            row.update(encode_speed(playwright, html))
-            if args.fit:
+            index = IndexReader(html)
+            row = {"site": name}
+            if args.fit:  # the encoder fitted here (the site may have none)
                 row.update(fit_cost(html, args.sample))
+                data = row.pop("data")
+            else:
+                data = index.binary(index.manifest["encoder"]["file"])
+            row.update(asset_size(data, index.n_chunks))
+            row.update(encode_speed(playwright, data))
             if args.cold:
                 row.update(cold_visit(playwright, html, args.query))
             rows.append(row)

@@ -30,11 +30,13 @@ FUSIONS = ("rrf", "bm25", "dense")
 ENCODERS = ("static", "model")
 ENCODER_HELP = ("what embeds the query: static (the site's fitted static encoder) or model (the full model); "
                 "default: the site's sphinx_rag_query_encoder (model when it is 'both')")
+SHOWN_CHARS = 400  # of each result's passage printed by `search` (the head of its display form)
 
 __all__ = ["main"]
 
 
 def _search(args) -> int:
+    from .chunk.display import clip_display, display_text
     from .retrieve import Searcher
 
     searcher = Searcher(args.build_dir, fusion=args.fusion, encoder=args.encoder)
@@ -55,9 +57,16 @@ def _search(args) -> int:
     for r in results:
         print(f"{r.rank:2d}. [{r.kind}] {r.title}  ({r.score:.4f})")
         print(f"    {r.url}")
-        snippet = " ".join(r.text.split())
-        print(textwrap.indent(textwrap.fill(snippet[:300], 96), "    "))
+        shown = display_text(clip_display(r.display, SHOWN_CHARS))
+        if shown:
+            print(textwrap.indent(_wrapped(shown), "    "))
     return 0
+
+
+def _wrapped(text: str, width: int = 96) -> str:
+    """Prose lines wrapped, code lines (indented) as they are."""
+    return "\n".join(line if line.startswith("    ") or not line else textwrap.fill(line, width)
+                     for line in text.split("\n"))
 
 
 def _manifest_llm(searcher) -> dict:
@@ -91,7 +100,7 @@ def passage_lines(results, sent, max_context_tokens: int) -> list[str]:
 def _ask(args) -> int:
     from .llm import client
     from .llm.endpoint import normalize_endpoint
-    from .llm.prompt import build_messages
+    from .llm.prompt import build_messages, llm_passage
     from .llm.settings import merge_settings
     from .retrieve import Searcher
 
@@ -114,7 +123,7 @@ def _ask(args) -> int:
     timeout, temperature = settings["timeout"], settings["temperature"]
     max_tokens = settings["max_context_tokens"]
 
-    results = searcher.search(args.question, k=args.k)
+    results = [llm_passage(r) for r in searcher.search(args.question, k=args.k)]
     if not results:
         print("no results: nothing to ask the LLM about")
         return 0
@@ -205,7 +214,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("query", metavar="QUERY", help="the search words or question (quote it)")
     p.add_argument("--k", type=int, default=10, metavar="N", help="number of results (default 10)")
     p.add_argument("--json", action="store_true",
-                   help="print a JSON list of results (rank, score, url, title, kind, text, id)")
+                   help="print a JSON list of results (rank, score, url, title, kind, text: what was "
+                   "indexed, display: the passage as shown, a list of [type, text] blocks, id)")
     p.add_argument("--fusion", choices=FUSIONS, help="override the site's fusion method: rrf (keyword and "
                    "semantic rankings fused), bm25 (keyword only) or dense (semantic only)")
     p.add_argument("--encoder", choices=ENCODERS, help=ENCODER_HELP)

@@ -197,13 +197,14 @@ def _previous_chunks(out_dir: Path) -> tuple[dict[str, list[Chunk]], str]:
     """Chunks of the last build by page, and why there are none ("" when read)."""
     if not (out_dir / "manifest.json").is_file():
         return {}, "there is none"
-    try:
-        records = assets.load_chunk_records(out_dir)
-    except (OSError, ValueError, KeyError) as exc:
-        return {}, str(exc).removeprefix("[sphinx-rag] ")
     by_doc: dict[str, list[Chunk]] = {}
-    for record in records:
-        by_doc.setdefault(record["doc"], []).append(Chunk.from_record(record))
+    try:
+        for record in assets.load_chunk_records(out_dir):
+            by_doc.setdefault(record["doc"], []).append(Chunk.from_record(record))
+    except KeyError as exc:  # an index of an earlier sphinx-rag (no display form, say)
+        return {}, f"its records have no {exc} field"
+    except (OSError, ValueError) as exc:
+        return {}, str(exc).removeprefix("[sphinx-rag] ")
     return by_doc, ""
 
 

@@ -16,7 +16,9 @@ A query, step by step:
    probed clusters -> exact int8 scores -> top ``CANDIDATES``;
 3. reciprocal-rank fusion of both lists, times each chunk's page weight;
 4. ``expand.expand``: each hit becomes a passage, with the neighbouring chunks on its
-   page that the ranking found relevant (relevant segment extraction).
+   page that the ranking found relevant (relevant segment extraction); the passage's
+   ``text`` joins their embedded texts, its ``display`` their displays
+   (``chunk.display.join_displays``).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import numpy as np
 from .assets import IndexReader
 from .bm25 import expand_tokens, keyword_scores, typo_candidates
 from .dense import dense_scores, probe_order
+from .chunk.display import join_displays, record_display
 from .expand import expand
 from .lexical import fold, split_words, tokenize
 
@@ -54,10 +57,11 @@ class Result:
     id: str
     index: int
     also: list[str] = field(default_factory=list)  # URLs of the passage's other chunks (expand.py)
+    display: list[list[str]] = field(default_factory=list)  # what a reader sees (chunk/display.py)
 
     def to_json(self) -> dict:
         return {"rank": self.rank, "score": self.score, "url": self.url, "title": self.title,
-                "kind": self.kind, "text": self.text, "id": self.id}
+                "kind": self.kind, "text": self.text, "display": self.display, "id": self.id}
 
 
 def top_k(scores: np.ndarray, k: int) -> list[int]:
@@ -238,6 +242,7 @@ class Searcher:
         for rank, (hit, span) in enumerate(expand(ranked, chunk, self.index.n_chunks, k), start=1):
             c = chunk(hit)
             text = "\n\n".join(chunk(j)["text"] for j in span)
+            display = join_displays([record_display(chunk(j)) for j in span])
             out.append(Result(rank, scored[hit], c["url"], c["title"], c["kind"], text, c["id"], hit,
-                              [chunk(j)["url"] for j in span if j != hit]))
+                              [chunk(j)["url"] for j in span if j != hit], display))
         return out, weak

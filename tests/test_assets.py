@@ -78,7 +78,7 @@ def test_int8_vectors_keep_the_direction():
 
 def _records(n: int, text=lambda i: f"chunk number {i} about topic{i % 7}") -> list[dict]:
     return [{"id": f"p{i // 10}#a:{i % 10}", "doc": f"p{i // 10}", "url": f"p{i // 10}.html#a", "headings": ["P"],
-             "kind": "guide", "text": text(i), "weight": 1.0 if i % 10 else 0.5} for i in range(n)]
+             "kind": "guide", "text": text(i), "display": [["p", text(i)]], "weight": 1.0 if i % 10 else 0.5} for i in range(n)]
 
 
 SMALL = Layout(texts_per_shard=8, term_shard_bytes=200)

@@ -284,11 +284,12 @@ def ask(site: Path, *args: str) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def expected_passages(demo_html):
+    from sphinx_rag.llm.prompt import llm_passage
     from sphinx_rag.retrieve import Searcher
 
     results = Searcher(demo_html).search(QUESTION, k=8)
     assert len(results) == 8
-    return results
+    return [llm_passage(r) for r in results]  # the LLM reads the display form
 
 
 def assert_sources(stdout: str, results):
@@ -318,6 +319,9 @@ def test_ask_normal(fake_server, demo_html, expected_passages):
     user = body["messages"][-1]["content"]
     for n, r in enumerate(expected_passages, start=1):
         assert f"[{n}] {r.title} ({r.url})\n{r.text.strip()[:50]}" in user
+    # the display form, not the embedded text: no template wording, no reST markup
+    assert "Parameters:\nstrategy : " in user
+    assert "is described as" not in user and ":class:`" not in user and "``" not in user
     assert QUESTION in user
 
 

@@ -20,9 +20,13 @@ def test_dummy_classifier_strategy_question_finds_its_parameter_first(demo_html)
     assert proc.returncode == 0, proc.stderr
     results = json.loads(proc.stdout)
     assert [r["rank"] for r in results] == [1, 2, 3, 4, 5]
-    assert set(results[0]) == {"rank", "score", "url", "title", "kind", "text", "id"}
+    assert set(results[0]) == {"rank", "score", "url", "title", "kind", "text", "display", "id"}
     top = results[0]
     assert top["text"].startswith("Parameter strategy of mlkit.dummy.DummyClassifier (")
+    # what a reader sees: the numpydoc entry, no owner line, no template wording
+    assert top["display"][:2] == [["label", "Parameters"], ["term", 'strategy : {"most_frequent", "prior", '
+                                                               '"stratified", "uniform", "constant"}, '
+                                                               'default="prior"']]
     assert top["url"].endswith("mlkit.dummy.DummyClassifier.html#mlkit.dummy.DummyClassifier")
     assert top["kind"] == "api"
     # the imputer's strategy, if present, ranks below
@@ -30,11 +34,11 @@ def test_dummy_classifier_strategy_question_finds_its_parameter_first(demo_html)
     assert all(rank > 1 for rank in imputer)
 
 
-def test_json_text_is_the_passage_given_to_an_llm(demo_html):
+def test_json_text_is_the_indexed_chunk_and_display_its_display(demo_html):
     searcher = Searcher(demo_html)
     hit = searcher.search("SimpleImputer fill_value", k=1)[0]
     chunk = searcher.index.chunk(hit.index)
-    assert hit.text == chunk["text"] and hit.url == chunk["url"]
+    assert hit.text == chunk["text"] and hit.url == chunk["url"] and hit.display == chunk["display"]
 
 
 def test_readable_output(demo_html):
@@ -42,6 +46,24 @@ def test_readable_output(demo_html):
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[0].startswith(" 1. [") and ".html#" in lines[1]
+
+
+def test_readable_output_prints_the_display_form(demo_html):
+    """The passage as a reader reads it: the heading path only in the title line, code on
+    its own indented lines, no reST roles, no template wording, cuts between words."""
+    query = "avoid data leakage when scaling in cross validation"
+    proc = run_cli("search", str(demo_html), query, "--k", "5")
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "        X_scaled = StandardScaler().fit_transform(X)\n" in out  # code: 4 + 4 spaces, own line
+    assert "Pipelines: chaining estimators > Avoiding data leakage\n" not in out.split("\n", 1)[1].replace(
+        " 1. [guide] ", "")  # the heading path is not repeated inside the passage
+    words = set(re.findall(r"\w+", " ".join(c["text"] for c in Searcher(demo_html).index.chunks())))
+    for q in (query, "knn warning identical distances", "imputer strategy", "StandardScaler see also"):
+        out = run_cli("search", str(demo_html), q, "--k", "5").stdout
+        assert ":class:`" not in out and ".. warning::" not in out and "is described as" not in out
+        for cut in re.findall(r"(\w+) \u2026", out):  # the word before every "…" is a whole word
+            assert cut in words, cut
 
 
 def test_fusion_baselines_answer_too(demo_html):

@@ -75,7 +75,7 @@ test("keywordSearch needs no vectors; hybridSearch falls back to it", { skip: SK
   const searcher = new Searcher(index);
   const results = await searcher.keywordSearch("SimpleImputer fill_value", 5);
   assert.equal(results.length, 5);
-  assert.deepEqual(Object.keys(results[0]).sort(), ["also", "id", "index", "kind", "rank", "score", "text", "title", "url"]);
+  assert.deepEqual(Object.keys(results[0]).sort(), ["also", "display", "id", "index", "kind", "rank", "score", "text", "title", "url"]);
   assert.deepEqual(results.map((r) => r.rank), [1, 2, 3, 4, 5]);
   assert.deepEqual(await searcher.hybridSearch("SimpleImputer fill_value", null, 5), results);
   assert.throws(() => new Searcher(index, { fusion: "hybrid" }), /sphinx-rag: fusion must be one of/);

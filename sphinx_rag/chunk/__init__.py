@@ -9,7 +9,7 @@ so they are testable alone.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 __all__ = ["Chunk", "number_chunks"]
 
@@ -18,8 +18,10 @@ __all__ = ["Chunk", "number_chunks"]
 class Chunk:
     """One retrievable passage.
 
-    ``text`` is exactly what is embedded, indexed and handed to an LLM: it starts
-    with enough context (owner object or heading path) to stand on its own.
+    ``text`` is exactly what is embedded and indexed: it starts with enough context
+    (owner object or heading path) to stand on its own. ``display`` is the same content
+    as a reader reads it (blocks of ``display.py``: no header, plain inline markup, code
+    kept as code): what the search dialog and the CLI show and the LLM is given.
     """
 
     doc: str  # Sphinx docname, e.g. "user_guide/imputation"
@@ -30,6 +32,7 @@ class Chunk:
     order: int = 0  # position in the page, for neighbour expansion
     id: str = ""  # stable: "<doc>#<anchor>:<n-th chunk under that anchor>"
     weight: float = 1.0  # ranking multiplier (config: down-weighted pages)
+    display: list[list[str]] = field(default_factory=list)  # [[block type, text]] (display.py)
 
     @property
     def title(self) -> str:
@@ -39,14 +42,16 @@ class Chunk:
         """The record written to the index (``assets.py``); the anchor lives in ``url``."""
         url = page_url + (f"#{self.anchor}" if self.anchor else "")
         return {"id": self.id, "doc": self.doc, "url": url, "title": self.title, "headings": self.headings,
-                "kind": self.kind, "order": self.order, "weight": self.weight, "text": self.text}
+                "kind": self.kind, "order": self.order, "weight": self.weight, "text": self.text,
+                "display": self.display}
 
     @classmethod
     def from_record(cls, record: dict) -> Chunk:
-        """The inverse of ``to_record`` (used to keep unchanged pages' chunks)."""
+        """The inverse of ``to_record`` (used to keep unchanged pages' chunks; KeyError for a
+        record of an index without displays, so that its pages are chunked again)."""
         return cls(doc=record["doc"], anchor=record["url"].partition("#")[2], headings=record["headings"],
                    kind=record["kind"], text=record["text"], order=record["order"], id=record["id"],
-                   weight=record["weight"])
+                   weight=record["weight"], display=record["display"])
 
 
 def number_chunks(chunks: list[Chunk]) -> list[Chunk]:

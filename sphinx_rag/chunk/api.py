@@ -9,6 +9,7 @@ mistaken for another class's ``strategy``.
 
 from __future__ import annotations
 
+import re
 import textwrap
 import warnings
 
@@ -16,8 +17,12 @@ from numpydoc.docscrape import NumpyDocString
 
 from ..lexical import word_parts
 from . import Chunk
+from .display import Display, prose, rst_blocks, rst_inline
 
-__all__ = ["DocstringError", "api_chunks", "api_chunk_texts", "signature_parameters"]
+__all__ = ["DocstringError", "api_chunks", "api_chunk_parts", "api_chunk_texts", "signature_parameters"]
+
+
+_MISREAD_DIRECTIVE = re.compile(r"^\.\.\s+([\w-]+)::\s*(.*)$")
 
 
 class DocstringError(ValueError):
@@ -94,10 +99,33 @@ def parse_docstring(docstring: str) -> NumpyDocString:
 
 
 def api_chunk_texts(fullname: str, objtype: str, docstring: str, signature: str | None = None) -> list[str]:
-    """All chunk texts for one documented object, in docstring order."""
+    """All chunk texts (what is embedded) for one documented object, in docstring order."""
+    return [text for text, _display in api_chunk_parts(fullname, objtype, docstring, signature)]
+
+
+def _term(name: str, type_: str) -> str:
+    """The numpydoc entry line as a reader knows it: ``strategy : {"mean"}, default="mean"``
+    (a directive numpydoc took for an entry, ``.. warning:: Risk``, as "Warning: Risk")."""
+    type_ = rst_inline(type_).strip()
+    term = f"{name} : {type_}" if name and type_ else (name or type_)
+    directive = _MISREAD_DIRECTIVE.match(term)
+    return f"{directive.group(1).capitalize()}: {directive.group(2)}".strip() if directive else term
+
+
+def _entry(label: str, name: str, type_: str, desc: list[str]) -> Display:
+    return [["label", label], ["term", _term(name, type_)], *rst_blocks("\n".join(desc))]
+
+
+def api_chunk_parts(fullname: str, objtype: str, docstring: str,
+                    signature: str | None = None) -> list[tuple[str, Display]]:
+    """(embedded text, display) of every chunk of one documented object, in docstring order.
+
+    The text names the owner in every chunk and keeps the raw reST (what ranking was
+    tuned on); the display (``display.py``) is the same section as a reader reads it.
+    """
     doc = parse_docstring(docstring)
     short = fullname.rsplit(".", 1)[-1]
-    texts = []
+    parts: list[tuple[str, Display]] = []
     # AutoContext-style: every member chunk also says what its owner is.
     # The short name in plain words too ("DummyClassifier" -> "dummy classifier"): the
     # embedding model's WordPiece vocabulary cannot see the words inside identifiers.
@@ -116,34 +144,40 @@ def api_chunk_texts(fullname: str, objtype: str, docstring: str, signature: str 
     summary = _join(doc["Summary"] + [""] + doc["Extended Summary"])
     if summary:
         head.append(f"The description of {short} is as follows.\n{summary}")
-    texts.append("\n".join(head))
+    prefix = f"{objtype} " if objtype in ("class", "exception") else ""
+    parts.append(("\n".join(head), [["term", f"{prefix}{short}{(signature or '').strip()}"], *rst_blocks(summary)]))
 
-    for section, label in (("Parameters", "Parameter"), ("Other Parameters", "Parameter")):
+    for section in ("Parameters", "Other Parameters"):
         for p in doc[section]:
-            texts.append(f"{label} {p.name} of {owner}.\n" + _describe(p.name, p.desc, p.type))
+            parts.append((f"Parameter {p.name} of {owner}.\n" + _describe(p.name, p.desc, p.type),
+                          _entry(section, p.name, p.type, p.desc)))
     for section, verb in (("Returns", "returned"), ("Yields", "yielded"), ("Receives", "received")):
         for p in doc[section]:
             name, type_ = (p.name, p.type) if p.type else ("", p.name)
             if name:
-                texts.append(f"{name} is {verb} by {owner}.\n" + _describe(name, p.desc, type_))
+                text = f"{name} is {verb} by {owner}.\n" + _describe(name, p.desc, type_)
             else:
                 what = f"A value of type {type_}" if type_ else "A value"
                 desc = f" It is described as '{_join(p.desc)}'" if p.desc else ""
-                texts.append(f"{what} is {verb} by {owner}.{desc}")
+                text = f"{what} is {verb} by {owner}.{desc}"
+            parts.append((text, _entry(section, name, type_, p.desc)))
     for p in doc["Attributes"]:
-        texts.append(f"Attribute {p.name} of {owner}.\n" + _describe(p.name, p.desc, p.type))
+        parts.append((f"Attribute {p.name} of {owner}.\n" + _describe(p.name, p.desc, p.type),
+                      _entry("Attributes", p.name, p.type, p.desc)))
     for section, verb in (("Raises", "raised"), ("Warns", "warned")):
         for p in doc[section]:
             exc = p.type or p.name
             desc = f": {_join(p.desc)}" if p.desc else ""
-            texts.append(f"{exc} is {verb} by {fullname}{desc}")
+            parts.append((f"{exc} is {verb} by {fullname}{desc}", _entry(section, "", exc, p.desc)))
 
     if doc["See Also"]:
-        lines = []
+        lines, shown = [], []
         for funcs, desc in doc["See Also"]:
             names = ", ".join(name for name, _role in funcs)
             lines.append(f"{names}: {_join(desc)}" if desc else names)
-        texts.append(f"See also, the objects related to {fullname}:\n" + "\n".join(lines))
+            shown.append(f"{names}: {rst_inline(' '.join(desc))}" if desc else names)
+        parts.append((f"See also, the objects related to {fullname}:\n" + "\n".join(lines),
+                      [["label", "See Also"], ["p", prose("\n".join(shown))]]))
     for section, intro in (
         ("Warnings", f"Warnings about {fullname}:"),
         ("Notes", f"Notes about {fullname}:"),
@@ -152,12 +186,12 @@ def api_chunk_texts(fullname: str, objtype: str, docstring: str, signature: str 
     ):
         body = _join(doc[section]) if isinstance(doc[section], list) else str(doc[section]).strip()
         if body:
-            texts.append(f"{intro}\n{body}")
-    return texts
+            parts.append((f"{intro}\n{body}", [["label", section], *rst_blocks(body)]))
+    return parts
 
 
 def api_chunks(fullname: str, objtype: str, docstring: str, signature: str | None = None, *,
                doc: str, headings: list[str]) -> list[Chunk]:
     """The chunks of one documented object, anchored at the object (raises DocstringError)."""
-    return [Chunk(doc=doc, anchor=fullname, headings=headings, kind="api", text=text)
-            for text in api_chunk_texts(fullname, objtype, docstring, signature)]
+    return [Chunk(doc=doc, anchor=fullname, headings=headings, kind="api", text=text, display=display)
+            for text, display in api_chunk_parts(fullname, objtype, docstring, signature)]

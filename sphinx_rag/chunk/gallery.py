@@ -3,7 +3,8 @@
 sphinx-gallery's parser splits a script into text and code blocks. A simple
 example gives one text chunk and code chunk(s); a tutorial-like example (text
 blocks with section headings between code cells) gives one chunk per section,
-holding its text and code together. Every chunk header names the example.
+holding its text and code together. Every chunk header names the example. The text cells are
+raw reST: their display renders it (``display.rst_blocks``).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Callable
 from sphinx_gallery.py_source_parser import split_code_and_text_blocks
 
 from . import Chunk
-from .narrative import Block, pack_blocks
+from .narrative import Block, pack
 
 __all__ = ["ExampleSection", "example_sections", "gallery_chunks"]
 
@@ -55,12 +56,12 @@ def example_sections(source: str | Path) -> tuple[str, bool, list[ExampleSection
     _conf, raw_blocks = split_code_and_text_blocks(str(source))[:2]
     first = _split_headings(raw_blocks[0].content) if raw_blocks else []
     title = next((t for t, _ in first if t), Path(source).stem)
-    intro = Block("\n\n".join(body for _, body in first if body))
+    intro = Block("\n\n".join(body for _, body in first if body), shown="rst")
     rest = raw_blocks[1:]
     tutorial = any(b.type == "text" and any(t for t, _ in _split_headings(b.content)) for b in rest)
 
     if not tutorial:
-        texts = [intro] + [Block(b.content.strip()) for b in rest if b.type == "text"]
+        texts = [intro] + [Block(b.content.strip(), shown="rst") for b in rest if b.type == "text"]
         code = [Block(b.content.strip("\n"), code=True) for b in rest if b.type == "code"]
         return title, False, [ExampleSection(title, texts), ExampleSection(None, code)]
 
@@ -73,7 +74,7 @@ def example_sections(source: str | Path) -> tuple[str, bool, list[ExampleSection
             if heading:
                 sections.append(ExampleSection(heading, []))
             if body:
-                sections[-1].blocks.append(Block(body))
+                sections[-1].blocks.append(Block(body, shown="rst"))
     return title, True, sections
 
 
@@ -95,6 +96,6 @@ def gallery_chunks(
             header = f"{title} > Example text" if section.title else f"{title} > Example code"
         anchor = section_ids.get(section.title or "", section_ids.get(page_title, ""))
         headings = [page_title] if section.title in (None, page_title) else [page_title, section.title]
-        chunks += [Chunk(doc=doc, anchor=anchor, headings=headings, kind="example", text=text)
-                   for text in pack_blocks(header, section.blocks, count, budget, overlap)]
+        chunks += [Chunk(doc=doc, anchor=anchor, headings=headings, kind="example", text=text, display=display)
+                   for text, display in pack(header, section.blocks, count, budget, overlap)]
     return chunks

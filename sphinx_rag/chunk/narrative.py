@@ -17,8 +17,9 @@ from collections.abc import Callable, Iterable, Iterator
 from docutils import nodes
 
 from . import Chunk
+from .display import ELLIPSIS, Display, prose, rst_blocks, rst_inline
 
-__all__ = ["Block", "Run", "ObjectNode", "pack_blocks", "walk", "run_chunks", "block_text", "page_title"]
+__all__ = ["Block", "Run", "ObjectNode", "pack", "pack_blocks", "walk", "run_chunks", "block_text", "page_title"]
 
 
 CountTokens = Callable[[str], int]
@@ -30,12 +31,45 @@ _SKIP = (
 
 
 class Block:
-    """A piece of a section's body: prose or code (code is kept whole if it fits)."""
+    """A piece of a section's body: prose or code (code is kept whole if it fits).
 
-    __slots__ = ("text", "code")
+    ``text`` is what is embedded. How it is shown (``display.py``): ``shown`` "p" (plain
+    prose), "code", or "rst" (a raw reST source: rendered by ``display.rst_blocks``), or
+    ``blocks``, a display built from the doctree (a list item holding code, say).
+    ``cut_before`` / ``cut_after``: the piece starts or ends inside a sentence.
+    """
 
-    def __init__(self, text: str, code: bool = False):
+    __slots__ = ("text", "code", "shown", "blocks", "cut_before", "cut_after")
+
+    def __init__(self, text: str, code: bool = False, shown: str = "", blocks: Display | None = None,
+                 cut_before: bool = False, cut_after: bool = False):
         self.text, self.code = text, code
+        self.shown = shown or ("code" if code else "p")
+        self.blocks, self.cut_before, self.cut_after = blocks, cut_before, cut_after
+
+    def piece(self, text: str, cut_before: bool = False, cut_after: bool = False) -> Block:
+        """A part of this block, shown the same way (a doctree display does not split: plain)."""
+        return Block(text, self.code, self.shown, None, cut_before, cut_after)
+
+    def display(self) -> Display:
+        if self.blocks is not None:
+            out = [list(b) for b in self.blocks]
+        elif self.shown == "code":
+            return [["code", self.text.strip("\n")]] if self.text.strip() else []
+        elif self.shown == "rst":
+            out = rst_blocks(self.text)
+        else:
+            out = [["p", prose(self.text)]] if self.text.strip() else []
+        if out and self.cut_before and out[0][0] != "code":
+            out[0][1] = f"{ELLIPSIS} {out[0][1]}"
+        if out and self.cut_after and out[-1][0] != "code":
+            out[-1][1] = f"{out[-1][1]} {ELLIPSIS}"
+        return out
+
+    def lead(self, text: str) -> Display:
+        """The display of ``text``, sentences of this block repeated as the next chunk's lead."""
+        shown = prose(rst_inline(text) if self.shown == "rst" else text)
+        return [["lead", shown]] if shown else []
 
     def __repr__(self):
         return f"Block({self.text[:30]!r}, code={self.code})"
@@ -45,18 +79,24 @@ def _split_oversized(block: Block, room: int, count: CountTokens) -> list[Block]
     """Split a block that cannot fit into pieces of at most ``room`` tokens."""
     units = block.text.split("\n") if block.code else _SENTENCE_END.split(block.text)
     sep = "\n" if block.code else " "
-    pieces, cur = [], []
+    pieces: list[Block] = []
+    cur: list[str] = []
     for unit in units:
         if cur and count(sep.join(cur + [unit])) > room:
-            pieces.append(sep.join(cur))
+            pieces.append(block.piece(sep.join(cur)))
             cur = []
         if not _fits(unit, room, count):  # no sentence or line break to cut at: cut by token count
-            pieces.extend(_token_windows(unit, room, count))
+            if cur:
+                pieces.append(block.piece(sep.join(cur)))
+                cur = []
+            windows = _token_windows(unit, room, count)
+            pieces.extend(block.piece(w, cut_before=k > 0, cut_after=k < len(windows) - 1)
+                          for k, w in enumerate(windows))
             continue
         cur.append(unit)
     if cur:
-        pieces.append(sep.join(cur))
-    return [Block(p, block.code) for p in pieces if p.strip()]
+        pieces.append(block.piece(sep.join(cur)))
+    return [p for p in pieces if p.text.strip()]
 
 
 def _token_windows(text: str, room: int, count: CountTokens) -> list[str]:
@@ -112,40 +152,68 @@ def _tail_overlap(block: Block, overlap: int, count: CountTokens) -> str:
 
 def pack_blocks(header: str, blocks: Iterable[Block], count: CountTokens, budget: int, overlap: int) -> list[str]:
     """Pack blocks into texts of at most ``budget`` tokens, each starting with header."""
+    return [text for text, _display in pack(header, blocks, count, budget, overlap)]
+
+
+def pack(header: str, blocks: Iterable[Block], count: CountTokens, budget: int,
+         overlap: int) -> list[tuple[str, Display]]:
+    """``pack_blocks`` with each chunk's display (its blocks, the overlap as ``lead``, no header)."""
     room = max(16, budget - count(header))
     queue: list[Block] = []
     for block in blocks:
         if not block.text.strip():
             continue
         queue.extend([block] if _fits(block.text, room, count) else _split_oversized(block, room, count))
-    texts: list[str] = []
+    out: list[tuple[str, Display]] = []
     cur: list[Block] = []
     carry = ""
+    carry_display: Display = []
 
     def joined(extra: list[Block]) -> str:
         return "\n\n".join(([carry] if carry else []) + [b.text for b in cur + extra])
 
+    def emit():
+        text = joined([])
+        display = (carry_display if carry else []) + [d for b in cur for d in b.display()]
+        out.append((f"{header}\n{text}" if header else text, display))
+
     for block in queue:
         if cur and not _fits(joined([block]), room, count):
-            texts.append(joined([]))
+            emit()
             carry = _tail_overlap(cur[-1], overlap, count)
+            carry_display = cur[-1].lead(carry) if carry else []
             cur = []
             if carry and not _fits(joined([block]), room, count):
                 carry = ""
         cur.append(block)
     if cur:
-        texts.append(joined([]))
-    return [f"{header}\n{t}" if header else t for t in texts]
+        emit()
+    return out
+
+
+_CODE_NODES = (nodes.literal_block, nodes.doctest_block, nodes.math_block)
+
+
+def _holds_code(node: nodes.Node) -> bool:
+    return any(True for _ in node.findall(lambda n: isinstance(n, _CODE_NODES)))
 
 
 def block_text(node: nodes.Node) -> Block | None:
-    """Plain text of one body element (lists keep their bullets)."""
+    """Plain text of one body element (lists keep their bullets), and how it is shown."""
+    block = _block_text(node)
+    if block is not None and isinstance(node, nodes.Element) and not isinstance(node, _CODE_NODES) \
+            and _holds_code(node):
+        block.blocks = node_display(node)  # code inside a list item or a note stays code
+    return block
+
+
+def _block_text(node: nodes.Node) -> Block | None:
     if isinstance(node, _SKIP):
         return None
     if isinstance(node, (nodes.literal_block, nodes.doctest_block)):
         return Block(node.astext().rstrip(), code=True)
     if isinstance(node, nodes.math_block):
-        return Block(node.astext().strip())
+        return Block(node.astext().strip(), shown="code")
     if isinstance(node, (nodes.bullet_list, nodes.enumerated_list)):
         items = [" ".join(i.astext().split()) for i in node.children if isinstance(i, nodes.list_item)]
         return Block("\n".join(f"- {i}" for i in items)) if items else None
@@ -165,6 +233,33 @@ def block_text(node: nodes.Node) -> Block | None:
         return None  # navigation, gallery thumbnails and signatures: not content
     text = " ".join(node.astext().split())
     return Block(text) if text else None
+
+
+def node_display(node: nodes.Node) -> Display:
+    """The display of a body element that holds code: its prose and code blocks in order
+    (list items keep their bullet, a note its "Note:" label)."""
+    if isinstance(node, _SKIP):
+        return []
+    if isinstance(node, _CODE_NODES):
+        text = node.astext().rstrip() if not isinstance(node, nodes.math_block) else node.astext().strip()
+        return [["code", text.strip("\n")]] if text.strip() else []
+    if not _holds_code(node):
+        block = _block_text(node)
+        return block.display() if block is not None else []
+    out: Display = []
+    label = ""
+    if isinstance(node, nodes.Admonition) and not isinstance(node, nodes.admonition):
+        label = node.tagname.replace("_", " ").capitalize() + ": "
+    bullet = isinstance(node, nodes.list_item) or isinstance(node, nodes.definition_list_item)
+    for child in node.children:
+        out += node_display(child)
+    prefix = ("- " if bullet else "") + label
+    if prefix:
+        if out and out[0][0] == "p":
+            out[0][1] = prefix + out[0][1]
+        else:
+            out.insert(0, ["p", prefix.strip()])
+    return out
 
 
 def page_title(doctree: nodes.document) -> str:
@@ -222,5 +317,5 @@ def walk(node: nodes.Element, headings: list[str], anchor: str,
 def run_chunks(run: Run, *, doc: str, kind: str, count: CountTokens, budget: int, overlap: int) -> list[Chunk]:
     """The chunks of one run: its heading path as header, blocks packed to the budget."""
     header = " > ".join(h for h in run.headings if h)
-    return [Chunk(doc=doc, anchor=run.anchor, headings=list(run.headings), kind=kind, text=text)
-            for text in pack_blocks(header, run.blocks, count, budget, overlap)]
+    return [Chunk(doc=doc, anchor=run.anchor, headings=list(run.headings), kind=kind, text=text, display=display)
+            for text, display in pack(header, run.blocks, count, budget, overlap)]

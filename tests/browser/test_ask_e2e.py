@@ -184,6 +184,13 @@ def test_normal_answer_cites_and_lists_the_passages(page, context, site, serve, 
     by_id = {c["id"]: c for c in chunks(site)}
     assert len(sent) >= 2
     assert sent == [(by_id[i]["title"], by_id[i]["url"]) for i in ids[:len(sent)]]
+    # the LLM reads each passage's display form as plain text, as `sphinx-rag ask` sends it
+    from sphinx_rag.llm.prompt import llm_passage
+    from sphinx_rag.retrieve import Searcher
+
+    top = llm_passage(Searcher(site).search(QUESTION, k=1)[0])
+    assert f"[1] {top.title} ({top.url})\n{top.text}\n" in body["messages"][-1]["content"]
+    assert "is described as" not in body["messages"][-1]["content"]
 
     # [1] and [2] link to the cited passages' pages + anchors, resolved from the site root.
     cites = page.locator(f"{ANSWER} a.sphinx-rag-cite")

@@ -526,3 +526,49 @@ def test_a_static_site_answers_semantically_without_the_model(page, context, sta
     assert any("/index/encoder-" in u for u in fetched)
     assert not [u for u in fetched if "/ort-" in u or "/model-" in u or u.endswith(".wasm")]
     assert not problems(page)
+
+
+PASSAGE_QUERIES = [
+    "hyper-parameters get_params set_params clone", "imputer strategy", "knn warning identical distances",
+    "avoid data leakage when scaling in cross validation", "StandardScaler see also", "confusion matrix normalize",
+    "ridge regression objective function", "What are the values of the strategy parameter in a dummy classifier?",
+    "example of one-hot encoding a subscription plan column for a churn model", "train_test_split random_state",
+]
+
+
+def test_passages_show_the_display_form(page, site, serve):
+    """Each result's passage is its display form: code in <pre><code> with its newlines,
+    no reST markup, no template wording, no heading line, cuts between whole words, the
+    query terms marked."""
+    server = serve(site)
+    words = {w for c in chunks(site) for w in re.findall(r"\w+", c["text"] + json.dumps(c["display"]))}
+    page.goto(server.url + "index.html")
+    open_with_shortcut(page)
+    wait_hybrid(page)
+    search(page, PASSAGE_QUERIES[0], "hybrid")
+    first = page.locator(OPTIONS).first
+    code = first.locator(".sphinx-rag-snippet pre > code")
+    expect(code.first).to_be_visible()
+    shown_code = code.first.evaluate("e => e.innerText")
+    assert "from mlkit.linear_model import Ridge\n\nreg = Ridge(alpha=1.0)\n" in shown_code, shown_code
+    assert first.locator(".sphinx-rag-snippet pre").first.evaluate("e => getComputedStyle(e).whiteSpace") == "pre"
+    for query in PASSAGE_QUERIES:
+        search(page, query, "hybrid")
+        passages = page.eval_on_selector_all(OPTIONS, """els => els.map(e => ({
+            title: e.querySelector('.sphinx-rag-path').innerText,
+            text: e.querySelector('.sphinx-rag-snippet').innerText,
+            marks: e.querySelectorAll('.sphinx-rag-snippet mark').length}))""")
+        assert passages, query  # one entry per URL: the 10 results may make only a few entries
+        assert 2 * sum(p["marks"] > 0 for p in passages) >= len(passages), (query, passages)
+        for p in passages:
+            text = p["text"]
+            assert text.strip(), (query, p)
+            assert not re.search(r":\w+:`|\.\. \w[\w-]*::|``", text), (query, text)
+            assert not re.search(r"is described as|has the following type|^(Parameter|Attribute) \w+ of ", text,
+                                 re.M), (query, text)
+            assert text.split("\n", 1)[0].strip() != p["title"].replace(" › ", " > ").strip(), (query, text)
+            for m in re.finditer(r"(\w+)\s*\u2026", text):  # the word before "…" is whole
+                assert m.group(1) in words, (query, m.group(0), text)
+            for m in re.finditer(r"\u2026\s*(\w+)", text):  # and the word after it
+                assert m.group(1) in words, (query, m.group(0), text)
+    assert problems(page) == []

@@ -7,10 +7,14 @@
  * `browser_settings()` in Python), the same passage numbering "[n] Title (URL)\ntext",
  * the same token estimate (ceil(code points / 4)) and the same fitting (drop
  * lowest-ranked first, cut the top passage only after a whole sentence).
- * js/test/prompt.test.js compares both on the same inputs.
+ * js/test/prompt.test.js compares both on the same inputs. The LLM reads a result's display
+ * form as plain text (llmPassage, Python's llm_passage: shorter than the embedded text and
+ * free of reST markup; see sphinx_rag/llm/prompt.py for the measurement).
  *
  * @module prompt
  */
+
+import { displayText } from '../search/display.js';
 
 /**
  * The default prompt template, the same text as Python's `DEFAULT_PROMPT` (checked by
@@ -44,6 +48,17 @@ const ABBREVIATIONS = ['e.g.', 'i.e.', 'cf.', 'vs.', 'resp.'];
  * @typedef {{title: string, url: string, text: string}} Passage  a search result (extra fields kept)
  * @typedef {{role: 'system'|'user'|'assistant', content: string}} Message
  */
+
+/**
+ * The result with `text` replaced by the plain text of its display form (what the LLM
+ * reads); a result without a display keeps its text.
+ * @template {Passage & {display?: import('../search/display.js').Display}} P
+ * @param {P} result
+ * @returns {P}
+ */
+export function llmPassage(result) {
+  return Array.isArray(result.display) ? { ...result, text: displayText(result.display) } : result;
+}
 
 /**
  * Approximate token count: ceil(Unicode code points / 4), like Python's len(text) / 4.

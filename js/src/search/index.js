@@ -26,7 +26,8 @@ export const FORMAT_VERSION = 2;
  * @property {string[]} headings
  * @property {string} title
  * @property {string} kind
- * @property {string} text
+ * @property {string} text  what was embedded and indexed
+ * @property {import("./display.js").Display} [display]  what a reader sees (display.js)
  */
 
 /**

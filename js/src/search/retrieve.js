@@ -11,6 +11,7 @@
 
 import { expandTokens, keywordScores, typoCandidates } from "./bm25.js";
 import { denseScores, probeOrder } from "./dense.js";
+import { joinDisplays, recordDisplay } from "./display.js";
 import { expand } from "./expand.js";
 import { IndexReader } from "./index.js";
 import { fold, splitWords, tokenize } from "./lexical.js";
@@ -27,7 +28,8 @@ export const RELEVANCE_FLOOR = 0.3;
  * @property {string} url
  * @property {string} title
  * @property {string} kind
- * @property {string} text
+ * @property {string} text  the chunks' embedded texts (what was indexed)
+ * @property {import("./display.js").Display} display  the passage as a reader sees it (display.js)
  * @property {string} id
  * @property {number} index  the chunk's position in the index
  * @property {string[]} also  URLs of the passage's other chunks, in page order (expand.js)
@@ -255,6 +257,7 @@ export class Searcher {
         title: c.title,
         kind: c.kind,
         text: records.map((x) => x.text).join("\n\n"),
+        display: joinDisplays(records.map(recordDisplay)),
         id: c.id,
         index: hit,
         also: span.flatMap((j, n) => (j === hit ? [] : [records[n].url])), // the passage's other chunks

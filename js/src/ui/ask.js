@@ -25,7 +25,7 @@
 import { LLMError, normalizeEndpoint, streamChat } from "../llm/llm.js";
 import { DEFAULTS, mergeSettings } from "../llm/llm_settings.js";
 import { renderMarkdown } from "../llm/markdown.js";
-import { buildMessages } from "../llm/prompt.js";
+import { buildMessages, llmPassage } from "../llm/prompt.js";
 import { displayText, titleParts } from "./highlight.js";
 import { h } from "./dom.js";
 
@@ -469,7 +469,7 @@ export class AskPanel {
     this.resetAnswer(question);
     const run = this.run;
     const state = (/** @type {string} */ s) => this.slot.setAttribute("data-state", s);
-    const passages = results.slice(0, ASK_PASSAGES);
+    const passages = results.slice(0, ASK_PASSAGES).map(llmPassage); // the LLM reads the display form
     if (!passages.length) {
       state("done");
       this.showNote(`No search results for “${question}”: nothing to ask the model about.`, "empty");

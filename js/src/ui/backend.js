@@ -22,7 +22,7 @@ import { ScriptSource } from "./script_source.js";
 
 /**
  * @typedef {{rank: number, score: number, url: string, title: string, kind: string,
- *            text: string, id: string}} Result
+ *            text: string, display: import("../search/display.js").Display, id: string}} Result
  * @typedef {{mode: "loading" | "keyword" | "static" | "hybrid" | "error", message: string}} Status
  * @typedef {(status: Status) => void} StatusHandler
  * @typedef {(id: number, mode: string, results: Result[], weak?: boolean) => void} ResultsHandler
@@ -32,7 +32,9 @@ import { ScriptSource } from "./script_source.js";
 
 /** @param {Result & {index?: number}} r @returns {Result} */
 function plain(r) {
-  return { rank: r.rank, score: r.score, url: r.url, title: r.title, kind: r.kind, text: r.text, id: r.id };
+  return {
+    rank: r.rank, score: r.score, url: r.url, title: r.title, kind: r.kind, text: r.text, display: r.display, id: r.id,
+  };
 }
 
 export class LocalBackend {

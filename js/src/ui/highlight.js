@@ -117,13 +117,13 @@ export function snippet(text, queryTokens, maxChars = 240) {
     start = Math.min(best.start, Math.max(0, text.length - maxChars));
   }
   let end = Math.min(text.length, start + maxChars);
-  if (start > 0) {
-    const space = text.indexOf(" ", start);
-    if (space >= 0 && space < start + 30) start = space + 1;
+  if (start > 0 && !/\s/.test(text[start - 1])) { // never begin inside a word
+    const space = text.slice(start).search(/\s/);
+    if (space >= 0 && space < maxChars / 2) start += space + 1;
   }
-  if (end < text.length) {
-    const space = text.lastIndexOf(" ", end);
-    if (space > start + maxChars / 2) end = space;
+  if (end < text.length && !/\s/.test(text[end])) { // nor end inside one
+    const space = Math.max(text.lastIndexOf(" ", end), text.lastIndexOf("\n", end));
+    if (space > start) end = space;
   }
   const segments = segmentsOf(text, hits, start, end);
   if (start > 0) segments.unshift({ text: "… ", hit: false });

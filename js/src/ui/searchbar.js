@@ -29,7 +29,8 @@
  * and the asset directory come from this script's URL (<root>/_static/sphinx_rag/searchbar.js).
  */
 
-import { displayText, queryTokens, snippet } from "./highlight.js";
+import { queryTokens } from "./highlight.js";
+import { renderPassage } from "./passage.js";
 import { LocalBackend, WorkerBackend } from "./backend.js";
 import { AskPanel } from "./ask.js";
 import { h } from "./dom.js";
@@ -51,25 +52,14 @@ const thisScript = /** @type {HTMLScriptElement | null} */ (
 
 
 /**
- * Segments -> text nodes and <mark> elements.
- * @param {HTMLElement} parent
- * @param {import("./highlight.js").Segment[]} segments
- */
-function appendSegments(parent, segments) {
-  for (const s of segments) parent.append(s.hit ? h("mark", {}, [s.text]) : s.text);
-}
-
-/**
  * The passage of one result, below its title path: the one function that says how a
- * passage body looks (a richer renderer replaces just this).
+ * passage body looks.
  * @param {Result} result
  * @param {Set<string>} tokens  the query's tokens, highlighted
  * @returns {HTMLElement}
  */
 function passageBody(result, tokens) {
-  const text = h("span", { class: `${PREFIX}-snippet` });
-  appendSegments(text, snippet(displayText(result.text, result.title), tokens));
-  return text;
+  return renderPassage(result, tokens); // ui/passage.js: the display form, code kept as code
 }
 
 /** @param {EventTarget | null} el */

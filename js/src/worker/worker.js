@@ -8,7 +8,7 @@
  *                   {type: "search", id, query, k}
  *   worker -> main  {type: "status", mode: "loading"|"keyword"|"static"|"hybrid"|"error", message}
  *                   {type: "settings", settings}   the manifest's `settings` (e.g. `llm`), once
- *                   {type: "results", id, mode, results: [{rank, score, url, title, kind, text, id}],
+ *                   {type: "results", id, mode, results: [{rank, score, url, title, kind, text, display, id}],
  *                    weak, timings: {embed_ms, retrieve_ms}}
  *   weak: the results are only the nearest, no good match (retrieve.js weakMatch)
  *   timings: performance.now() milliseconds inside the worker, for benchmarks/bench_browser.py
@@ -104,7 +104,8 @@ async function pump() {
     // Overtaken while fetching shards: still posted (the dialog shows an answer newer than
     // the one on screen, so a reader typing fast sees results follow), then the newer one.
     const plain = results.map((r) => ({
-      rank: r.rank, score: r.score, url: r.url, title: r.title, kind: r.kind, text: r.text, id: r.id,
+      rank: r.rank, score: r.score, url: r.url, title: r.title, kind: r.kind, text: r.text, display: r.display,
+      id: r.id,
     }));
     const timings = { embed_ms: embedded - start, retrieve_ms: performance.now() - embedded };
     answered = { request, mode: m };

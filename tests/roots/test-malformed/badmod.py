@@ -26,3 +26,27 @@ def fine(y):
         Any value.
     """
     return y
+
+
+def odd(z):
+    """Render :class:`unclosed and ``literal too.
+
+    Parameters
+    ----------
+    z : :class:`~numpy.ndarray
+        .. warning::
+        :math:`x` ``y`` *z
+        ::
+
+    Notes
+    -----
+    .. unknown-directive:: arg
+       :option: 1
+
+       Body kept.
+
+    .. warning::
+
+    Text	with a tab and a stray `quote.
+    """
+    return z

@@ -1,0 +1,134 @@
+// @ts-check
+/**
+ * One result's passage in the dialog, from its display form (search/display.js): prose as
+ * paragraphs, code in <pre><code> with its newlines, a numpydoc entry's term and section
+ * label apart, the query terms in <mark>. Only text nodes are created: document text
+ * never becomes HTML.
+ *
+ * A passage can be 1,600 characters; the dialog shows about `maxChars` of it
+ * (`passageView`): from the block with the most distinct query terms (with the label and
+ * term above it), whole blocks while they fit, then the next prose block cut at a word
+ * boundary with "…" and a code block cut after a whole line. A prose block longer than
+ * the room left is windowed around its hits (highlight.js's snippet, word boundaries).
+ * @module passage
+ */
+
+import { stripInvisible } from "../search/lexical.js";
+import { findHits, snippet } from "./highlight.js";
+import { h } from "./dom.js";
+
+const PREFIX = "sphinx-rag";
+export const SHOWN_CHARS = 260;
+export const CODE_LINES = 5;
+const ELLIPSIS = "…";
+
+/** @typedef {import("../search/display.js").Display} Display */
+/** @typedef {import("./highlight.js").Segment} Segment */
+/** @typedef {{kind: string, segments: Segment[]}} ViewBlock */
+
+/**
+ * Distinct query tokens in a text.
+ * @param {string} text @param {Set<string>} tokens
+ */
+function distinctHits(text, tokens) {
+  const seen = new Set();
+  for (const hit of findHits(text, tokens)) hit.tokens.forEach((t) => seen.add(t));
+  return seen.size;
+}
+
+/**
+ * `text` cut to at most `max` code units at a word boundary (inside a word only when the
+ * first word is longer), "…" appended when cut.
+ * @param {string} text @param {number} max
+ */
+export function cutWords(text, max) {
+  if (text.length <= max) return text;
+  const head = text.slice(0, max + 1);
+  const space = Math.max(head.lastIndexOf(" "), head.lastIndexOf("\n"));
+  const cut = space > 0 ? head.slice(0, space) : text.slice(0, max);
+  return `${cut.replace(/[\s,;:]+$/, "")} ${ELLIPSIS}`;
+}
+
+/**
+ * What of a passage the dialog shows, as blocks of highlighted segments.
+ * @param {Display} display
+ * @param {Set<string>} tokens  the query's BM25 tokens (highlight.js queryTokens)
+ * @param {number} [maxChars]
+ * @returns {ViewBlock[]}
+ */
+export function passageView(display, tokens, maxChars = SHOWN_CHARS) {
+  const blocks = display
+    .map(([kind, text]) => ({ kind: kind === "lead" ? "p" : kind, text: stripInvisible(text) }))
+    .filter((b) => b.text.trim());
+  // start at the block with the most distinct query terms, with the label/term above it
+  let start = 0;
+  let best = 0;
+  blocks.forEach((b, i) => {
+    const n = b.kind === "label" ? 0 : distinctHits(b.text, tokens);
+    if (n > best) [best, start] = [n, i];
+  });
+  const ahead = blocks.slice(0, start).reduce((n, b) => n + b.text.length, 0);
+  if (ahead + (blocks[start]?.text.length ?? 0) <= maxChars) start = 0; // it fits from the top
+  while (start > 0 && (blocks[start - 1].kind === "label" || blocks[start - 1].kind === "term")) start--;
+  /** @type {ViewBlock[]} */
+  const out = start > 0 ? [{ kind: "p", segments: [{ text: ELLIPSIS, hit: false }] }] : [];
+  let left = maxChars;
+  for (let i = start; i < blocks.length; i++) {
+    const { kind, text } = blocks[i];
+    if (left <= 0) {
+      const last = out[out.length - 1]?.segments.at(-1)?.text ?? "";
+      if (!last.endsWith(ELLIPSIS)) out.push({ kind: "p", segments: [{ text: ELLIPSIS, hit: false }] }); // more follows
+      break;
+    }
+    if (kind === "code") {
+      const lines = text.split("\n");
+      const keep = [];
+      for (const line of lines.slice(0, CODE_LINES)) {
+        if (keep.length && [...keep, line].join("\n").length > Math.max(left, 80)) break;
+        keep.push(line);
+      }
+      const shown = keep.join("\n") + (keep.length < lines.length ? `\n${ELLIPSIS}` : "");
+      out.push({ kind, segments: segmentsOf(shown, tokens) });
+      left -= keep.join("\n").length;
+    } else if (text.length <= left || kind === "label" || kind === "term") {
+      out.push({ kind, segments: segmentsOf(text, tokens) });
+      left -= text.length;
+    } else if (i === start && distinctHits(text, tokens)) {
+      out.push({ kind, segments: snippet(text, tokens, Math.max(left, 120)) }); // around its hits
+      left = 0;
+    } else {
+      out.push({ kind, segments: segmentsOf(cutWords(text, Math.max(left, 40)), tokens) });
+      left = 0;
+    }
+  }
+  return out;
+}
+
+/**
+ * @param {string} text @param {Set<string>} tokens
+ * @returns {Segment[]}
+ */
+function segmentsOf(text, tokens) {
+  return snippet(text, tokens, text.length);
+}
+
+/**
+ * The passage element of one result (class sphinx-rag-snippet).
+ * @param {{display?: Display, text: string}} result
+ * @param {Set<string>} tokens
+ * @param {number} [maxChars]
+ * @returns {HTMLElement}
+ */
+export function renderPassage(result, tokens, maxChars = SHOWN_CHARS) {
+  const display = Array.isArray(result.display) ? result.display : [["p", result.text]];
+  const box = h("div", { class: `${PREFIX}-snippet` });
+  for (const block of passageView(/** @type {Display} */ (display), tokens, maxChars)) {
+    const marked = block.segments.map((s) => (s.hit ? h("mark", {}, [s.text]) : s.text));
+    if (block.kind === "code") {
+      box.append(h("pre", { class: `${PREFIX}-code` }, [h("code", {}, marked)]));
+    } else {
+      box.append(h("p", { class: `${PREFIX}-block ${PREFIX}-block--${block.kind}` }, marked));
+    }
+  }
+  return box;
+}

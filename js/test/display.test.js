@@ -1,0 +1,81 @@
+// @ts-check
+// The display form (src/search/display.js) and the dialog's passage view (src/ui/passage.js):
+// the passages Python builds from the same index (tests/fixtures/passages.json) are rebuilt
+// here block for block, with the same plain text for the LLM.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { displayText, joinDisplays, recordDisplay } from "../src/search/display.js";
+import { Searcher } from "../src/search/retrieve.js";
+import { llmPassage } from "../src/llm/prompt.js";
+import { cutWords, passageView } from "../src/ui/passage.js";
+import { queryTokens } from "../src/ui/highlight.js";
+import { SKIP_DEMO, demoIndexDir, fixture, openIndex } from "./helpers.js";
+
+test("passages: the display and the LLM text equal Python's, on the demo", { skip: SKIP_DEMO }, async () => {
+  const data = fixture("passages.json");
+  const vectors = new Map(fixture("rankings.json").queries.map((/** @type {any} */ q) => [q.query, q.vector]));
+  const { index } = await openIndex(/** @type {string} */ (demoIndexDir()));
+  const searcher = new Searcher(index, { fusion: "rrf" });
+  assert.ok(data.cases.length >= 20);
+  let joined = 0;
+  let code = 0;
+  for (const c of data.cases) {
+    const got = await searcher.search(c.query, vectors.get(c.query), data.k);
+    assert.deepEqual(got.map((r) => r.id), c.results.map((/** @type {any} */ r) => r.id), c.query);
+    got.forEach((r, i) => {
+      assert.deepEqual(r.display, c.results[i].display, `${c.query} #${i + 1}`);
+      assert.equal(llmPassage(r).text, c.results[i].llm_text, `${c.query} #${i + 1}`);
+      assert.equal(displayText(r.display), c.results[i].llm_text);
+      if (r.also.length) joined++;
+      if (r.display.some((b) => b[0] === "code")) code++;
+    });
+  }
+  assert.ok(joined >= 5, `only ${joined} fixture passages join several chunks`);
+  assert.ok(code >= 5, `only ${code} fixture passages hold code`);
+});
+
+test("joinDisplays keeps the first chunk's lead and drops the others'", () => {
+  const a = [["lead", "Before."], ["p", "First."]];
+  const b = [["lead", "First."], ["code", "x = 1\ny = 2"]];
+  assert.deepEqual(joinDisplays([a, b]), [["lead", "Before."], ["p", "First."], ["code", "x = 1\ny = 2"]]);
+  assert.deepEqual(joinDisplays([b]), b);
+});
+
+test("displayText: label and term lines, code indented, paragraphs apart", () => {
+  const display = [["label", "Parameters"], ["term", "strategy : str"], ["p", "The rule."], ["code", "a\n\n  b"]];
+  assert.equal(displayText(display), "Parameters:\nstrategy : str\nThe rule.\n\n    a\n\n      b");
+  assert.deepEqual(recordDisplay({ text: "H\n  a   b\n\n c" }), [["p", "H\na b\nc"]]);
+  assert.deepEqual(recordDisplay({ text: "x", display: [] }), []);
+});
+
+/** @param {import("../src/ui/passage.js").ViewBlock[]} view */
+const shown = (view) => view.map((b) => [b.kind, b.segments.map((s) => s.text).join("")]);
+
+test("passageView keeps code lines and cuts prose at word boundaries", () => {
+  const long = Array.from({ length: 80 }, (_, i) => `word${i}`).join(" ");
+  const code = Array.from({ length: 12 }, (_, i) => `line_${i} = ${i}`).join("\n");
+  const view = shown(passageView([["p", "Intro text."], ["code", code], ["p", long], ["p", "After."]], queryTokens(""), 200));
+  assert.equal(view[0][1], "Intro text.");
+  assert.equal(view[1][0], "code");
+  assert.ok(view[1][1].startsWith("line_0 = 0\nline_1 = 1\n"), view[1][1]); // newlines kept
+  assert.ok(view[1][1].endsWith("\n…"));
+  for (const [kind, text] of view.filter(([k]) => k !== "code")) {
+    for (const word of text.replace(/…/g, " ").split(/\s+/).filter(Boolean)) {
+      assert.ok(word === "Intro" || word === "text." || /^word\d+$/.test(word), `${kind}: cut word ${word}`);
+    }
+  }
+  assert.equal(view.length, 3, "one ellipsis where the passage is cut, not two");
+  assert.equal(cutWords("alpha beta gamma", 12), "alpha beta …");
+  assert.equal(cutWords("alphabetagamma", 5), "alpha …"); // one word longer than the room
+});
+
+test("passageView starts at the block with the query terms, its label and term above", () => {
+  const filler = Array.from({ length: 60 }, () => "filler").join(" ");
+  const display = [["p", filler], ["label", "Notes"], ["term", "x : int"], ["p", "The strategy matters."]];
+  const view = passageView(display, queryTokens("strategy"), 100);
+  assert.deepEqual(shown(view).slice(0, 3), [["p", "…"], ["label", "Notes"], ["term", "x : int"]]);
+  assert.ok(view[3].segments.some((s) => s.hit && s.text === "strategy"));
+  assert.equal(shown(passageView([["lead", "Again."], ["p", "b\u202ec"]], queryTokens(""), 100))[1][1], "bc");
+  assert.deepEqual(shown(passageView([["lead", "Again."]], queryTokens(""), 100)), [["p", "Again."]]);
+});
