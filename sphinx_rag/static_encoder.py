@@ -310,7 +310,7 @@ def _feature_matrix(token_ids: np.ndarray, idf: np.ndarray, query_ids: list[list
         indices.append(bias)
         data.append(1.0)
         indptr.append(len(indices))
-    from scipy.sparse import csr_matrix
+    from scipy.sparse import csr_matrix  # only the fit needs scipy (readers import this module)
 
     return csr_matrix((np.array(data, dtype=np.float64), np.array(indices), np.array(indptr)),
                       shape=(len(query_ids), bias + 1))

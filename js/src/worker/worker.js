@@ -94,7 +94,9 @@ async function pump() {
       if (latest !== request) return; // overtaken while embedding: drop it
       embedded = performance.now();
     } else if (m === "static" && encoder) {
-      vector = encoder.encode(await correctSpelling(request.query, searcher.index, words));
+      // no token the encoder knows: a zero vector (no chunk is near), as retrieve.py does
+      vector = encoder.encode(await correctSpelling(request.query, searcher.index, words))
+        ?? new Float32Array(searcher.index.dim);
       if (latest !== request) return;
       embedded = performance.now();
     }
