@@ -45,8 +45,9 @@ def test_results_are_grouped_by_page_with_a_count(page, site, serve):
     server = serve(site)
     page.goto(server.url + "index.html")
     open_with_shortcut(page)
+    wait_hybrid(page)  # the last tier: no upgrade re-renders the list between two readings
     for query in ("cross validation", "StandardScaler with_mean"):
-        search(page, query)
+        search(page, query, "hybrid")
         hits = ranked(page)
         entries = shown(page)
         hrefs = [e["href"] for e in entries]
@@ -146,11 +147,12 @@ def test_kind_chips_filter_the_results_and_are_remembered(page, site, serve):
     # remembered for the session: another page of the same tab, a new query, still Guide
     page.goto(server.url + "user_guide/index.html")
     open_with_shortcut(page)
-    search(page, "KFold n_splits")
+    wait_hybrid(page)  # the last tier: no upgrade re-renders the list between two readings
+    search(page, "KFold n_splits", "hybrid")
     expect(page.locator(CHIPS + "[data-kind=guide]")).to_have_attribute("aria-pressed", "true")
     assert {e["kind"] for e in shown(page)} == {"guide"}
     # a query without guide results (API and example ones, keyword or hybrid) shows all of them
-    search(page, "KNeighborsClassifier n_neighbors weights")
+    search(page, "KNeighborsClassifier n_neighbors weights", "hybrid")
     assert "guide" not in {h["kind"] for h in ranked(page)}
     expect(page.locator(CHIPS + "[data-kind=all]")).to_have_attribute("aria-pressed", "true")
     expect(page.locator(CHIPS + "[data-kind=guide]")).to_have_count(0)  # only chips with hits
@@ -175,7 +177,8 @@ def test_recent_searches(page, site, serve):
     open_with_shortcut(page)
     expect(page.locator(OPTIONS)).to_have_count(0)  # nothing yet
     for query in ("KFold n_splits", "dummy classifier strategy"):
-        search(page, query)
+        wait_hybrid(page)  # Enter must open the result read, not one a tier upgrade put first
+        search(page, query, "hybrid")
         open_first(page)
         open_with_shortcut(page)
     search(page, "typed but never opened")
