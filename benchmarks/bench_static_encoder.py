@@ -59,15 +59,14 @@ def fit_cost(html: Path, sample: int) -> dict:
     import os
 
     from sphinx_rag import build
+    from sphinx_rag.assets import load_chunk_records
     from sphinx_rag.chunk import Chunk
     from sphinx_rag.embed import Embedder, embedding_input
 
     os.environ["SPHINX_RAG_EMBED_CACHE"] = "0"
     index = IndexReader(html)
     model_dir = Path(os.environ.get("SPHINX_RAG_MODEL_DIR") or index.model_dir)
-    records = index.chunks()
-    chunks = [Chunk(doc=r["doc"], anchor=r["url"].partition("#")[2], headings=r["headings"], kind=r["kind"],
-                    text=r["text"]) for r in records]
+    chunks = [Chunk.from_record({"display": [], **r}) for r in load_chunk_records(html)]  # older indexes: no display
     vectors = np.zeros((index.n_chunks, index.dim), dtype=np.int8)
     scales = np.zeros(index.n_chunks, dtype=np.float32)
     for c in range(len(index.cluster_sizes)):
@@ -80,8 +79,8 @@ def fit_cost(html: Path, sample: int) -> dict:
     per_chunk = (time.perf_counter() - start) / len(picked)
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as empty:
-        data, _ = build._query_encoder(chunks, vectors, scales, model_dir, Path(empty), batch_size=32, threads=None,
-                                       progress=None, note=print)
+        data, _ = build._query_encoder(chunks, vectors, scales, model_dir, index.manifest["model"], Path(empty),
+                                       batch_size=32, threads=None, progress=None, note=print)
     fit_s = time.perf_counter() - start
     embed_s = per_chunk * len(chunks)
     return {"fit_s": fit_s, "embed_s": embed_s, "ratio": fit_s / embed_s, "data": data}

@@ -17,12 +17,11 @@ from .bm25 import build_index, document_tokens
 from .chunk import Chunk
 from .shards import ShardError, check_binary_shard
 from .embed import Progress, embed_cached, embed_chunks, load_tokenizer
+from . import static_encoder
 from .static_encoder import TrainingTooSmall, train_encoder
 
-__all__ = ["write_index", "QUERY_ENCODERS"]
+__all__ = ["write_index"]
 
-#: ``sphinx_rag_query_encoder``: which encoder turns a reader's query into a vector.
-QUERY_ENCODERS = ("both", "static", "model")
 _SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 
 
@@ -46,7 +45,7 @@ def write_index(chunks: list[Chunk], *, urls: dict[str, str], out_dir: Path, mod
         vectors, scales = embed_chunks(chunks, model_dir, batch_size=batch_size, threads=threads,
                                        progress=progress, note=note)
         if query_encoder != "model":
-            encoder = _query_encoder(chunks, vectors, scales, model_dir, out_dir, batch_size=batch_size,
+            encoder = _query_encoder(chunks, vectors, scales, model_dir, info, out_dir, batch_size=batch_size,
                                      threads=threads, progress=encoder_progress, note=note)
             if encoder is None:
                 query_encoder = "model"
@@ -56,8 +55,8 @@ def write_index(chunks: list[Chunk], *, urls: dict[str, str], out_dir: Path, mod
                         encoder=encoder, settings=settings, keyword_script=keyword_script)
 
 
-def _query_encoder(chunks, vectors, scales, model_dir: Path, out_dir: Path, *, batch_size, threads, progress,
-                   note) -> tuple[bytes, str] | None:
+def _query_encoder(chunks, vectors, scales, model_dir: Path, info: dict, out_dir: Path, *, batch_size, threads,
+                   progress, note) -> tuple[bytes, str] | None:
     """The static encoder's asset and the digest of its inputs, or None (too few chunks).
 
     An unchanged corpus reuses the previous build's encoder (same digest): the fit is
@@ -65,7 +64,6 @@ def _query_encoder(chunks, vectors, scales, model_dir: Path, out_dir: Path, *, b
     """
     texts = [c.text for c in chunks]
     titles = [c.title for c in chunks]
-    info = read_json(Path(model_dir) / "model_info.json")
     digest = _digest(texts, titles, vectors, scales, info)
     previous = _previous_encoder(out_dir, digest)
     if previous is not None:
@@ -104,8 +102,6 @@ def _query_encoder(chunks, vectors, scales, model_dir: Path, out_dir: Path, *, b
 
 
 def _digest(texts, titles, vectors, scales, model_info) -> str:
-    from . import static_encoder
-
     h = hashlib.sha256()
     params = (static_encoder.SEED, static_encoder.MAX_QUERIES, static_encoder.QUERIES_PER_CHUNK,
               static_encoder.RANK, static_encoder.RIDGE, static_encoder.CG_ITERATIONS, static_encoder.MAX_ROWS,

@@ -5,9 +5,8 @@ builder-inited:  copies the built client (``sphinx_rag/static/sphinx_rag/``, mad
                  that changed only; not through ``html_static_path``, whose change
                  would make every incremental build report a changed configuration;
                  onnxruntime-web's wasm only once the index is written, if it ships the
-                 query model: ``copy_model_runtime``),
-                 and adds its CSS and script to every page. Runtime config reaches the script as ``data-``
-                 attributes of its ``<script>`` tag, never by templating JS:
+                 query model: ``copy_model_runtime``), and adds its CSS and script to
+                 every page. Runtime config reaches the script as ``data-`` attributes of its ``<script>`` tag, never by templating JS:
                  ``data-sphinx-rag`` (version; also how the script finds its tag),
                  ``data-search-page`` (Sphinx's search page, from the site root) and
                  ``data-project`` (the project name, for the LLM prompt of "Ask"
