@@ -193,8 +193,10 @@ def write_assets(out_dir: Path, *, chunks: list[dict], bm25: BM25Index, vectors_
 
 def _text_record(c: dict) -> dict:
     """What a text shard keeps of a chunk: ``text`` for the keyword index of a rebuild, the
-    passage lengths of ``expand.py`` and evaluation; ``display`` for readers and the LLM."""
-    return {k: c[k] for k in ("id", "doc", "url", "headings", "kind", "text", "display")}
+    passage lengths of ``expand.py`` and evaluation; ``display`` for readers and the LLM;
+    the links of an object card and its members (``expand.py``), where set."""
+    return {k: c[k] for k in ("id", "doc", "url", "headings", "kind", "text", "display", "members", "card")
+            if k in c}
 
 
 def _weight_ranges(weights: list[float]) -> list[list]:

@@ -14,6 +14,12 @@ longer run worth it. A later hit already inside an earlier passage is dropped.
 Measured (eval/RESULTS.md): on Flask's user guide answer-component MRR@10 0.698 ->
 0.821 and Hit MRR@10 0.762 -> 0.828; on the demo MRR@10 0.798 -> 0.845. Ordering
 passages by their value instead of their hit's rank (dsRAG) was worse on both.
+
+API objects are passages of their own kind (parent-document retrieval, seed 004): a
+hit on an object card (chunk/api.py) takes the parts of its object that rank within
+OBJECT_RANKS (a parameter, a method's return value...), and a hit on such a part whose
+card ranks that high takes the card and those parts: one passage that says what the
+object is for and holds the parts the query found, in page order, at most MAX_CHARS.
 ``js/src/search/expand.js`` is the same function (same float operations, same
 order), pinned by the parity fixtures.
 """
@@ -22,12 +28,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-__all__ = ["DECAY", "PENALTY", "MAX_CHARS", "MAX_CHUNKS", "expand"]
+__all__ = ["DECAY", "PENALTY", "MAX_CHARS", "MAX_CHUNKS", "OBJECT_RANKS", "expand"]
 
 DECAY = 20
 PENALTY = 0.2
 MAX_CHARS = 2400
 MAX_CHUNKS = 16
+OBJECT_RANKS = 20
 
 
 def expand(ranked: list[int], chunk: Callable[[int], dict], n_chunks: int, k: int) -> list[tuple[int, list[int]]]:
@@ -49,9 +56,36 @@ def expand(ranked: list[int], chunk: Callable[[int], dict], n_chunks: int, k: in
             break
         if hit in covered:
             continue
-        passages.append((hit, _segment(hit, chunk, n_chunks, covered, value)))
-        covered.update(passages[-1][1])
+        span = _object_passage(hit, chunk, ranked, rank_of, covered) or _segment(hit, chunk, n_chunks, covered, value)
+        passages.append((hit, span))
+        covered.update(span)
     return passages
+
+
+def _object_passage(hit: int, chunk, ranked: list[int], rank_of: dict[int, int], covered: set[int]) -> list[int] | None:
+    """An object's card and its parts ranked within OBJECT_RANKS, taken in rank order while
+    they fit in MAX_CHARS (card and hit always in), in page order; None unless ``hit`` is a
+    card, or a part whose card ranks within OBJECT_RANKS and is not shown yet. The object of
+    a card is its own, or its owner's for a nested card (a method's card names its class)."""
+    record = chunk(hit)
+    owner = hit - record.get("card", 0)  # the nearest enclosing card (== hit: none)
+    if record.get("members"):  # a card; a method's card brings its class's card, unless shown already
+        card = owner if owner != hit and owner not in covered else hit
+    elif owner != hit and rank_of.get(owner, OBJECT_RANKS + 1) <= OBJECT_RANKS and owner not in covered:
+        card = owner
+    else:
+        return None
+    members = chunk(card)["members"]
+    span = [card] if card == hit else [card, hit]
+    total = sum(len(chunk(j)["text"]) for j in span)
+    for j in ranked[:OBJECT_RANKS]:
+        if card < j <= card + members and j != hit and j not in covered:
+            length = len(chunk(j)["text"])
+            if total + length > MAX_CHARS:
+                break  # the next best part is shown on its own, not a lesser one in its place
+            span.append(j)
+            total += length
+    return sorted(span)
 
 
 def _neighbours(hit: int, step: int, chunk, n_chunks: int, covered: set[int]) -> list[tuple[int, int]]:

@@ -26,7 +26,7 @@ from sphinx.util.display import status_iterator
 
 from . import __version__, assets
 from .build import write_index
-from .chunk import Chunk
+from .chunk import CHUNKER_VERSION, Chunk
 from .chunk.page import chunk_page
 from .config import CONFIG, ConfigError, unknown_names, validate
 from .llm.settings import browser_settings
@@ -193,12 +193,18 @@ def on_doctree_resolved(app, doctree, docname):
     )
 
 
+OTHER_CHUNKER = "its pages were chunked by another version of the chunker"
+
+
 def _previous_chunks(out_dir: Path) -> tuple[dict[str, list[Chunk]], str]:
     """Chunks of the last build by page, and why there are none ("" when read)."""
     if not (out_dir / "manifest.json").is_file():
         return {}, "there is none"
     by_doc: dict[str, list[Chunk]] = {}
     try:
+        chunker = assets.read_json(out_dir / "manifest.json").get("settings", {}).get("chunker", 1)
+        if chunker != CHUNKER_VERSION:
+            return {}, f"{OTHER_CHUNKER} ({chunker}, now {CHUNKER_VERSION})"
         for record in assets.load_chunk_records(out_dir):
             by_doc.setdefault(record["doc"], []).append(Chunk.from_record(record))
     except KeyError as exc:  # an index of an earlier sphinx-rag (no display form, say)
@@ -241,7 +247,10 @@ def on_build_finished(app, exception):
         previous, problem = _previous_chunks(out_dir)
     missing = [d for d in wanted if d not in fresh and d not in previous]
     if missing:
-        if problem and problem != "there is none":
+        if problem.startswith(OTHER_CHUNKER):  # an upgrade, not a fault: no warning (-W builds pass)
+            logger.info(f"[sphinx-rag] the previous search index cannot be reused ({problem}): "
+                        f"re-chunking {len(missing)} pages")
+        elif problem and problem != "there is none":
             logger.warning(f"[sphinx-rag] the previous search index cannot be reused ({problem}): "
                            f"re-chunking {len(missing)} pages", type="sphinx_rag", subtype="index")
         _chunks_of_unwritten_pages(app, missing)
@@ -268,6 +277,7 @@ def on_build_finished(app, exception):
             "chunk_tokens": app.sphinx_rag.budget,
             "chunk_overlap": cfg.sphinx_rag_chunk_overlap,
             "sphinx_rag_version": __version__,
+            "chunker": CHUNKER_VERSION,
             "llm": browser_settings(cfg.sphinx_rag_llm, cfg.project),
         },
         batch_size=cfg.sphinx_rag_embed_batch_size,

@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -13,6 +14,7 @@ import pytest
 from sphinx_rag import shards
 from sphinx_rag.assets import ASSET_DIR, IndexDamaged, IndexReader, Layout, write_assets
 from sphinx_rag.bm25 import build_index
+from sphinx_rag.chunk import CHUNKER_VERSION
 from sphinx_rag.embed import quantize_vectors
 
 from site_helpers import DEMO, build_site, chunks_of
@@ -376,3 +378,26 @@ def test_switching_embeddings_off_removes_the_vectors_and_model(tmp_path):
     kinds = {p.name.split("-")[0] for p in (out / ASSET_DIR).iterdir()}
     assert not {"cluster", "centroids", "model"} & kinds
     assert json.loads((out / ASSET_DIR / "manifest.json").read_text())["dense"] is None
+
+
+def test_an_index_chunked_by_another_chunker_is_rechunked_without_a_warning(tmp_path):
+    """A new sphinx-rag that chunks differently (object cards, say) re-chunks the pages an
+    incremental build did not write, and says so as information: -W builds keep passing."""
+    src = tmp_path / "src"
+    shutil.copytree(ROOTS / "test-narrative", src)
+    out, doctrees = tmp_path / "html", tmp_path / "doctrees"
+    assert _sphinx(src, out, "-d", str(doctrees)).returncode == 0
+    manifest_path = out / ASSET_DIR / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    assert manifest["settings"]["chunker"] == CHUNKER_VERSION
+    del manifest["settings"]["chunker"]  # as an index of sphinx-rag before the chunker had a version
+    manifest_path.write_text(json.dumps(manifest))
+    guide = src / "guide.rst"
+    guide.write_text(guide.read_text() + "\nOne more paragraph at the end.\n")
+    proc = subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-W", str(src), str(out), "-d", str(doctrees)],
+                          capture_output=True, text=True)  # not quiet: the message is information
+    assert proc.returncode == 0, proc.stderr
+    message = re.search(r"chunked by another version of the chunker \(1, now (\d+)\)\): re-chunking (\d+) pages",
+                        proc.stdout)
+    assert message and int(message[1]) == CHUNKER_VERSION and int(message[2]) > 0
+    assert "cannot be reused" not in proc.stderr

@@ -13,9 +13,26 @@ def test_api_chunks_name_their_owner(app):
     chunks = chunks_of(app.outdir)
     texts = {c["text"].split("\n")[0]: c for c in chunks}
 
+    # the object card first: what the class is for, its parameters' names and value choices
+    card = chunks[[c["text"].split("\n")[0] for c in chunks].index("Baseline (class in apimod)")]
+    assert card["text"].split("\n")[1] == "Predict with simple rules."
+    assert "simple baseline" in card["text"]
+    assert card["text"].endswith('takes the parameters strategy {"most_frequent", "prior", "uniform"}, '
+                                 'default="prior", random_state.')
+    assert card["url"] == "index.html#apimod.Baseline" and card["display"][0] == ["term", "class Baseline"]
+    # the signature chunk then holds the signature only (the card has the description)
     head = texts["apimod.Baseline (class)"]
     assert "strategy (default='prior'), random_state (default=None)" in head["text"]
-    assert "Predict with simple rules." in head["text"] and "simple baseline" in head["text"]
+    assert "Predict with simple rules." not in head["text"]
+    # the card knows its object's chunks, its methods' included, and each of them its nearest card
+    members = [c for c in chunks if c["url"].startswith("index.html#apimod.Baseline") and c is not card]
+    assert card["members"] == len(members) and "members" not in head
+    at = chunks.index
+    assert all(at(c) - c["card"] == at(card) for c in members if c["url"] == card["url"])
+    fit_card = texts["fit (method in apimod.Baseline)"]  # a method has a card of its own
+    fit = [c for c in members if c["url"] == "index.html#apimod.Baseline.fit"]
+    assert fit[0] is fit_card and at(fit_card) - fit_card["card"] == at(card)
+    assert fit_card["members"] == len(fit) - 1 and all(at(c) - c["card"] == at(fit_card) for c in fit[1:])
 
     param = texts["Parameter strategy of apimod.Baseline (Predict with simple rules)."]
     assert param["kind"] == "api" and param["url"] == "index.html#apimod.Baseline"
@@ -47,7 +64,7 @@ def test_api_chunks_name_their_owner(app):
     # order and stable ids
     assert [c["order"] for c in chunks] == list(range(len(chunks)))
     assert len({c["id"] for c in chunks}) == len(chunks)
-    assert param["id"] == "index#apimod.Baseline:1"
+    assert param["id"] == "index#apimod.Baseline:2"
 
 
 def test_signature_parameters():
@@ -60,12 +77,16 @@ def test_chunk_texts_without_sphinx():
     doc = "Summary.\n\nParameters\n----------\nx : int, default=2\n    Value.\n"
     texts = api_chunk_texts("pkg.fit_model", "function", doc, "(x=2)")
     assert texts == [
+        "fit_model (function in pkg; fit model)\nSummary.\nfit_model takes the parameters x.",
         "pkg.fit_model (function)\nThe parameters of fit_model with their default values when known are: "
-        "x (default=2).\nThe description of fit_model is as follows.\nSummary.",
+        "x (default=2).",
         # the owner in plain words and its summary: the chunk stands on its own
         "Parameter x of pkg.fit_model (fit model; Summary).\nx has the following type(s): int, default=2\n"
         "x is described as 'Value.'",
     ]
+    # a property has no card: its signature chunk keeps the description
+    assert api_chunk_texts("pkg.Model.labels", "property", "Summary.")[0].endswith(
+        "The description of labels is as follows.\nSummary.")
 
 
 @pytest.mark.sphinx("html", testroot="malformed")

@@ -76,14 +76,15 @@ def test_api_parts_read_naturally():
     parts = api_chunk_parts("pkg.Imputer", "class", doc, "(strategy='mean')")
     texts = [t for t, _ in parts]
     displays = [d for _, d in parts]
-    assert texts[1].startswith("Parameter strategy of pkg.Imputer")  # the embedded text is unchanged
-    assert displays[0] == [["term", "class Imputer(strategy='mean')"], ["p", "Impute."],
-                           ["p", "Read more in the User Guide."]]
-    assert displays[1] == [["label", "Parameters"], ["term", 'strategy : {"mean", "median"}, default="mean"'],
+    assert texts[2].startswith("Parameter strategy of pkg.Imputer")  # the embedded text is unchanged
+    # the object card reads as the summary, the signature chunk as the signature
+    assert displays[0] == [["term", "class Imputer"], ["p", "Impute."], ["p", "Read more in the User Guide."]]
+    assert displays[1] == [["term", "class Imputer(strategy='mean')"]]
+    assert displays[2] == [["label", "Parameters"], ["term", 'strategy : {"mean", "median"}, default="mean"'],
                            ["p", "The rule, see Other."]]
-    assert displays[2] == [["label", "Returns"], ["term", "X : ndarray"], ["p", "Imputed."]]
-    assert displays[3] == [["label", "Examples"], ["code", ">>> f(1)\n2"]]
-    assert display_text(displays[1]) == 'Parameters:\nstrategy : {"mean", "median"}, default="mean"\nThe rule, see Other.'
+    assert displays[3] == [["label", "Returns"], ["term", "X : ndarray"], ["p", "Imputed."]]
+    assert displays[4] == [["label", "Examples"], ["code", ">>> f(1)\n2"]]
+    assert display_text(displays[2]) == 'Parameters:\nstrategy : {"mean", "median"}, default="mean"\nThe rule, see Other.'
 
 
 def _count(text: str) -> int:
@@ -162,7 +163,10 @@ def test_demo_api_parameter_reads_naturally(demo_chunks):
     assert param["display"][:2] == [["label", "Parameters"], ["term", "strategy : str, default='mean'"]]
     head = next(c for c in demo_chunks if c["text"].startswith("mlkit.impute.SimpleImputer (class)"))
     assert head["display"][0][1].startswith("class SimpleImputer(")
-    assert "Read more in the User Guide." in [t for _, t in head["display"]]
+    assert "Read more in the User Guide." in [t for _, t in head["display"]]  # after the card's paragraph
+    card = next(c for c in demo_chunks if c["text"].startswith("SimpleImputer (class in mlkit.impute"))
+    assert card["display"][:2] == [["term", "class SimpleImputer"],
+                                   ["p", "Univariate imputer for completing missing values with simple strategies."]]
 
 
 def test_demo_ellipses_sit_between_words(demo_chunks):

@@ -1,6 +1,6 @@
 """Passages (expand.py): each hit with the neighbours on its page the ranking found relevant."""
 
-from sphinx_rag.expand import DECAY, MAX_CHARS, PENALTY, expand
+from sphinx_rag.expand import DECAY, MAX_CHARS, OBJECT_RANKS, PENALTY, expand
 
 
 def chunk(doc, kind, n):
@@ -40,3 +40,53 @@ def test_k_counts_passages_and_no_chunk_is_shown_twice():
     assert passages(page, [0, 1, 3, 2], k=1) == [(0, [0, 1, 2, 3])]
     far = [chunk("a", "guide", 1000), chunk("a", "guide", 1000), chunk("a", "guide", 1000)]
     assert passages(far, [1, 0, 2], k=2) == [(1, [0, 1]), (2, [2])]  # 2 no longer fits beside [0, 1]
+
+
+def api_object(n_members, size=100, doc="p"):
+    """An object card and its members, as chunk/api.py links them."""
+    card = dict(chunk(doc, "api", size), members=n_members)
+    return [card] + [dict(chunk(doc, "api", size), card=back) for back in range(1, n_members + 1)]
+
+
+def test_an_object_card_and_its_ranked_parts_are_one_passage():
+    page = api_object(4) + api_object(2)  # chunks 0-4: one object; 5-7: the next one
+    # a hit on the card takes its parts ranked within OBJECT_RANKS, in page order; not the next object's
+    assert passages(page, [0, 3, 6, 2]) == [(0, [0, 2, 3]), (6, [6])]
+    # a hit on a part takes its card (ranked) and the other ranked parts; the card is not shown again
+    assert passages(page, [3, 5, 0, 1]) == [(3, [0, 1, 3]), (5, [5])]
+    # a part whose card is not ranked stays alone, as API chunks do
+    assert passages(page, [3, 1]) == [(3, [3]), (1, [1])]
+    # parts ranked below OBJECT_RANKS are not taken
+    filler = [chunk("q", "guide", 10) for _ in range(OBJECT_RANKS)]
+    chunks = page + filler
+    ranked = [0] + list(range(8, 8 + OBJECT_RANKS - 1)) + [2]
+    assert passages(chunks, ranked, k=1) == [(0, [0])]
+    ranked = [0] + list(range(8, 8 + OBJECT_RANKS - 2)) + [2]
+    assert passages(chunks, ranked, k=1) == [(0, [0, 2])]
+
+
+def test_an_object_passage_keeps_to_max_chars():
+    page = api_object(3, size=MAX_CHARS // 3)
+    # card + hit always; then ranked parts while the passage stays within MAX_CHARS
+    assert passages(page, [3, 0, 1, 2]) == [(3, [0, 1, 3]), (2, [2])]
+    # parts are taken in rank order: a better part that does not fit ends the passage (it is
+    # shown on its own next), no lesser part takes its place
+    page = [dict(chunk("p", "api", 1000), members=2), dict(chunk("p", "api", 2000), card=1),
+            dict(chunk("p", "api", 100), card=2)]
+    assert passages(page, [0, 1, 2]) == [(0, [0]), (1, [1]), (2, [2])]
+
+
+def test_a_method_card_brings_its_class_card():
+    # class card 0; its parameter 1; method card 2 (a part of the class) with its parameter 3
+    page = [dict(chunk("p", "api", 100), members=3), dict(chunk("p", "api", 100), card=1),
+            dict(chunk("p", "api", 100), members=1, card=2), dict(chunk("p", "api", 100), card=1)]
+    # a hit on the method card: the class card (not ranked) names the owner, ranked parts join
+    assert passages(page, [2, 3]) == [(2, [0, 2, 3])]
+    # once the class card is shown, the method card is an object of its own
+    assert passages(page, [0, 2, 3]) == [(0, [0, 2, 3])]
+    assert passages(page, [1, 0, 2, 3], k=2)[0] == (1, [0, 1, 2, 3])
+    # a hit on the method's parameter takes the method card when it is ranked (its nearest
+    # card, whose first line names the class)
+    assert passages(page, [3, 2]) == [(3, [2, 3])]
+    assert passages(page, [3, 1]) == [(3, [3]), (1, [1])]
+

@@ -14,15 +14,17 @@ def run_cli(*args):
     return subprocess.run([sys.executable, "-m", "sphinx_rag", *args], capture_output=True, text=True)
 
 
-def test_dummy_classifier_strategy_question_finds_its_parameter_first(demo_html):
+def test_dummy_classifier_strategy_question_finds_the_class_and_its_parameter(demo_html):
     proc = run_cli("search", str(demo_html), "What are the values of the strategy parameter in a dummy classifier?",
                    "--k", "5", "--json")
     assert proc.returncode == 0, proc.stderr
     results = json.loads(proc.stdout)
     assert [r["rank"] for r in results] == [1, 2, 3, 4, 5]
     assert set(results[0]) == {"rank", "score", "url", "title", "kind", "text", "display", "id"}
-    top = results[0]
-    assert top["text"].startswith("Parameter strategy of mlkit.dummy.DummyClassifier (")
+    # the DummyClassifier object first (its card and signature), or its strategy parameter
+    # alone; the parameter at the latest right after its object
+    assert results[0]["url"].endswith("mlkit.dummy.DummyClassifier.html#mlkit.dummy.DummyClassifier")
+    top = next(r for r in results[:2] if r["text"].startswith("Parameter strategy of mlkit.dummy.DummyClassifier ("))
     # what a reader sees: the numpydoc entry, no owner line, no template wording
     assert top["display"][:2] == [["label", "Parameters"], ["term", 'strategy : {"most_frequent", "prior", '
                                                                '"stratified", "uniform", "constant"}, '
@@ -38,7 +40,11 @@ def test_json_text_is_the_indexed_chunk_and_display_its_display(demo_html):
     searcher = Searcher(demo_html)
     hit = searcher.search("SimpleImputer fill_value", k=1)[0]
     chunk = searcher.index.chunk(hit.index)
-    assert hit.text == chunk["text"] and hit.url == chunk["url"] and hit.display == chunk["display"]
+    # the passage is the object's card and the parts the query found (expand.py), the hit among them
+    card = searcher.index.chunk(hit.index - chunk.get("card", 0))
+    assert hit.text.startswith(card["text"]) and f"\n\n{chunk['text']}" in hit.text
+    assert hit.url == chunk["url"] and hit.display[:len(card["display"])] == card["display"]
+    assert all(block in hit.display for block in chunk["display"])
 
 
 def test_readable_output(demo_html):

@@ -59,6 +59,10 @@ test("rankings (rrf, bm25, dense) equal Python's on the demo, bit for bit", { sk
   assert.ok(data.queries.some((/** @type {any} */ q) => q.rrf_weak) && data.queries.some((/** @type {any} */ q) => !q.rrf_weak));
   const expanded = data.queries.filter((/** @type {any} */ q) => q.rrf_also.some((/** @type {string[]} */ a) => a.length > 0));
   assert.ok(expanded.length >= 10, `only ${expanded.length} fixture queries exercise passage expansion`);
+  // API chunks join a passage only as an object's card and parts (expand.js objectPassage)
+  const objects = data.queries.filter((/** @type {any} */ q) => q.rrf.some(
+    (/** @type {any[]} */ [id], /** @type {number} */ n) => id.includes("#mlkit.") && q.rrf_also[n].length > 0));
+  assert.ok(objects.length >= 5, `only ${objects.length} fixture queries exercise object passages`);
 });
 
 test("the same on the demo cut into many small shards (head cuts, probed clusters)", { skip: SKIP_SMALL }, async () => {

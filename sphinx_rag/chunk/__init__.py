@@ -11,7 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["Chunk", "number_chunks"]
+__all__ = ["CHUNKER_VERSION", "Chunk", "number_chunks"]
+
+#: Bumped when the same page would give other chunks: an index chunked by another
+#: version is not reused by an incremental build (extension.py re-chunks its pages).
+CHUNKER_VERSION = 2
 
 
 @dataclass
@@ -33,6 +37,10 @@ class Chunk:
     id: str = ""  # stable: "<doc>#<anchor>:<n-th chunk under that anchor>"
     weight: float = 1.0  # ranking multiplier (config: down-weighted pages)
     display: list[list[str]] = field(default_factory=list)  # [[block type, text]] (display.py)
+    #: an object card (chunk/api.py): how many chunks after it belong to its object
+    card_members: int = 0
+    #: a member of a carded object: how many chunks before it its object's card is
+    card_back: int = 0
 
     @property
     def title(self) -> str:
@@ -41,9 +49,10 @@ class Chunk:
     def to_record(self, page_url: str) -> dict:
         """The record written to the index (``assets.py``); the anchor lives in ``url``."""
         url = page_url + (f"#{self.anchor}" if self.anchor else "")
-        return {"id": self.id, "doc": self.doc, "url": url, "title": self.title, "headings": self.headings,
-                "kind": self.kind, "order": self.order, "weight": self.weight, "text": self.text,
-                "display": self.display}
+        record = {"id": self.id, "doc": self.doc, "url": url, "title": self.title, "headings": self.headings,
+                  "kind": self.kind, "order": self.order, "weight": self.weight, "text": self.text,
+                  "display": self.display}
+        return record | object_links(self.card_members, self.card_back)
 
     @classmethod
     def from_record(cls, record: dict) -> Chunk:
@@ -51,7 +60,14 @@ class Chunk:
         record of an index without displays, so that its pages are chunked again)."""
         return cls(doc=record["doc"], anchor=record["url"].partition("#")[2], headings=record["headings"],
                    kind=record["kind"], text=record["text"], order=record["order"], id=record["id"],
-                   weight=record["weight"], display=record["display"])
+                   weight=record["weight"], display=record["display"],
+                   card_members=record.get("members", 0), card_back=record.get("card", 0))
+
+
+def object_links(card_members: int, card_back: int) -> dict:
+    """The record keys linking an object card and its members, only those that are set
+    (narrative chunks have neither, and every byte of a record is downloaded)."""
+    return ({"members": card_members} if card_members else {}) | ({"card": card_back} if card_back else {})
 
 
 def number_chunks(chunks: list[Chunk]) -> list[Chunk]:

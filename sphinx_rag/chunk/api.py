@@ -5,6 +5,14 @@ parameter, return/yield value, attribute, raised exception, and one each for
 See Also, Notes, Examples, References. Every chunk names its fully qualified
 owner in plain words, so that a retrieved ``strategy`` parameter can never be
 mistaken for another class's ``strategy``.
+
+Classes, functions and exceptions also get an *object card* first: what the object
+is for (name, module, summary, first paragraph, parameter names and their value
+choices) as one short retrievable unit, so that "which class does X?" finds the
+class and not a neighbour whose parameters repeat the words. The signature chunk
+then keeps only the signature. ``link_card`` records which chunks belong to a card
+(its methods' chunks too): ``expand.py`` shows a card and its object's ranked parts
+as one passage.
 """
 
 from __future__ import annotations
@@ -19,7 +27,13 @@ from ..lexical import word_parts
 from . import Chunk
 from .display import Display, prose, rst_blocks, rst_inline
 
-__all__ = ["DocstringError", "api_chunks", "api_chunk_parts", "api_chunk_texts", "signature_parameters"]
+__all__ = ["CARD_TYPES", "DocstringError", "api_chunks", "api_chunk_parts", "api_chunk_texts", "link_card",
+           "signature_parameters"]
+
+#: Objects that get a card: what a reader looks for by purpose, or by name and then a
+#: parameter (a method's card gathers its parameters). Properties and attributes are a
+#: summary already: a card would repeat it.
+CARD_TYPES = ("class", "exception", "function", "method", "classmethod", "staticmethod")
 
 
 _MISREAD_DIRECTIVE = re.compile(r"^\.\.\s+([\w-]+)::\s*(.*)$")
@@ -116,6 +130,40 @@ def _entry(label: str, name: str, type_: str, desc: list[str]) -> Display:
     return [["label", label], ["term", _term(name, type_)], *rst_blocks("\n".join(desc))]
 
 
+def _first_paragraph(text: str) -> tuple[str, str]:
+    """(first paragraph, the rest) of reST text; none when it introduces a literal block
+    (``...::``), which must stay with its block."""
+    first, _, rest = text.partition("\n\n")
+    if first.rstrip().endswith("::"):
+        return "", text
+    return first, rest.strip("\n")
+
+
+def object_card(fullname: str, objtype: str, doc: NumpyDocString, paragraph: str) -> tuple[str, Display]:
+    """(text, display) of what an object is for: its summary and the first ``paragraph``
+    of the extended summary, short enough that its purpose, not its parameters' details,
+    decides how near a query it is."""
+    short = fullname.rsplit(".", 1)[-1]
+    words = " ".join(word_parts(short))
+    summary = _join(doc["Summary"])
+    params = [f"{p.name} {p.type}" if p.type.startswith("{") else p.name for p in doc["Parameters"]]
+    lines = [f"{short} ({objtype} in {fullname.rsplit('.', 1)[0]}{f'; {words}' if ' ' in words else ''})"]
+    lines += [s for s in (summary, paragraph) if s]
+    if params:
+        lines.append(f"{short} takes the parameters {', '.join(params)}.")
+    return "\n".join(lines), [["term", f"{objtype} {short}"], *rst_blocks(f"{summary}\n\n{paragraph}".strip())]
+
+
+def link_card(chunks: list[Chunk]) -> list[Chunk]:
+    """Mark ``chunks[0]``, if it is a card, as the card of all the chunks after it (one
+    object and its nested ones; a member of a nested card keeps that card). In place."""
+    if chunks and chunks[0].card_members:
+        chunks[0].card_members = len(chunks) - 1
+        for back, member in enumerate(chunks[1:], start=1):
+            member.card_back = member.card_back or back
+    return chunks
+
+
 def api_chunk_parts(fullname: str, objtype: str, docstring: str,
                     signature: str | None = None) -> list[tuple[str, Display]]:
     """(embedded text, display) of every chunk of one documented object, in docstring order.
@@ -145,7 +193,13 @@ def api_chunk_parts(fullname: str, objtype: str, docstring: str,
     if summary:
         head.append(f"The description of {short} is as follows.\n{summary}")
     prefix = f"{objtype} " if objtype in ("class", "exception") else ""
-    parts.append(("\n".join(head), [["term", f"{prefix}{short}{(signature or '').strip()}"], *rst_blocks(summary)]))
+    signature_term = ["term", f"{prefix}{short}{(signature or '').strip()}"]
+    if objtype in CARD_TYPES:  # the card holds the summary and first paragraph, the signature the rest
+        first, rest = _first_paragraph(_join(doc["Extended Summary"]))
+        parts.append(object_card(fullname, objtype, doc, first))
+        parts.append(("\n".join(head[:2]) + (f"\n\n{rest}" if rest else ""), [signature_term, *rst_blocks(rest)]))
+    else:
+        parts.append(("\n".join(head), [signature_term, *rst_blocks(summary)]))
 
     for section in ("Parameters", "Other Parameters"):
         for p in doc[section]:
@@ -193,5 +247,8 @@ def api_chunk_parts(fullname: str, objtype: str, docstring: str,
 def api_chunks(fullname: str, objtype: str, docstring: str, signature: str | None = None, *,
                doc: str, headings: list[str]) -> list[Chunk]:
     """The chunks of one documented object, anchored at the object (raises DocstringError)."""
-    return [Chunk(doc=doc, anchor=fullname, headings=headings, kind="api", text=text, display=display)
-            for text, display in api_chunk_parts(fullname, objtype, docstring, signature)]
+    chunks = [Chunk(doc=doc, anchor=fullname, headings=headings, kind="api", text=text, display=display)
+              for text, display in api_chunk_parts(fullname, objtype, docstring, signature)]
+    if objtype in CARD_TYPES:
+        chunks[0].card_members = 1  # a card (link_card counts its members once nested ones are known)
+    return link_card(chunks)

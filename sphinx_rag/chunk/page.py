@@ -22,7 +22,7 @@ from docutils import nodes
 from sphinx import addnodes
 
 from . import Chunk, number_chunks
-from .api import DocstringError, api_chunks
+from .api import DocstringError, api_chunks, link_card
 from .gallery import gallery_chunks
 from .narrative import CountTokens, ObjectNode, page_title, run_chunks, walk
 
@@ -110,4 +110,4 @@ class _PageWalker:
         for nested in content.children:  # methods and attributes of a class
             if _python_object(nested):
                 out += self.object_chunks(nested, headings)
-        return out
+        return link_card(out)

@@ -152,7 +152,7 @@ def test_kind_chips_filter_the_results_and_are_remembered(page, site, serve):
     expect(page.locator(CHIPS + "[data-kind=guide]")).to_have_attribute("aria-pressed", "true")
     assert {e["kind"] for e in shown(page)} == {"guide"}
     # a query without guide results (API and example ones, keyword or hybrid) shows all of them
-    search(page, "KNeighborsClassifier n_neighbors weights", "hybrid")
+    search(page, "KNeighborsClassifier kneighbors return_distance n_neighbors", "hybrid")
     assert "guide" not in {h["kind"] for h in ranked(page)}
     expect(page.locator(CHIPS + "[data-kind=all]")).to_have_attribute("aria-pressed", "true")
     expect(page.locator(CHIPS + "[data-kind=guide]")).to_have_count(0)  # only chips with hits

@@ -86,8 +86,9 @@ def test_nothing_loads_before_first_use(page, site, serve):
 
 
 def test_question_finds_the_strategy_parameter(page, site, serve):
-    """Ctrl+K, a natural-language question; in hybrid mode the first result is the
-    DummyClassifier `strategy` parameter passage, and Enter lands on its URL + anchor."""
+    """Ctrl+K, a natural-language question; in hybrid mode the DummyClassifier `strategy`
+    parameter is in the first two results (the first: the class, its card and signature),
+    and Enter lands on the class's URL + anchor."""
     server = serve(site)
     expected = strategy_passage(site)
     page.goto(server.url + "index.html")
@@ -95,7 +96,7 @@ def test_question_finds_the_strategy_parameter(page, site, serve):
     page.keyboard.type(QUESTION)
     wait_hybrid(page)
     ids = results_for(page, QUESTION, "hybrid")
-    assert ids[0] == expected["id"], ids
+    assert expected["id"] in ids[:2] and ids[0].startswith(expected["id"].rsplit(":", 1)[0] + ":"), ids
     page.keyboard.press("Enter")
     page.wait_for_url(server.url + expected["url"])
     assert page.evaluate("location.hash") == "#mlkit.dummy.DummyClassifier"
@@ -128,6 +129,8 @@ def test_tiers_keyword_then_static_then_model(page, context, site, serve):
     expect(page.locator(STATUS)).to_have_text(re.compile(r"Keyword results .* semantic search loading"))
     ids = results_for(page, query, "keyword")
     assert ids and all(i.startswith(("api/", "user_guide/", "auto_examples/")) for i in ids)
+    shown = "window.sphinxRag.dialog.results.slice(0, 5).flatMap(r => [r.url, ...(r.also || [])])"
+    first_url = page.evaluate("window.sphinxRag.dialog.results[0].url")
     for kind, mode in (("encoder", "static"), ("model", "hybrid")):
         for _ in range(600):  # the worker asks for the encoder at once, the model after the first answer
             if held[kind]:
@@ -138,7 +141,8 @@ def test_tiers_keyword_then_static_then_model(page, context, site, serve):
         expect(page.locator(STATUS)).to_have_attribute("data-mode", mode, timeout=120_000)
         assert page.input_value(INPUT) == query
         upgraded = results_for(page, query, mode)
-        assert ids[0] in upgraded[:5], (mode, upgraded, ids)
+        # the keyword tier's first passage is still among the first five (maybe inside another)
+        assert first_url in page.evaluate(shown), (mode, upgraded, ids)
     expect(page.locator(STATUS)).to_have_text(re.compile(r"full model"))
 
 
@@ -543,11 +547,12 @@ def test_passages_show_the_display_form(page, site, serve):
     query terms marked."""
     server = serve(site)
     words = {w for c in chunks(site) for w in re.findall(r"\w+", c["text"] + json.dumps(c["display"]))}
+    lower_words = {w.lower() for w in words}
     page.goto(server.url + "index.html")
     open_with_shortcut(page)
     wait_hybrid(page)
     search(page, PASSAGE_QUERIES[0], "hybrid")
-    first = page.locator(OPTIONS).first
+    first = page.locator(OPTIONS).filter(has=page.locator(".sphinx-rag-snippet pre > code")).first
     code = first.locator(".sphinx-rag-snippet pre > code")
     expect(code.first).to_be_visible()
     shown_code = code.first.evaluate("e => e.innerText")
@@ -570,6 +575,6 @@ def test_passages_show_the_display_form(page, site, serve):
             assert text.split("\n", 1)[0].strip() != p["title"].replace(" › ", " > ").strip(), (query, text)
             for m in re.finditer(r"(\w+)\s*\u2026", text):  # the word before "…" is whole
                 assert m.group(1) in words, (query, m.group(0), text)
-            for m in re.finditer(r"\u2026\s*(\w+)", text):  # and the word after it
-                assert m.group(1) in words, (query, m.group(0), text)
+            for m in re.finditer(r"\u2026\s*(\w+)", text):  # and the word after it (a label: upper case by CSS)
+                assert m.group(1) in words or m.group(1).lower() in lower_words, (query, m.group(0), text)
     assert problems(page) == []

@@ -7,6 +7,10 @@
  * (same page, none shown already, at most MAX_CHARS code points together, API chunks
  * never merged) with the largest total value. A later hit already inside an earlier
  * passage is dropped. Lengths are in code points, as Python's len().
+ *
+ * API objects: a hit on an object card takes its object's parts ranked within
+ * OBJECT_RANKS, and a hit on such a part whose card ranks that high takes the card and
+ * those parts (objectPassage): one passage, in page order, at most MAX_CHARS.
  */
 
 import { cpLength } from "./lexical.js";
@@ -15,8 +19,13 @@ export const DECAY = 20;
 export const PENALTY = 0.2;
 export const MAX_CHARS = 2400;
 export const MAX_CHUNKS = 16;
+export const OBJECT_RANKS = 20;
 
-/** @typedef {{text: string, doc: string, kind: string}} ChunkRecord */
+/**
+ * `members`: on an object card, how many chunks after it are its object's;
+ * `card`: on such a chunk, how many chunks before it the card is.
+ * @typedef {{text: string, doc: string, kind: string, members?: number, card?: number}} ChunkRecord
+ */
 
 /**
  * Up to k passages: the hit, and the chunk indices of its passage in page order.
@@ -43,11 +52,50 @@ export async function expand(ranked, chunk, nChunks, k) {
   for (const hit of ranked) {
     if (passages.length === k) break;
     if (covered.has(hit)) continue;
-    const span = await segment(hit, chunk, nChunks, covered, value);
+    const span = (await objectPassage(hit, chunk, ranked, rankOf, covered))
+      ?? await segment(hit, chunk, nChunks, covered, value);
     for (const j of span) covered.add(j);
     passages.push({ hit, span });
   }
   return passages;
+}
+
+/**
+ * An object's card and its parts ranked within OBJECT_RANKS, taken in rank order while
+ * they fit in MAX_CHARS (card and hit always in), in page order; null unless `hit` is a
+ * card, or a part whose card ranks within OBJECT_RANKS and is not shown yet. The object of
+ * a card is its own, or its owner's for a nested card (a method's card names its class).
+ * @param {number} hit
+ * @param {(i: number) => Promise<ChunkRecord>} chunk
+ * @param {number[]} ranked
+ * @param {Map<number, number>} rankOf
+ * @param {Set<number>} covered
+ * @returns {Promise<number[] | null>}
+ */
+async function objectPassage(hit, chunk, ranked, rankOf, covered) {
+  const record = await chunk(hit);
+  const owner = hit - (record.card ?? 0); // the nearest enclosing card (=== hit: none)
+  let card;
+  if (record.members) { // a card; a method's card brings its class's card, unless shown already
+    card = owner !== hit && !covered.has(owner) ? owner : hit;
+  } else if (owner !== hit && (rankOf.get(owner) ?? OBJECT_RANKS + 1) <= OBJECT_RANKS && !covered.has(owner)) {
+    card = owner;
+  } else {
+    return null;
+  }
+  const members = (await chunk(card)).members ?? 0;
+  const span = card === hit ? [card] : [card, hit];
+  let total = 0;
+  for (const j of span) total += cpLength((await chunk(j)).text);
+  for (const j of ranked.slice(0, OBJECT_RANKS)) {
+    if (card < j && j <= card + members && j !== hit && !covered.has(j)) {
+      const length = cpLength((await chunk(j)).text);
+      if (total + length > MAX_CHARS) break; // the next best part is shown on its own
+      span.push(j);
+      total += length;
+    }
+  }
+  return span.sort((a, b) => a - b);
 }
 
 /**

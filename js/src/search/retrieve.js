@@ -12,7 +12,7 @@
 import { expandTokens, keywordScores, typoCandidates } from "./bm25.js";
 import { denseScores, probeOrder } from "./dense.js";
 import { joinDisplays, recordDisplay } from "./display.js";
-import { expand } from "./expand.js";
+import { OBJECT_RANKS, expand } from "./expand.js";
 import { IndexReader } from "./index.js";
 import { fold, splitWords, tokenize } from "./lexical.js";
 
@@ -244,7 +244,8 @@ export class Searcher {
       const sb = /** @type {number} */ (scored.get(b));
       return sa > sb ? -1 : sa < sb ? 1 : a - b;
     });
-    await this.index.prefetchChunks(ranked.slice(0, k + 5)); // text shards in parallel
+    // text shards in parallel: the hits, and the ranked parts an object passage may take
+    await this.index.prefetchChunks(ranked.slice(0, Math.max(k + 5, OBJECT_RANKS)));
     const chunk = (/** @type {number} */ i) => this.index.chunk(i);
     const passages = await expand(ranked, chunk, this.index.nChunks, k);
     const results = await Promise.all(passages.map(async ({ hit, span }, r) => {
