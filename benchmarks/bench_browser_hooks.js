@@ -21,12 +21,14 @@
     }
   };
 
-  // Focus the search button (this starts loading the index), open the dialog with a
+  // Focus the search button or box (this starts loading the index), open the dialog with a
   // query as if typed, and time keyword results, hybrid-ready and hybrid results.
   rag.focusAndTime = async (query, timeoutMs) => {
-    const buttons = [...document.querySelectorAll(".search-button__button, button.sphinx-rag-trigger")];
+    // the theme's button, ours, or the theme's search box the client took over (searchbar.js main)
+    const buttons = [...document.querySelectorAll(
+      ".search-button__button, button.sphinx-rag-trigger, input[aria-haspopup=dialog]")];
     const button = buttons.find((b) => b.offsetParent !== null) || buttons[0];
-    if (!button) return { error: "no search button on the page" };
+    if (!button) return { error: "no search button or search box on the page" };
     const out = { keywordShown: null, hybridShown: null, keywordShownWall: null, hybridShownWall: null };
     const t0 = performance.now();
     const t0Wall = Date.now();

@@ -162,3 +162,20 @@ test("sha256Hex, little-endian arrays and code point order", async () => {
   assert.equal(compareCodePoints("ab", "ab"), 0);
   assert.ok(compareCodePoints("a", "ab") < 0);
 });
+
+test("Cache Storage writes wait for deferWrites' promise (a cold visit's first query goes first)", async () => {
+  const caches = new MemoryCaches();
+  const { base, files } = writeIndex();
+  const source = new HttpSource(base, { fetch: fileFetch(), caches: /** @type {any} */ (caches) });
+  /** @type {() => void} */
+  let release = () => {};
+  source.deferWrites(new Promise((resolve) => { release = () => resolve(undefined); }));
+  const index = new IndexReader(await source.manifest(), source);
+  assert.equal((await new Searcher(index).keywordSearch("fit", 5)).length, 1);
+  await new Promise((r) => setTimeout(r, 20));
+  const store = (await caches.open("sphinx-rag-v2")).store;
+  assert.equal(store.size, 0, "written before the first answer");
+  release();
+  await source.stored();
+  assert.deepEqual([...store.keys()].map((k) => k.split("/").pop()).sort(), [files.dir, files.terms, files.texts].sort());
+});

@@ -137,6 +137,116 @@ export async function expandTokens(tokens, lookup, near) {
 }
 
 /**
+ * Per-chunk work arrays of one index, reused by every query: scoring touches only the
+ * chunks a query's postings reach, not all n (and no 200,000-entry array is allocated
+ * per query). Every function that uses them leaves them zeroed before it returns
+ * (synchronously), so concurrent searches may share them.
+ */
+export class Scratch {
+  /** @param {number} nDocs */
+  constructor(nDocs) {
+    this.nDocs = nDocs;
+    this.sum = new Float64Array(nDocs);
+    this.count = new Uint32Array(nDocs);
+    this.mark = new Uint32Array(nDocs);
+    this.stamp = 0;
+    /** chunk ids reached, in first-reached order */
+    this.ids = new Uint32Array(nDocs);
+  }
+
+  /** A stamp no chunk's mark holds yet (one per postings union). */
+  nextStamp() {
+    if (this.stamp === 0xffffffff) {
+      this.mark.fill(0);
+      this.stamp = 0;
+    }
+    return ++this.stamp;
+  }
+}
+
+/**
+ * @typedef {object} Candidates  scores of the chunks a ranking reaches (every other chunk: 0)
+ * @property {Uint32Array} ids  chunk ids (no repeats, in no particular order)
+ * @property {Float64Array} scores  the score of ids[r] at r
+ */
+
+/**
+ * Count, for every chunk, the expansions of `known` whose postings hold it (a chunk in two
+ * typo candidates of one token counts once); returns how many chunks were reached, their
+ * ids in scratch.ids[0..n), their counts in scratch.count.
+ * @param {Expansion[]} known
+ * @param {Scratch} scratch
+ */
+function countHits(known, scratch) {
+  const { count, mark, ids } = scratch;
+  let n = 0;
+  for (const expansion of known) {
+    const stamp = scratch.nextStamp();
+    for (const [{ docs }] of expansion) {
+      for (let j = 0; j < docs.length; j++) {
+        const d = docs[j];
+        if (mark[d] === stamp) continue;
+        mark[d] = stamp;
+        if (count[d]++ === 0) ids[n++] = d;
+      }
+    }
+  }
+  return n;
+}
+
+/**
+ * keywordScores over only the chunks the query's postings reach: the same float64
+ * operations in the same order per chunk, so the same values bit for bit.
+ * @param {string[]} tokens
+ * @param {Map<string, Expansion>} expansions
+ * @param {Scratch} scratch
+ * @returns {Candidates}
+ */
+export function keywordCandidates(tokens, expansions, scratch) {
+  const known = [...new Set(tokens)].map((t) => /** @type {Expansion} */ (expansions.get(t))).filter((e) => e.length > 0);
+  if (known.length === 0) return { ids: new Uint32Array(0), scores: new Float64Array(0) };
+  const n = countHits(known, scratch);
+  const { sum, count } = scratch;
+  for (const token of tokens) { // plain BM25: every token, repeats too, in query order
+    for (const [{ docs, impacts }, weight] of /** @type {Expansion} */ (expansions.get(token))) {
+      for (let j = 0; j < docs.length; j++) sum[docs[j]] += weight * impacts[j];
+    }
+  }
+  const ids = scratch.ids.slice(0, n);
+  const scores = new Float64Array(n);
+  for (let r = 0; r < n; r++) {
+    const d = ids[r];
+    scores[r] = sum[d] * (count[d] / known.length); // BM25 times coverage
+    sum[d] = 0;
+    count[d] = 0;
+  }
+  return { ids, scores };
+}
+
+/**
+ * The most distinct query tokens any one chunk holds exactly (typo matches do not count).
+ * @param {string[]} distinct  distinct query tokens
+ * @param {Map<string, Expansion>} expansions
+ * @param {Scratch} scratch
+ */
+export function mostExactTokens(distinct, expansions, scratch) {
+  const exact = [];
+  for (const t of distinct) {
+    const ex = /** @type {Expansion} */ (expansions.get(t));
+    if (ex.length === 1 && ex[0][1] === 1.0) exact.push(ex);
+  }
+  const n = countHits(exact, scratch);
+  const { count, ids } = scratch;
+  let best = 0;
+  for (let r = 0; r < n; r++) {
+    const d = ids[r];
+    if (count[d] > best) best = count[d];
+    count[d] = 0;
+  }
+  return best;
+}
+
+/**
  * Plain BM25: for each query token (repeats count), the weighted impacts of its terms.
  * @param {number} nDocs
  * @param {string[]} tokens
@@ -155,24 +265,17 @@ export function bm25Scores(nDocs, tokens, expansions) {
 
 /**
  * BM25 times coverage (the share of the query's distinct known terms a chunk has),
- * exactly as Python's keyword_scores.
+ * exactly as Python's keyword_scores, for every chunk (keywordCandidates spread out).
  * @param {number} nDocs
  * @param {string[]} tokens
  * @param {Map<string, Expansion>} expansions
+ * @param {Scratch} [scratch]
  * @returns {Float64Array}
  */
-export function keywordScores(nDocs, tokens, expansions) {
-  const known = [...new Set(tokens)].map((t) => /** @type {Expansion} */ (expansions.get(t))).filter((e) => e.length > 0);
-  const hits = new Float64Array(nDocs);
-  if (known.length === 0) return hits;
-  const has = new Uint8Array(nDocs);
-  for (const expansion of known) {
-    has.fill(0);
-    for (const [{ docs }] of expansion) for (let j = 0; j < docs.length; j++) has[docs[j]] = 1;
-    for (let i = 0; i < nDocs; i++) hits[i] += has[i];
-  }
-  const out = bm25Scores(nDocs, tokens, expansions);
-  for (let i = 0; i < nDocs; i++) out[i] *= hits[i] / known.length;
+export function keywordScores(nDocs, tokens, expansions, scratch = new Scratch(nDocs)) {
+  const { ids, scores } = keywordCandidates(tokens, expansions, scratch);
+  const out = new Float64Array(nDocs);
+  for (let r = 0; r < ids.length; r++) out[ids[r]] = scores[r];
   return out;
 }
 

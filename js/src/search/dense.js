@@ -19,6 +19,46 @@ export function asFloat32Values(query) {
 }
 
 /**
+ * Rows `vectors[r]` dotted with `q` times `scales[r]`, into `out[at + r]`. Each row's sum
+ * runs over the dimensions in order, as Python sums them (each int8 x float32 product is
+ * exact, the float64 additions are the same sequence); four rows at a time, so that four
+ * independent sums keep the CPU busy instead of one chain of dependent additions.
+ * @param {Float64Array} q  the query as float32 values (asFloat32Values)
+ * @param {Int8Array} vectors  rows x dim
+ * @param {Float32Array} scales  rows
+ * @param {number} dim
+ * @param {Float64Array} out
+ * @param {number} at
+ */
+function scoreRows(q, vectors, scales, dim, out, at) {
+  const rows = scales.length;
+  let r = 0;
+  for (; r + 4 <= rows; r += 4) {
+    const o = r * dim;
+    let s0 = 0;
+    let s1 = 0;
+    let s2 = 0;
+    let s3 = 0;
+    for (let j = 0; j < dim; j++) {
+      const x = q[j];
+      s0 += vectors[o + j] * x;
+      s1 += vectors[o + dim + j] * x;
+      s2 += vectors[o + 2 * dim + j] * x;
+      s3 += vectors[o + 3 * dim + j] * x;
+    }
+    out[at + r] = s0 * scales[r];
+    out[at + r + 1] = s1 * scales[r + 1];
+    out[at + r + 2] = s2 * scales[r + 2];
+    out[at + r + 3] = s3 * scales[r + 3];
+  }
+  for (; r < rows; r++) {
+    let s = 0;
+    for (let j = 0, o = r * dim; j < dim; j++, o++) s += vectors[o] * q[j];
+    out[at + r] = s * scales[r];
+  }
+}
+
+/**
  * Cosine of the (normalized) query with each int8 vector times its scale (Python's
  * dense_scores); written to `out[ids[r]]` when ids are given, else returned in order.
  * @param {ArrayLike<number>} query
@@ -29,14 +69,33 @@ export function asFloat32Values(query) {
  * @returns {Float64Array}
  */
 export function denseScores(query, vectors, scales, dim, into) {
+  const rows = new Float64Array(scales.length);
+  scoreRows(asFloat32Values(query), vectors, scales, dim, rows, 0);
+  if (!into) return rows;
+  for (let r = 0; r < rows.length; r++) into.out[into.ids[r]] = rows[r];
+  return into.out;
+}
+
+/**
+ * The scores of the chunks of some clusters (every other chunk: 0), as candidates.
+ * @param {ArrayLike<number>} query
+ * @param {{ids: Uint32Array, scales: Float32Array, vectors: Int8Array}[]} clusters
+ * @param {number} dim
+ * @returns {import("./bm25.js").Candidates}
+ */
+export function clusterScores(query, clusters, dim) {
+  let n = 0;
+  for (const c of clusters) n += c.scales.length;
+  const ids = new Uint32Array(n);
+  const scores = new Float64Array(n);
   const q = asFloat32Values(query);
-  const out = into ? into.out : new Float64Array(scales.length);
-  for (let r = 0; r < scales.length; r++) {
-    let s = 0;
-    for (let j = 0, o = r * dim; j < dim; j++, o++) s += vectors[o] * q[j];
-    out[into ? into.ids[r] : r] = s * scales[r];
+  let at = 0;
+  for (const c of clusters) {
+    ids.set(c.ids, at);
+    scoreRows(q, c.vectors, c.scales, dim, scores, at);
+    at += c.scales.length;
   }
-  return out;
+  return { ids, scores };
 }
 
 /**

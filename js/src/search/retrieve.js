@@ -9,8 +9,8 @@
  * @module retrieve
  */
 
-import { expandTokens, keywordScores, typoCandidates } from "./bm25.js";
-import { denseScores, probeOrder } from "./dense.js";
+import { Scratch, expandTokens, keywordCandidates, mostExactTokens, typoCandidates } from "./bm25.js";
+import { clusterScores, probeOrder } from "./dense.js";
 import { joinDisplays, recordDisplay } from "./display.js";
 import { OBJECT_RANKS, expand } from "./expand.js";
 import { IndexReader } from "./index.js";
@@ -36,16 +36,79 @@ export const RELEVANCE_FLOOR = 0.3;
  */
 
 /**
+ * The k-th largest positive value (Number.MIN_VALUE when there are at most k): a min-heap
+ * of the k largest seen so far.
+ * @param {ArrayLike<number>} values
+ * @param {number} k
+ */
+function kthLargest(values, k) {
+  const heap = new Float64Array(k);
+  let size = 0;
+  for (let r = 0; r < values.length; r++) {
+    const v = values[r];
+    if (!(v > 0)) continue;
+    if (size < k) { // sift up
+      let i = size++;
+      while (i > 0) {
+        const parent = (i - 1) >> 1;
+        if (heap[parent] <= v) break;
+        heap[i] = heap[parent];
+        i = parent;
+      }
+      heap[i] = v;
+    } else if (v > heap[0]) { // replace the smallest, sift down
+      let i = 0;
+      for (;;) {
+        let child = 2 * i + 1;
+        if (child >= k) break;
+        if (child + 1 < k && heap[child + 1] < heap[child]) child++;
+        if (heap[child] >= v) break;
+        heap[i] = heap[child];
+        i = child;
+      }
+      heap[i] = v;
+    }
+  }
+  return size < k ? Number.MIN_VALUE : heap[0];
+}
+
+/**
+ * Positions of the k best positive values, best first; ties to the lower key. Only the
+ * values from the k-th largest up are sorted: the order is total, so these are the first
+ * k of a full sort.
+ * @param {ArrayLike<number>} values
+ * @param {ArrayLike<number> | null} keys  tie-breaks (chunk ids); null: the positions
+ * @param {number} k
+ * @returns {number[]}
+ */
+function bestPositions(values, keys, k) {
+  const floor = k > 0 ? kthLargest(values, k) : Number.MIN_VALUE; // MIN_VALUE: the smallest positive double
+  const keep = [];
+  for (let r = 0; r < values.length; r++) if (values[r] >= floor) keep.push(r);
+  const tie = keys ? (/** @type {number} */ a, /** @type {number} */ b) => keys[a] - keys[b]
+    : (/** @type {number} */ a, /** @type {number} */ b) => a - b;
+  keep.sort((a, b) => (values[a] > values[b] ? -1 : values[a] < values[b] ? 1 : tie(a, b)));
+  return keep.slice(0, k);
+}
+
+/**
  * Indices of the k best positive scores; ties go to the lower index.
  * @param {ArrayLike<number>} scores
  * @param {number} k
  * @returns {number[]}
  */
 export function topK(scores, k) {
-  const candidates = [];
-  for (let i = 0; i < scores.length; i++) if (scores[i] > 0) candidates.push(i);
-  candidates.sort((a, b) => (scores[a] > scores[b] ? -1 : scores[a] < scores[b] ? 1 : a - b));
-  return candidates.slice(0, k);
+  return bestPositions(scores, null, k);
+}
+
+/**
+ * topK over candidates: the ids of the k best positive scores, ties to the lower id.
+ * @param {import("./bm25.js").Candidates} candidates
+ * @param {number} k
+ * @returns {number[]}
+ */
+export function topCandidates({ ids, scores }, k) {
+  return bestPositions(scores, ids, k).map((r) => ids[r]);
 }
 
 /**
@@ -73,18 +136,12 @@ export function rrfFuse(rankings, k, weights) {
  * @param {Map<string, import("./bm25.js").Expansion>} expansions
  * @param {number | null} denseBest  the best dense score, null without semantic search
  * @param {number} floor
+ * @param {Scratch} scratch  the index's work arrays
  */
-export function weakMatch(tokens, expansions, denseBest, floor) {
+export function weakMatch(tokens, expansions, denseBest, floor, scratch) {
   const distinct = [...new Set(tokens)];
-  /** @type {Map<number, number>} */
-  const counts = new Map();
-  for (const t of distinct) {
-    const ex = /** @type {import("./bm25.js").Expansion} */ (expansions.get(t));
-    if (ex.length === 1 && ex[0][1] === 1.0) for (const d of ex[0][0].docs) counts.set(d, (counts.get(d) ?? 0) + 1);
-  }
-  let best = 0;
-  for (const c of counts.values()) if (c > best) best = c;
-  const covered = counts.size > 0 && 2 * best >= distinct.length;
+  const best = mostExactTokens(distinct, expansions, scratch);
+  const covered = best > 0 && 2 * best >= distinct.length;
   return !covered && (denseBest === null || denseBest < floor);
 }
 
@@ -136,6 +193,8 @@ export class Searcher {
     this.rrfK = options.rrfK || settings.rrf_k || 60;
     this.probe = options.probe || index.manifest.layout.probe;
     this.floor = settings.relevance_floor ?? RELEVANCE_FLOOR;
+    /** @type {Scratch | null} */
+    this._scratch = null;
   }
 
   /**
@@ -147,11 +206,29 @@ export class Searcher {
     return (await this.ranking(query, vector, vector ? this.fusion : "bm25")).weak;
   }
 
+  /** Per-chunk work arrays, made on first use. */
+  get scratch() {
+    if (!this._scratch) this._scratch = new Scratch(this.index.nChunks);
+    return this._scratch;
+  }
+
+  /** @param {import("./bm25.js").Candidates} candidates */
+  spread({ ids, scores }) {
+    const out = new Float64Array(this.index.nChunks);
+    for (let r = 0; r < ids.length; r++) out[ids[r]] = scores[r];
+    return out;
+  }
+
   /** The keyword ranking: BM25 times query-term coverage. @param {string} query */
   async bm25Scores(query) {
+    return this.spread(await this.keywordCandidates(query));
+  }
+
+  /** bm25Scores of the chunks the query's terms reach. @param {string} query */
+  async keywordCandidates(query) {
     const tokens = tokenize(query);
     const expansions = await expandTokens(tokens, (t) => this.index.postings(t), (t) => this.index.near(t));
-    return keywordScores(this.index.nChunks, tokens, expansions);
+    return keywordCandidates(tokens, expansions, this.scratch);
   }
 
   /**
@@ -159,19 +236,27 @@ export class Searcher {
    * @param {ArrayLike<number>} vector the query's embedding
    */
   async denseScores(vector) {
+    return this.spread(await this.denseCandidates(vector));
+  }
+
+  /**
+   * denseScores of the chunks in the probed clusters only.
+   * @param {ArrayLike<number>} vector the query's embedding
+   */
+  async denseCandidates(vector) {
     if (!this.index.hasVectors) throw new Error("sphinx-rag: this index has no embeddings (keyword-only build)");
     await this.index.directory();
     const centroids = await this.index.centroids();
     const probed = probeOrder(vector, centroids, this.index.dim, this.index.clusterSizes, this.probe);
     const clusters = await Promise.all(probed.map((c) => this.index.cluster(c)));
-    const out = new Float64Array(this.index.nChunks);
-    for (const { ids, scales, vectors } of clusters) denseScores(vector, vectors, scales, this.index.dim, { out, ids });
-    return out;
+    return clusterScores(vector, clusters, this.index.dim);
   }
 
   /**
    * Final score of every candidate chunk, and whether they are only a weak match
    * (weakMatch, from the same keyword and dense passes): Python's Searcher.ranking.
+   * Only the chunks the query's terms or probed clusters reach are scored (every other
+   * chunk's score is 0 in Python too, and only positive scores rank).
    * @param {string} query
    * @param {ArrayLike<number> | null} vector  the query embedding (unused for "bm25")
    * @param {string} [fusion]  defaults to this.fusion
@@ -183,25 +268,25 @@ export class Searcher {
     const tokens = tokenize(query);
     const [expansions, dense] = await Promise.all([
       expandTokens(tokens, (t) => this.index.postings(t), (t) => this.index.near(t)),
-      fusion === "bm25" ? null : this.denseScores(/** @type {ArrayLike<number>} */ (vector)),
+      fusion === "bm25" ? null : this.denseCandidates(/** @type {ArrayLike<number>} */ (vector)),
     ]);
     let best = null;
     if (dense) {
-      best = 0;
-      for (const s of dense) if (s > best) best = s;
+      best = 0; // the chunks no probed cluster holds score 0
+      for (const s of dense.scores) if (s > best) best = s;
     }
-    const weak = weakMatch(tokens, expansions, best, this.floor);
+    const weak = weakMatch(tokens, expansions, best, this.floor, this.scratch);
     const weights = /** @type {Float64Array} */ (this.index.weights);
     /** @type {Map<number, number>} */
     const scored = new Map();
     if (fusion === "bm25" || fusion === "dense") {
-      const s = dense ?? keywordScores(this.index.nChunks, tokens, expansions);
-      for (let i = 0; i < s.length; i++) if (fusion === "bm25" || s[i] > 0) s[i] *= weights[i];
-      for (const i of topK(s, CANDIDATES)) scored.set(i, s[i]);
+      const { ids, scores } = dense ?? keywordCandidates(tokens, expansions, this.scratch);
+      for (let r = 0; r < ids.length; r++) if (fusion === "bm25" || scores[r] > 0) scores[r] *= weights[ids[r]];
+      for (const r of bestPositions(scores, ids, CANDIDATES)) scored.set(ids[r], scores[r]);
       return { scored, weak };
     }
-    const keyword = keywordScores(this.index.nChunks, tokens, expansions);
-    const fused = rrfFuse([topK(keyword, CANDIDATES), topK(/** @type {Float64Array} */ (dense), CANDIDATES)], this.rrfK, weights);
+    const keyword = keywordCandidates(tokens, expansions, this.scratch);
+    const fused = rrfFuse([topCandidates(keyword, CANDIDATES), topCandidates(/** @type {import("./bm25.js").Candidates} */ (dense), CANDIDATES)], this.rrfK, weights);
     return { scored: fused, weak };
   }
 

@@ -39,6 +39,23 @@ export function titleParts(title) {
   return stripInvisible(title).split(" > ");
 }
 
+/** tokenize() of the words met so far: passages repeat their words, and a results list
+ * shows ten passages at once (the first render of a visit runs before the tokenizer is
+ * optimized). Bounded: cleared when full. */
+const WORD_TOKENS = new Map();
+const WORD_TOKENS_MAX = 20000;
+
+/** @param {string} word @returns {string[]} */
+function wordTokens(word) {
+  let tokens = WORD_TOKENS.get(word);
+  if (!tokens) {
+    if (WORD_TOKENS.size >= WORD_TOKENS_MAX) WORD_TOKENS.clear();
+    tokens = tokenize(word);
+    WORD_TOKENS.set(word, tokens);
+  }
+  return tokens;
+}
+
 /**
  * Positions of the words of `text` that match a query token (same tokenizer as BM25,
  * so "strategies" matches the query word "strategy").
@@ -51,7 +68,7 @@ export function findHits(text, queryTokens) {
   const hits = [];
   if (!queryTokens.size) return hits;
   for (const m of text.matchAll(WORD)) {
-    const tokens = tokenize(m[0]).filter((t) => queryTokens.has(t));
+    const tokens = wordTokens(m[0]).filter((t) => queryTokens.has(t));
     if (tokens.length) hits.push({ start: m.index ?? 0, end: (m.index ?? 0) + m[0].length, tokens });
   }
   return hits;

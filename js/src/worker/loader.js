@@ -69,6 +69,8 @@ export class HttpSource {
     this.onProgress = options.onProgress;
     /** @type {Promise<void>[]} pending Cache Storage writes */
     this._writes = [];
+    /** @type {Promise<unknown>} Cache Storage writes wait for this (deferWrites) */
+    this._writesAfter = Promise.resolve();
     /** @type {Promise<any> | null} */
     this._manifest = null;
     /** @type {Promise<Cache | null> | null} */
@@ -134,16 +136,28 @@ export class HttpSource {
   }
 
   /**
+   * Hold Cache Storage writes until `until` settles: the writes of a cold visit's first
+   * shards (IPC and disk) then do not compete with its first query.
+   * @param {Promise<unknown>} until
+   */
+  deferWrites(until) {
+    this._writesAfter = until.catch(() => {});
+  }
+
+  /**
    * Keep bytes in Cache Storage, in the background (waiting for it delayed first results).
    * @param {string} key
    * @param {Uint8Array} data
    */
   async store(key, data) {
-    const cache = await this.cache();
-    if (!cache) return;
-    const headers = { "content-type": "application/octet-stream", [BASE_HEADER]: this.baseUrl };
     const body = /** @type {BodyInit} */ (/** @type {unknown} */ (data.slice()));
-    this._writes.push(cache.put(this.cacheKey(key), new Response(body, { headers })).catch(() => {}));
+    const write = this._writesAfter.then(async () => {
+      const cache = await this.cache();
+      if (!cache) return;
+      const headers = { "content-type": "application/octet-stream", [BASE_HEADER]: this.baseUrl };
+      await cache.put(this.cacheKey(key), new Response(body, { headers }));
+    });
+    this._writes.push(write.catch(() => {}));
   }
 
   /** Resolves when every file downloaded so far is in Cache Storage. */

@@ -138,6 +138,10 @@ async function init({ base, ortBase, threads = 1 }) {
   started = true;
   status("loading", "Loading the search index…");
   const source = new HttpSource(base);
+  // Keeping files in Cache Storage, and pruning what older builds left there, wait for the
+  // first answer (or a second without a query): they must not slow the first results.
+  const afterFirstAnswer = Promise.race([firstAnswer, new Promise((r) => setTimeout(r, 1000))]);
+  source.deferWrites(afterFirstAnswer);
   /** @type {IndexReader} */
   let index;
   try {
@@ -158,7 +162,7 @@ async function init({ base, ortBase, threads = 1 }) {
       : "Keyword search: this site's index has no semantic embeddings",
   );
   pump();
-  index.shardNames().then((names) => source.prune(names)).catch(() => {}); // drop what older builds left
+  afterFirstAnswer.then(() => index.shardNames()).then((names) => source.prune(names)).catch(() => {}); // drop what older builds left
   if (withEncoder) {
     try {
       const [loaded] = await Promise.all([index.encoder(), index.centroids()]);
@@ -175,7 +179,7 @@ async function init({ base, ortBase, threads = 1 }) {
   if (!withModel) return;
   // The model (21 MB) waits for the first keyword answer, or a second without a query:
   // a reader's first results must not share the line with it (it is fetched at low priority too).
-  await Promise.race([firstAnswer, new Promise((r) => setTimeout(r, 1000))]);
+  await afterFirstAnswer;
 
   try {
     ort.env.wasm.wasmPaths = ortBase;
