@@ -36,11 +36,15 @@ from .expand import expand
 from .lexical import fold, split_words, tokenize
 
 __all__ = ["Result", "Searcher", "top_k", "rrf_fuse", "correct_spelling", "weak_match", "CANDIDATES", "FUSIONS", "ENCODERS",
-           "RELEVANCE_FLOOR"]
+           "DENSE_VOTE", "RELEVANCE_FLOOR"]
 
 CANDIDATES = 100  # depth of each ranking before fusion
 FUSIONS = ("rrf", "bm25", "dense")
 ENCODERS = ("static", "model")
+#: The dense ranking's vote in the fusion, per query encoder (the keyword ranking's is 1):
+#: the static encoder's ranking is weaker, and at full weight it pulled the fused ranking
+#: below keyword-only on scikit-learn's API (tuned on the demo, eval/RESULTS.md).
+DENSE_VOTE = {"model": 1.0, "static": 0.2}
 #: Below this cosine the nearest chunk is no good match (all-MiniLM-L6-v2: the top chunk
 #: of 232 evaluation questions scores >= 0.35, of 72 nonsense queries <= 0.40, median 0.22).
 RELEVANCE_FLOOR = 0.3
@@ -90,12 +94,14 @@ def weak_match(tokens: list[str], expansions: dict, dense_best: float | None, fl
     return not covered and (dense_best is None or dense_best < floor)
 
 
-def rrf_fuse(rankings: list[list[int]], k: int, weights: np.ndarray) -> dict[int, float]:
-    """Reciprocal-rank fusion: sum of 1 / (k + rank) (rank from 1), times the chunk weight."""
+def rrf_fuse(rankings: list[list[int]], k: int, weights: np.ndarray, votes: list[float] | None = None) -> dict[int, float]:
+    """Reciprocal-rank fusion: sum of vote / (k + rank) (rank from 1; each ranking's vote 1
+    unless given), times the chunk weight."""
     fused: dict[int, float] = {}
-    for ranking in rankings:
+    for n, ranking in enumerate(rankings):
+        vote = 1.0 if votes is None else votes[n]
         for rank, idx in enumerate(ranking, start=1):
-            fused[idx] = fused.get(idx, 0.0) + 1.0 / (k + rank)
+            fused[idx] = fused.get(idx, 0.0) + vote / (k + rank)
     return {i: s * float(weights[i]) for i, s in fused.items()}
 
 
@@ -218,7 +224,7 @@ class Searcher:
             s = np.where(dense > 0, dense * weights, dense)
             return {i: float(s[i]) for i in top_k(s, CANDIDATES)}, weak
         rankings = [top_k(keyword_scores(self.index.n_chunks, tokens, expansions), CANDIDATES), top_k(dense, CANDIDATES)]
-        return rrf_fuse(rankings, self.rrf_k, weights), weak
+        return rrf_fuse(rankings, self.rrf_k, weights, [1.0, DENSE_VOTE[self.encoder]]), weak
 
     def scores(self, query: str, vector: np.ndarray | None = None) -> dict[int, float]:
         """Final score of every candidate chunk."""

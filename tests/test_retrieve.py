@@ -101,3 +101,14 @@ def test_weak_match_flags_nonsense_not_questions(demo_html):
         assert searcher.weak_match(query, vector) is weak, query
     keyword = retrieve.Searcher(demo_html, fusion="bm25")
     assert keyword.weak_match("banana smoothie recipe") and not keyword.weak_match("SimpleImputer strategy")
+
+
+def test_rrf_votes_weigh_each_ranking():
+    """The static encoder's dense ranking votes with DENSE_VOTE["static"] (eval/RESULTS.md:
+    at full weight it pulled the fused ranking below keyword-only on scikit-learn's API)."""
+    weights = np.array([1.0, 0.5, 1.0])
+    assert retrieve.rrf_fuse([[2, 0], [0, 1]], 60, weights) == {2: 1 / 61, 0: 1 / 62 + 1 / 61, 1: 0.5 / 62}
+    vote = retrieve.DENSE_VOTE["static"]
+    assert 0 < vote < retrieve.DENSE_VOTE["model"] == 1.0
+    voted = retrieve.rrf_fuse([[2, 0], [0, 1]], 60, weights, [1.0, vote])
+    assert voted == {2: 1 / 61, 0: 1 / 62 + vote / 61, 1: vote / 62 * 0.5}

@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { test } from "node:test";
 
-import { CANDIDATES, Searcher, correctSpelling, modelWords, rrfFuse, topK } from "../src/search/retrieve.js";
+import { CANDIDATES, DENSE_VOTE, Searcher, correctSpelling, modelWords, rrfFuse, topK } from "../src/search/retrieve.js";
 import { SKIP_DEMO, SKIP_SMALL, demoIndexDir, fixture, openIndex, smallIndexDir } from "./helpers.js";
 
 test("topK keeps positive scores, ties to the lower index", () => {
@@ -17,6 +17,10 @@ test("rrfFuse sums 1/(k + rank) in ranking order, times the weight", () => {
   assert.equal(fused.get(2), 1 / 61);
   assert.equal(fused.get(0), (1 / 62 + 1 / 61) * 1);
   assert.equal(fused.get(1), (1 / 62) * 0.5);
+  // each ranking's vote (the static encoder's dense ranking: DENSE_VOTE.static)
+  const voted = rrfFuse([[2, 0], [0, 1]], 60, [1, 0.5, 1], [1.0, DENSE_VOTE.static]);
+  assert.equal(voted.get(0), (1 / 62 + DENSE_VOTE.static / 61) * 1);
+  assert.equal(voted.get(1), (DENSE_VOTE.static / 62) * 0.5);
 });
 
 /**

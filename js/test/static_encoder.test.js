@@ -31,7 +31,7 @@ test("the static encoder gives Python's query vectors and rankings, bit for bit"
     }
     const query = vector ?? new Float32Array(index.dim);
     for (const fusion of /** @type {const} */ (["rrf", "dense"])) {
-      const got = await searchers[fusion].search(q.query, query, 10);
+      const got = await searchers[fusion].search(q.query, query, 10, undefined, "static");
       const want = q[fusion];
       const ok = got.length === want.length && got.every((r, i) =>
         r.id === want[i][0] && r.index === want[i][1] && r.score === want[i][2]);

@@ -18,6 +18,8 @@ import { fold, splitWords, tokenize } from "./lexical.js";
 
 export const CANDIDATES = 100; // depth of each ranking before fusion
 export const FUSIONS = ["rrf", "bm25", "dense"];
+/** The dense ranking's vote in the fusion per query encoder (Python's DENSE_VOTE). */
+export const DENSE_VOTE = { model: 1.0, static: 0.2 };
 /** Below this cosine the nearest chunk is no good match (Python's RELEVANCE_FLOOR). */
 export const RELEVANCE_FLOOR = 0.3;
 
@@ -112,18 +114,21 @@ export function topCandidates({ ids, scores }, k) {
 }
 
 /**
- * Reciprocal-rank fusion: sum of 1 / (k + rank) (rank from 1), times the chunk weight.
+ * Reciprocal-rank fusion: sum of vote / (k + rank) (rank from 1; each ranking's vote 1
+ * unless given), times the chunk weight.
  * @param {number[][]} rankings
  * @param {number} k
  * @param {ArrayLike<number>} weights
+ * @param {number[]} [votes]
  * @returns {Map<number, number>} chunk index -> fused score
  */
-export function rrfFuse(rankings, k, weights) {
+export function rrfFuse(rankings, k, weights, votes) {
   /** @type {Map<number, number>} */
   const fused = new Map();
-  for (const ranking of rankings) {
-    ranking.forEach((idx, r) => fused.set(idx, (fused.get(idx) ?? 0.0) + 1.0 / (k + r + 1)));
-  }
+  rankings.forEach((ranking, n) => {
+    const vote = votes ? votes[n] : 1.0;
+    ranking.forEach((idx, r) => fused.set(idx, (fused.get(idx) ?? 0.0) + vote / (k + r + 1)));
+  });
   for (const [i, s] of fused) fused.set(i, s * weights[i]);
   return fused;
 }
@@ -260,9 +265,10 @@ export class Searcher {
    * @param {string} query
    * @param {ArrayLike<number> | null} vector  the query embedding (unused for "bm25")
    * @param {string} [fusion]  defaults to this.fusion
+   * @param {"model" | "static"} [encoder]  which encoder made the vector (its DENSE_VOTE)
    * @returns {Promise<{scored: Map<number, number>, weak: boolean}>}
    */
-  async ranking(query, vector, fusion = this.fusion) {
+  async ranking(query, vector, fusion = this.fusion, encoder = "model") {
     await this.index.directory();
     if (fusion !== "bm25" && !vector) throw new Error(`sphinx-rag: fusion "${fusion}" needs the query vector`);
     const tokens = tokenize(query);
@@ -286,7 +292,7 @@ export class Searcher {
       return { scored, weak };
     }
     const keyword = keywordCandidates(tokens, expansions, this.scratch);
-    const fused = rrfFuse([topCandidates(keyword, CANDIDATES), topCandidates(/** @type {import("./bm25.js").Candidates} */ (dense), CANDIDATES)], this.rrfK, weights);
+    const fused = rrfFuse([topCandidates(keyword, CANDIDATES), topCandidates(/** @type {import("./bm25.js").Candidates} */ (dense), CANDIDATES)], this.rrfK, weights, [1.0, DENSE_VOTE[encoder]]);
     return { scored: fused, weak };
   }
 
@@ -295,10 +301,11 @@ export class Searcher {
    * @param {string} query
    * @param {ArrayLike<number> | null} vector  the query embedding (unused for "bm25")
    * @param {string} [fusion]  defaults to this.fusion
+   * @param {"model" | "static"} [encoder]  which encoder made the vector (its DENSE_VOTE)
    * @returns {Promise<Map<number, number>>}
    */
-  async scores(query, vector, fusion = this.fusion) {
-    return (await this.ranking(query, vector, fusion)).scored;
+  async scores(query, vector, fusion = this.fusion, encoder = "model") {
+    return (await this.ranking(query, vector, fusion, encoder)).scored;
   }
 
   /**
@@ -308,10 +315,11 @@ export class Searcher {
    * @param {ArrayLike<number> | null} vector
    * @param {number} [k]
    * @param {string} [fusion]
+   * @param {"model" | "static"} [encoder]  which encoder made the vector (its DENSE_VOTE)
    * @returns {Promise<Result[]>}
    */
-  async search(query, vector, k = 10, fusion = this.fusion) {
-    return (await this.searchWithMatch(query, vector, k, fusion)).results;
+  async search(query, vector, k = 10, fusion = this.fusion, encoder = "model") {
+    return (await this.searchWithMatch(query, vector, k, fusion, encoder)).results;
   }
 
   /**
@@ -320,10 +328,11 @@ export class Searcher {
    * @param {ArrayLike<number> | null} vector
    * @param {number} [k]
    * @param {string} [fusion]
+   * @param {"model" | "static"} [encoder]  which encoder made the vector (its DENSE_VOTE)
    * @returns {Promise<{results: Result[], weak: boolean}>}
    */
-  async searchWithMatch(query, vector, k = 10, fusion = this.fusion) {
-    const { scored, weak } = await this.ranking(query, vector, fusion);
+  async searchWithMatch(query, vector, k = 10, fusion = this.fusion, encoder = "model") {
+    const { scored, weak } = await this.ranking(query, vector, fusion, encoder);
     const ranked = [...scored.keys()].sort((a, b) => {
       const sa = /** @type {number} */ (scored.get(a));
       const sb = /** @type {number} */ (scored.get(b));
@@ -366,10 +375,11 @@ export class Searcher {
    * @param {string} query
    * @param {ArrayLike<number> | null} queryVector
    * @param {number} [k]
+   * @param {"model" | "static"} [encoder]  which encoder made the vector (its DENSE_VOTE)
    */
-  hybridAnswer(query, queryVector, k = 10) {
+  hybridAnswer(query, queryVector, k = 10, encoder = "model") {
     if (!queryVector || !this.index.hasVectors || this.fusion === "bm25") return this.searchWithMatch(query, null, k, "bm25");
-    return this.searchWithMatch(query, queryVector, k);
+    return this.searchWithMatch(query, queryVector, k, this.fusion, encoder);
   }
 
   /**
@@ -378,8 +388,9 @@ export class Searcher {
    * @param {string} query
    * @param {ArrayLike<number> | null} queryVector
    * @param {number} [k]
+   * @param {"model" | "static"} [encoder]  which encoder made the vector (its DENSE_VOTE)
    */
-  async hybridSearch(query, queryVector, k = 10) {
-    return (await this.hybridAnswer(query, queryVector, k)).results;
+  async hybridSearch(query, queryVector, k = 10, encoder = "model") {
+    return (await this.hybridAnswer(query, queryVector, k, encoder)).results;
   }
 }

@@ -100,7 +100,8 @@ async function pump() {
       if (latest !== request) return;
       embedded = performance.now();
     }
-    const answer = await searcher.hybridAnswer(request.query, vector, request.k); // keyword-only without a vector
+    // keyword-only without a vector; the static tier's ranking votes with DENSE_VOTE.static
+    const answer = await searcher.hybridAnswer(request.query, vector, request.k, m === "static" ? "static" : "model");
     const results = answer.results;
     const weak = answer.weak && results.length > 0;
     // Overtaken while fetching shards: still posted (the dialog shows an answer newer than
