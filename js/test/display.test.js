@@ -8,7 +8,7 @@ import { test } from "node:test";
 import { displayText, joinDisplays, recordDisplay } from "../src/search/display.js";
 import { Searcher } from "../src/search/retrieve.js";
 import { llmPassage } from "../src/llm/prompt.js";
-import { cutWords, passageView } from "../src/ui/passage.js";
+import { SUMMARY_CHARS, cutWords, passageView } from "../src/ui/passage.js";
 import { queryTokens } from "../src/ui/highlight.js";
 import { SKIP_DEMO, demoIndexDir, fixture, openIndex } from "./helpers.js";
 
@@ -78,4 +78,20 @@ test("passageView starts at the block with the query terms, its label and term a
   assert.ok(view[3].segments.some((s) => s.hit && s.text === "strategy"));
   assert.equal(shown(passageView([["lead", "Again."], ["p", "b\u202ec"]], queryTokens(""), 100))[1][1], "bc");
   assert.deepEqual(shown(passageView([["lead", "Again."]], queryTokens(""), 100)), [["p", "Again."]]);
+});
+
+test("an API passage shown from further down keeps its summary line first", () => {
+  const filler = Array.from({ length: 60 }, () => "filler").join(" ");
+  const display = [["term", "class Scaler"], ["p", `Scale features. ${filler}`], ["term", "class Scaler(copy=True)"],
+    ["label", "Parameters"], ["term", "copy : bool"], ["p", "Whether the strategy copies."]];
+  const view = shown(passageView(display, queryTokens("strategy"), 160));
+  assert.ok(view[0][1].startsWith("Scale features. filler") && view[0][1].endsWith("…"), view[0][1]);
+  assert.ok(view[0][1].length <= SUMMARY_CHARS + 2);
+  // then the matching entry with the terms above it (here the signature too: the next block)
+  assert.deepEqual(view.slice(1, 4), [["term", "class Scaler(copy=True)"], ["label", "Parameters"], ["term", "copy : bool"]]);
+  const further = [...display.slice(0, 3), ["p", filler], ...display.slice(3)];
+  assert.deepEqual(shown(passageView(further, queryTokens("strategy"), 160)).slice(1, 3), [["p", "…"], ["label", "Parameters"]]);
+  // the summary is the next block: no ellipsis between them
+  const near = [["term", "fit"], ["p", filler], ["p", "The strategy."]];
+  assert.deepEqual(shown(passageView(near, queryTokens("strategy"), 120)).map(([k]) => k), ["p", "p"]);
 });

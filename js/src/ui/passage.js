@@ -10,6 +10,9 @@
  * term above it), whole blocks while they fit, then the next prose block cut at a word
  * boundary with "…" and a code block cut after a whole line. A prose block longer than
  * the room left is windowed around its hits (highlight.js's snippet, word boundaries).
+ * An API passage (its display opens with the object's term and summary: an object card
+ * or a signature) that is shown from further down keeps that summary as its first line,
+ * so that a reader sees what the object is before the part that matched.
  * @module passage
  */
 
@@ -20,6 +23,8 @@ import { h } from "./dom.js";
 const PREFIX = "sphinx-rag";
 export const SHOWN_CHARS = 260;
 export const CODE_LINES = 5;
+/** At most this many characters of an API passage's summary line (passageView). */
+export const SUMMARY_CHARS = 100;
 const ELLIPSIS = "…";
 
 /** @typedef {import("../search/display.js").Display} Display */
@@ -71,8 +76,14 @@ export function passageView(display, tokens, maxChars = SHOWN_CHARS) {
   if (ahead + (blocks[start]?.text.length ?? 0) <= maxChars) start = 0; // it fits from the top
   while (start > 0 && (blocks[start - 1].kind === "label" || blocks[start - 1].kind === "term")) start--;
   /** @type {ViewBlock[]} */
-  const out = start > 0 ? [{ kind: "p", segments: [{ text: ELLIPSIS, hit: false }] }] : [];
+  const out = [];
   let left = maxChars;
+  if (start > 1 && blocks[0].kind === "term" && blocks[1].kind === "p") { // what the object is
+    const summary = cutWords(blocks[1].text, SUMMARY_CHARS);
+    out.push({ kind: "p", segments: segmentsOf(summary, tokens) });
+    left -= summary.length;
+  }
+  if (start > 0 && (start > 2 || !out.length)) out.push({ kind: "p", segments: [{ text: ELLIPSIS, hit: false }] });
   for (let i = start; i < blocks.length; i++) {
     const { kind, text } = blocks[i];
     if (left <= 0) {
