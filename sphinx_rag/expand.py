@@ -19,7 +19,10 @@ API objects are passages of their own kind (parent-document retrieval, seed 004)
 hit on an object card (chunk/api.py) takes the parts of its object that rank within
 OBJECT_RANKS (a parameter, a method's return value...), and a hit on such a part whose
 card ranks that high takes the card and those parts: one passage that says what the
-object is for and holds the parts the query found, in page order, at most MAX_CHARS.
+object is for and holds the parts the query found, in page order, parts taken in rank
+order while they fit in MAX_CHARS; a method's card brings its class's card. Measured:
+demo MRR@10 0.845 -> 0.885, scikit-learn's API 0.694 -> 0.937.
+
 ``js/src/search/expand.js`` is the same function (same float operations, same
 order), pinned by the parity fixtures.
 """

@@ -202,7 +202,9 @@ def _previous_chunks(out_dir: Path) -> tuple[dict[str, list[Chunk]], str]:
         return {}, "there is none"
     by_doc: dict[str, list[Chunk]] = {}
     try:
-        chunker = assets.read_json(out_dir / "manifest.json").get("settings", {}).get("chunker", 1)
+        manifest = assets.read_json(out_dir / "manifest.json")
+        settings = manifest.get("settings") if isinstance(manifest, dict) else None
+        chunker = settings.get("chunker", 1) if isinstance(settings, dict) else 1
         if chunker != CHUNKER_VERSION:
             return {}, f"{OTHER_CHUNKER} ({chunker}, now {CHUNKER_VERSION})"
         for record in assets.load_chunk_records(out_dir):

@@ -6,13 +6,13 @@ See Also, Notes, Examples, References. Every chunk names its fully qualified
 owner in plain words, so that a retrieved ``strategy`` parameter can never be
 mistaken for another class's ``strategy``.
 
-Classes, functions and exceptions also get an *object card* first: what the object
-is for (name, module, summary, first paragraph, parameter names and their value
-choices) as one short retrievable unit, so that "which class does X?" finds the
-class and not a neighbour whose parameters repeat the words. The signature chunk
-then keeps only the signature. ``link_card`` records which chunks belong to a card
-(its methods' chunks too): ``expand.py`` shows a card and its object's ranked parts
-as one passage.
+Classes, functions, exceptions and methods also get an *object card* first: what the
+object is for (name, module, summary, first paragraph, parameter names and their value
+choices) as one short retrievable unit, so that "which class does X?" finds the class
+and not a neighbour whose parameters repeat the words. The signature chunk then keeps
+the signature and the rest of the extended summary. ``link_card`` records which chunks
+belong to a card (a class's methods' chunks too): ``expand.py`` shows a card and its
+object's ranked parts as one passage.
 """
 
 from __future__ import annotations
