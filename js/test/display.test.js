@@ -92,6 +92,10 @@ test("an API passage shown from further down keeps its summary line first", () =
   const further = [...display.slice(0, 3), ["p", filler], ...display.slice(3)];
   assert.deepEqual(shown(passageView(further, queryTokens("strategy"), 160)).slice(1, 3), [["p", "…"], ["label", "Parameters"]]);
   // the summary is the next block: no ellipsis between them
+  // a label the room ends on is not shown alone
+  const fits = Array.from({ length: 40 }, () => "filler").join(" "); // leaves 8 characters of room
+  const cut = shown(passageView([["p", "The strategy."], ["p", fits], ["label", "Parameters"], ["p", "x"]], queryTokens("strategy"), 300));
+  assert.deepEqual(cut, [["p", "The strategy."], ["p", fits], ["p", "…"]]);
   const near = [["term", "fit"], ["p", filler], ["p", "The strategy."]];
   assert.deepEqual(shown(passageView(near, queryTokens("strategy"), 120)).map(([k]) => k), ["p", "p"]);
 });

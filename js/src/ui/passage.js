@@ -87,6 +87,7 @@ export function passageView(display, tokens, maxChars = SHOWN_CHARS) {
   for (let i = start; i < blocks.length; i++) {
     const { kind, text } = blocks[i];
     if (left <= 0) {
+      if (out.length > 1 && out[out.length - 1].kind === "label") out.pop(); // a label with nothing under it
       const last = out[out.length - 1]?.segments.at(-1)?.text ?? "";
       if (!last.endsWith(ELLIPSIS)) out.push({ kind: "p", segments: [{ text: ELLIPSIS, hit: false }] }); // more follows
       break;
