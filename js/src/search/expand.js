@@ -10,7 +10,8 @@
  *
  * API objects: a hit on an object card takes its object's parts ranked within
  * OBJECT_RANKS, and a hit on such a part whose card ranks that high takes the card and
- * those parts (objectPassage): one passage, in page order, at most MAX_CHARS.
+ * those parts (objectPassage): one passage, in page order, parts taken in rank order
+ * while they fit in MAX_CHARS; a method's card brings its class's card.
  */
 
 import { cpLength } from "./lexical.js";
