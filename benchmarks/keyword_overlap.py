@@ -1,0 +1,105 @@
+"""What the head cut costs the keyword ranking, and what would win it back (a simulation).
+
+Format 2 keeps at most ``head_postings`` postings of a term (its highest impacts), so a
+chunk outside a common term's head loses both that term's BM25 impact and its share of
+query-term coverage. This script scores a site's questions with the exact index and with
+alternatives of what a term shard could store beyond the head, and prints the top-10 and
+top-100 overlap of each keyword ranking with exact scoring:
+
+- ``cut``: today's format (head only);
+- ``coverage``: the tail's chunk ids too (coverage exact), its impacts counted as 0;
+- ``tail mean``: the tail's chunk ids and one impact for all of them (their mean);
+- ``tail 1 bit`` / ``tail 2 bits``: the tail's ids and its impacts in 2 or 4 levels;
+- ``tail minimum``: the tail's ids, each at the head's lowest impact (an upper bound).
+
+    python benchmarks/keyword_overlap.py BUILD_DIR QUESTIONS.json [...] [--head 4096]
+
+Nothing here changes the index; eval/RESULTS.md records the numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).parent))
+from replicate_index import read_index  # noqa: E402
+
+from sphinx_rag.bm25 import Postings, build_index, document_tokens, expand_tokens, keyword_scores  # noqa: E402
+from sphinx_rag.lexical import tokenize  # noqa: E402
+from sphinx_rag.retrieve import top_k  # noqa: E402
+
+VARIANTS = ["cut", "coverage", "tail mean", "tail 1 bit", "tail 2 bits", "tail minimum"]
+
+
+def tail_impacts(impacts: np.ndarray, tail: np.ndarray, head_min: float, variant: str) -> np.ndarray:
+    """The impacts a reader would have for the tail's chunks under ``variant``."""
+    t = impacts[tail]
+    if variant == "coverage":
+        return np.zeros_like(t)
+    if variant == "tail mean":
+        return np.full_like(t, t.mean())
+    if variant == "tail minimum":
+        return np.full_like(t, head_min)
+    levels = 2 if variant == "tail 1 bit" else 4
+    lo, hi = t.min(), t.max()
+    step = (hi - lo) / levels if hi > lo else 1.0
+    return lo + (np.minimum(((t - lo) / step).astype(int), levels - 1) + 0.5) * step
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("site", type=Path)
+    parser.add_argument("questions", type=Path, nargs="+")
+    parser.add_argument("--head", type=int, default=4096, help="head_postings (default 4096, the format's)")
+    args = parser.parse_args()
+    records, _, _, _ = read_index(args.site)
+    index = build_index([document_tokens(r["text"]) for r in records])
+    n = len(records)
+    weights = np.array([r.get("weight", 1.0) for r in records])
+    term_id = {t: i for i, t in enumerate(index.vocab)}
+
+    def postings(term: str, variant: str) -> Postings | None:
+        i = term_id.get(term)
+        if i is None:
+            return None
+        lo, hi = int(index.offsets[i]), int(index.offsets[i + 1])
+        docs, impacts = index.docs[lo:hi].astype(np.int64), index.impacts[lo:hi].astype(np.float64)
+        if variant != "exact" and len(docs) > args.head:
+            keep = np.sort(np.lexsort((docs, -impacts))[:args.head])
+            if variant == "cut":
+                docs, impacts = docs[keep], impacts[keep]
+            else:
+                tail = np.ones(len(docs), dtype=bool)
+                tail[keep] = False
+                impacts = impacts.copy()
+                impacts[tail] = tail_impacts(impacts, tail, float(impacts[keep].min()), variant)
+        return Postings(term, len(docs), docs, impacts)
+
+    queries = [q["question"] for path in args.questions for q in json.loads(path.read_text())]
+    overlap = {v: ([], []) for v in VARIANTS}
+    for query in queries:
+        tokens = tokenize(query)
+
+        def scores(variant, tokens=tokens):  # typo expansion off: the same unknown words everywhere
+            return keyword_scores(n, tokens, expand_tokens(tokens, lambda t: postings(t, variant), lambda t: []))
+
+        exact = scores("exact")
+        top10, top100 = set(top_k(exact * weights, 10)), set(top_k(exact, 100))
+        for variant in VARIANTS:
+            s = scores(variant)
+            overlap[variant][0].append(len(set(top_k(s * weights, 10)) & top10) / max(1, len(top10)))
+            overlap[variant][1].append(len(set(top_k(s, 100)) & top100) / max(1, len(top100)))
+    cut_terms = int((np.diff(index.offsets) > args.head).sum())
+    print(f"{args.site}: {n} chunks, {cut_terms} terms in more than {args.head} chunks, {len(queries)} queries")
+    print("| stored beyond the head | top-10 overlap | top-100 overlap |\n|---|---|---|")
+    for variant in VARIANTS:
+        print(f"| {variant} | {np.mean(overlap[variant][0]):.3f} | {np.mean(overlap[variant][1]):.3f} |")
+
+
+if __name__ == "__main__":
+    main()
