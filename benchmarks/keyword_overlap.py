@@ -1,15 +1,18 @@
-"""What the head cut costs the keyword ranking, and what would win it back (a simulation).
+"""What the head cut costs the keyword ranking, and what storing the tail gives back (a simulation).
 
-Format 2 keeps at most ``head_postings`` postings of a term (its highest impacts), so a
-chunk outside a common term's head loses both that term's BM25 impact and its share of
-query-term coverage. This script scores a site's questions with the exact index and with
-alternatives of what a term shard could store beyond the head, and prints the top-10 and
-top-100 overlap of each keyword ranking with exact scoring:
+A term in more than ``head_postings`` chunks stores its highest impacts (its head) as
+bytes. Format 2 first dropped the other postings, so a chunk outside a common term's
+head lost both that term's impact and its share of query-term coverage; it now keeps
+them as chunk ids with 2-bit impacts (``bm25.stored_tail``), the last row below. This
+script scores questions with the exact index and with each choice of what a term shard
+stores beyond the head, and prints the top-10 and top-100 overlap of each keyword
+ranking with exact scoring (typo expansion off: the same unknown words everywhere):
 
-- ``cut``: today's format (head only);
-- ``coverage``: the tail's chunk ids too (coverage exact), its impacts counted as 0;
+- ``cut``: nothing (format 2 before tails);
+- ``coverage``: the tail's chunk ids (coverage exact), its impacts counted as 0;
 - ``tail mean``: the tail's chunk ids and one impact for all of them (their mean);
-- ``tail 1 bit`` / ``tail 2 bits``: the tail's ids and its impacts in 2 or 4 levels;
+- ``tail 1 bit`` / ``tail 2 bits``: the tail's ids and its impacts in 2 or 4 levels
+  (here the midpoint of each level's range; the format stores each level's mean);
 - ``tail minimum``: the tail's ids, each at the head's lowest impact (an upper bound).
 
     python benchmarks/keyword_overlap.py BUILD_DIR QUESTIONS.json [...] [--head 4096]
@@ -85,7 +88,7 @@ def main():
     for query in queries:
         tokens = tokenize(query)
 
-        def scores(variant, tokens=tokens):  # typo expansion off: the same unknown words everywhere
+        def scores(variant, tokens=tokens):
             return keyword_scores(n, tokens, expand_tokens(tokens, lambda t: postings(t, variant), lambda t: []))
 
         exact = scores("exact")

@@ -64,7 +64,7 @@ class Layout:
 
     texts_per_shard: int = 64  # chunk records per text shard (32: +18 B/chunk, over 600)
     term_shard_bytes: int = 12_000  # a term shard holds about this many payload bytes
-    head_postings: int = 4096  # a term in more chunks keeps its highest-impact postings only
+    head_postings: int = 4096  # a term in more chunks: its other postings get 2-bit impacts (bm25.stored_tail)
     near_shard_terms: int = 4096  # vocabulary terms per near (typo) shard
     exact_up_to: int = 4096  # up to this many chunks: one cluster, exact dense search
     cluster_size: int = 128  # average chunks per cluster above that ...

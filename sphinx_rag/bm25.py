@@ -3,9 +3,11 @@
 Build time: ``build_index`` gives every (term, chunk) pair its final BM25Okapi
 contribution (scores equal rank-bm25's). ``term_shards`` then stores, per term, its
 document frequency and its postings: chunk ids as varint gaps and impacts as one byte
-each with a float32 scale per term. A term in very many chunks keeps
-only its highest-impact postings (the ones that can reach a top-100), so that a
-query's download does not grow with the corpus (``assets.Layout`` sets the sizes).
+each with a float32 scale per term. A term in very many chunks keeps its
+highest-impact postings (its head) that way, and the rest (its tail) as chunk ids with
+a 2-bit impact level each (four float32 level values per term), so that a query's
+download grows slowly with the corpus while coverage stays exact and the ranking close
+to exact scoring (``assets.Layout`` sets the sizes; ``benchmarks/keyword_overlap.py``).
 
 Query time (here and in ``js/src/search/bm25.js``): ``keyword_scores`` sums the
 postings of the query's terms, times query-term coverage. A query term missing from
@@ -225,7 +227,7 @@ def typo_candidates(term: str, vocab: list[str], doc_freq) -> list[tuple[int, st
 # -- storage: term shards and near shards ------------------------------------------------
 
 def stored_postings(index: BM25Index, tid: int, head: int) -> tuple[np.ndarray, np.ndarray, float]:
-    """(chunk ids, impact bytes, float32 scale) of one term as stored: head cut, quantized."""
+    """(chunk ids, impact bytes, float32 scale) of one term's head as stored, quantized."""
     lo, hi = int(index.offsets[tid]), int(index.offsets[tid + 1])
     docs, impacts = index.docs[lo:hi].astype(np.int64), index.impacts[lo:hi].astype(np.float64)
     if len(docs) > head:  # highest impacts first, ties to the lower chunk id
@@ -239,34 +241,76 @@ def stored_postings(index: BM25Index, tid: int, head: int) -> tuple[np.ndarray, 
     return docs, q, scale
 
 
+TAIL_LEVELS = 4  # impact levels of a tail posting (2 bits)
+
+
+def stored_tail(index: BM25Index, tid: int, head: int) -> tuple[np.ndarray, np.ndarray, list[float]] | None:
+    """(chunk ids, level codes, float32 level values) of the postings ``stored_postings``
+    leaves out, or None. The levels cut the tail's impacts into TAIL_LEVELS equal ranges;
+    each stores the mean impact of its range (the midpoint when empty)."""
+    lo, hi = int(index.offsets[tid]), int(index.offsets[tid + 1])
+    if hi - lo <= head:
+        return None
+    docs, impacts = index.docs[lo:hi].astype(np.int64), index.impacts[lo:hi].astype(np.float64)
+    tail = np.ones(len(docs), dtype=bool)
+    tail[np.lexsort((docs, -impacts))[:head]] = False
+    docs, impacts = docs[tail], np.maximum(impacts[tail], 0.0)
+    low, high = float(impacts.min()), float(impacts.max())
+    width = (high - low) / TAIL_LEVELS
+    codes = (np.minimum((impacts - low) / width, TAIL_LEVELS - 1).astype(np.uint8) if width > 0
+             else np.zeros(len(impacts), dtype=np.uint8))
+    values = [float(np.float32(impacts[codes == c].mean() if (codes == c).any() else low + (c + 0.5) * width))
+              for c in range(TAIL_LEVELS)]
+    return docs, codes, values
+
+
+def pack_codes(codes: np.ndarray) -> bytes:
+    """2-bit codes, four per byte, the first in the lowest bits."""
+    padded = np.zeros(-(-len(codes) // 4) * 4, dtype=np.uint8)
+    padded[:len(codes)] = codes
+    quads = padded.reshape(-1, 4)
+    return (quads[:, 0] | quads[:, 1] << 2 | quads[:, 2] << 4 | quads[:, 3] << 6).astype(np.uint8).tobytes()
+
+
 def term_shards(index: BM25Index, shard_bytes: int, head: int) -> list[tuple[str, bytes]]:
     """(first term, payload) of each term shard, in vocabulary order.
 
     Shards hold about ``shard_bytes`` payload bytes, cut where the content says so
     (after a term whose hash ends in 3 zero bits, once half the size is reached), so
     that a new or removed term changes its own shard, not the cut of every later one.
-    A term in more than ``head`` chunks keeps its ``head`` highest-impact postings.
+    A term in more than ``head`` chunks keeps its ``head`` highest-impact postings as
+    its head, the others as its tail (``stored_tail``).
 
-    Payload: header ``{terms, df, count, scale}`` then the varint gaps of every
-    term's chunk ids, then every term's impact bytes (see shards.pack).
+    Payload: header ``{terms, df, count, scale}`` (and ``tails``: ``[position in the
+    shard, tail count, level values...]`` of each term with a tail) then the varint gaps
+    of every term's head chunk ids, every term's head impact bytes, the varint gaps of
+    every tail, and every tail's packed level codes (see shards.pack). A reader that
+    knows no tails reads the heads alone.
     """
     shards: list[tuple[str, bytes]] = []
-    batch: list[tuple[str, int, np.ndarray, np.ndarray, float]] = []
+    batch: list[tuple[str, int, np.ndarray, np.ndarray, float, tuple | None]] = []
     size = 0
 
     def flush():
         nonlocal size
-        gaps = b"".join(varints(np.diff(docs, prepend=0)) for _, _, docs, _, _ in batch)
-        header = {"terms": [t for t, *_ in batch], "df": [df for _, df, *_ in batch],
-                  "count": [len(docs) for _, _, docs, _, _ in batch], "scale": [s for *_, s in batch]}
-        shards.append((batch[0][0], pack(header, gaps + b"".join(q.tobytes() for _, _, _, q, _ in batch))))
+        gaps = b"".join(varints(np.diff(docs, prepend=0)) for _, _, docs, _, _, _ in batch)
+        header = {"terms": [t for t, *_ in batch], "df": [b[1] for b in batch],
+                  "count": [len(b[2]) for b in batch], "scale": [b[4] for b in batch]}
+        tails = [(i, b[5]) for i, b in enumerate(batch) if b[5] is not None]
+        body = gaps + b"".join(b[3].tobytes() for b in batch)
+        if tails:
+            header["tails"] = [[i, len(docs), *values] for i, (docs, _, values) in tails]
+            body += b"".join(varints(np.diff(docs, prepend=0)) for _, (docs, _, _) in tails)
+            body += b"".join(pack_codes(codes) for _, (_, codes, _) in tails)
+        shards.append((batch[0][0], pack(header, body)))
         batch.clear()
         size = 0
 
     for tid, term in enumerate(index.vocab):
         docs, q, scale = stored_postings(index, tid, head)
-        batch.append((term, index.doc_freq(term), docs, q, scale))
-        size += len(term.encode("utf-8")) + 8 + 2 * len(docs)
+        tail = stored_tail(index, tid, head)
+        batch.append((term, index.doc_freq(term), docs, q, scale, tail))
+        size += len(term.encode("utf-8")) + 8 + 2 * len(docs) + (0 if tail is None else len(tail[0]) + 40)
         if size >= 2 * shard_bytes or (size >= shard_bytes // 2 and zlib.crc32(term.encode("utf-8")) % 8 == 0):
             flush()
     if batch:
@@ -284,6 +328,20 @@ def read_term_shard(payload: bytes) -> dict[str, Postings]:
         docs = np.cumsum(np.asarray(gaps[start:start + count], dtype=np.int64))
         out[term] = Postings(term, df, docs, q[start:start + count] * scale)
         start += count
+    tails = header.get("tails", [])
+    tail_gaps, offset = read_varints(body, sum(t[1] for t in tails), offset + total)
+    start = 0
+    for position, count, *values in tails:
+        codes = np.frombuffer(body, dtype=np.uint8, count=-(-count // 4), offset=offset)
+        offset += len(codes)
+        codes = np.stack([codes & 3, codes >> 2 & 3, codes >> 4 & 3, codes >> 6], axis=1).reshape(-1)[:count]
+        tail_docs = np.cumsum(np.asarray(tail_gaps[start:start + count], dtype=np.int64))
+        start += count
+        postings = out[header["terms"][position]]
+        docs = np.concatenate([postings.docs, tail_docs])
+        order = np.argsort(docs, kind="stable")
+        impacts = np.concatenate([postings.impacts, np.asarray(values, dtype=np.float64)[codes]])
+        out[postings.term] = Postings(postings.term, postings.df, docs[order], impacts[order])
     return out
 
 

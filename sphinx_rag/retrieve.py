@@ -3,8 +3,8 @@
 ``js/src/search/retrieve.js`` is the same search in the browser, function for function;
 ``tests/fixtures/rankings.json`` holds rankings computed here that the JS tests must
 reproduce with bit-identical scores. Both read the same shards (``assets.py``) and
-make the same approximations: a very common term keeps only its head postings
-(``Layout.head_postings``), and the dense pass scores only the clusters nearest the
+make the same approximations: a very common term's postings beyond its head
+(``Layout.head_postings``) have 2-bit impacts, and the dense pass scores only the clusters nearest the
 query (``dense.probe_order``).
 
 A query, step by step:

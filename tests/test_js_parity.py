@@ -17,6 +17,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from sphinx_rag.assets import IndexReader
+
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "tests" / "fixtures"
 sys.path.insert(0, str(FIXTURES))
@@ -80,6 +82,13 @@ def test_small_layout_probes_and_cuts(small_index, committed_rankings):
     # the probed dense top-100 differs from the exact one for some queries: the JS side
     # must reproduce the approximation, not only the exact search
     assert any(q["dense_top100"] != q["exact_dense_top100"] for q in rankings["queries"])
+    # terms in more than head_postings chunks store a tail (ids and 2-bit impact levels):
+    # the JS side must decode and merge it, and the fixture's queries must reach one
+    reader = IndexReader(small_index)
+    head = manifest["layout"]["head_postings"]
+    tailed = {t for q in rankings["queries"] for t in q["tokens"]
+              if (p := reader.postings(t)) is not None and p.df > head}
+    assert tailed and all(len(reader.postings(t).docs) == reader.postings(t).df for t in tailed)
 
 
 def test_js_tests_pass(demo_html, small_index):

@@ -280,7 +280,8 @@ export function keywordScores(nDocs, tokens, expansions, scratch = new Scratch(n
 }
 
 /**
- * A term shard's postings by term (Python's read_term_shard).
+ * A term shard's postings by term (Python's read_term_shard): a term's head (impact
+ * bytes times its scale) merged with its tail, if any (2-bit codes of four level values).
  * @param {Uint8Array} payload
  * @returns {Map<string, Postings>}
  */
@@ -306,6 +307,33 @@ export function readTermShard(payload) {
     out.set(term, { term, df: header.df[t], docs, impacts });
     start += count;
   });
+  const tails = /** @type {number[][]} */ (header.tails ?? []);
+  const tailTotal = tails.reduce((a, t) => a + t[1], 0);
+  const { values: tailGaps, offset: codesAt } = readVarints(body, tailTotal, offset + total);
+  let at = codesAt;
+  start = 0;
+  for (const [position, count, ...values] of tails) {
+    const head = /** @type {Postings} */ (out.get(header.terms[position]));
+    const docs = new Float64Array(head.docs.length + count);
+    const impacts = new Float64Array(docs.length);
+    // merge the head and the tail (both in chunk-id order, disjoint)
+    let h = 0;
+    let j = 0;
+    let doc = count > 0 ? tailGaps[start] : 0;
+    for (let k = 0; k < docs.length; k++) {
+      if (h < head.docs.length && (j >= count || head.docs[h] < doc)) {
+        docs[k] = head.docs[h];
+        impacts[k] = head.impacts[h++];
+      } else {
+        docs[k] = doc;
+        impacts[k] = values[(body[at + (j >> 2)] >> ((j & 3) * 2)) & 3];
+        if (++j < count) doc += tailGaps[start + j];
+      }
+    }
+    at += (count + 3) >> 2;
+    start += count;
+    out.set(head.term, { term: head.term, df: head.df, docs, impacts });
+  }
   return out;
 }
 
