@@ -11,8 +11,9 @@ ranking with exact scoring (typo expansion off: the same unknown words everywher
 - ``cut``: nothing (format 2 before tails);
 - ``coverage``: the tail's chunk ids (coverage exact), its impacts counted as 0;
 - ``tail mean``: the tail's chunk ids and one impact for all of them (their mean);
-- ``tail 1 bit`` / ``tail 2 bits``: the tail's ids and its impacts in 2 or 4 levels
-  (here the midpoint of each level's range; the format stores each level's mean);
+- ``tail 1 bit``: the tail's ids and its impacts in 2 levels (each its range's midpoint);
+- ``tail 2 bits``: the tail's ids and 4 levels, as the format stores them
+  (``bm25.stored_tail``: each level's mean);
 - ``tail minimum``: the tail's ids, each at the head's lowest impact (an upper bound).
 
     python benchmarks/keyword_overlap.py BUILD_DIR QUESTIONS.json [...] [--head 4096]
@@ -32,7 +33,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).parent))
 from replicate_index import read_index  # noqa: E402
 
-from sphinx_rag.bm25 import Postings, build_index, document_tokens, expand_tokens, keyword_scores  # noqa: E402
+from sphinx_rag.bm25 import (  # noqa: E402
+    Postings, build_index, document_tokens, expand_tokens, keyword_scores, stored_tail)
 from sphinx_rag.lexical import tokenize  # noqa: E402
 from sphinx_rag.retrieve import top_k  # noqa: E402
 
@@ -48,10 +50,9 @@ def tail_impacts(impacts: np.ndarray, tail: np.ndarray, head_min: float, variant
         return np.full_like(t, t.mean())
     if variant == "tail minimum":
         return np.full_like(t, head_min)
-    levels = 2 if variant == "tail 1 bit" else 4
-    lo, hi = t.min(), t.max()
-    step = (hi - lo) / levels if hi > lo else 1.0
-    return lo + (np.minimum(((t - lo) / step).astype(int), levels - 1) + 0.5) * step
+    lo, hi = t.min(), t.max()  # "tail 1 bit": two levels, each at its range's midpoint
+    step = (hi - lo) / 2 if hi > lo else 1.0
+    return lo + (np.minimum(((t - lo) / step).astype(int), 1) + 0.5) * step
 
 
 def main():
@@ -80,7 +81,11 @@ def main():
                 tail = np.ones(len(docs), dtype=bool)
                 tail[keep] = False
                 impacts = impacts.copy()
-                impacts[tail] = tail_impacts(impacts, tail, float(impacts[keep].min()), variant)
+                if variant == "tail 2 bits":  # exactly what the format stores
+                    _, codes, values = stored_tail(index, i, args.head)
+                    impacts[tail] = np.asarray(values)[codes]
+                else:
+                    impacts[tail] = tail_impacts(impacts, tail, float(impacts[keep].min()), variant)
         return Postings(term, len(docs), docs, impacts)
 
     queries = [q["question"] for path in args.questions for q in json.loads(path.read_text())]
