@@ -13,7 +13,10 @@ For each index given (a built site, or an index directory):
    gzip bytes, averaged over several visits with different queries;
 3. **top-10 overlap with exact scoring**: the fused top-10 chunks against exact
    scoring (every vector scored, every posting of every term with float32 impacts), and
-   the keyword and dense rankings alone; with ``--questions``, MRR@10 of both;
+   the keyword and dense rankings alone; where the fused differences come from: the
+   top-100 lists the fusion takes (``keyword100``, ``dense100``: overlap of 100) and
+   the fused top-10 with one tier exact (``fused_exact_dense``, ``fused_exact_keyword``);
+   with ``--questions``, MRR@10 of both;
 4. ``--sweep``: re-writes the index of the first site with other ``assets.Layout`` values
    (one field at a time) into a temporary directory and measures 1-3 for each, so the
    defaults can be chosen by measurement.
@@ -274,13 +277,20 @@ def exact_bm25(path: Path) -> BM25Index:
 
 
 def rankings(s: Searcher, query: str, vector) -> dict[str, list[int]]:
+    """Top-10 keyword, dense and fused chunks; the top-100 keyword and dense lists the
+    fusion took ("keyword100", "dense100")."""
     out = {"keyword": top_k(s.bm25_scores(query) * s.index.weights, 10)}
     if s.index.has_vectors:
-        out["dense"] = top_k(s.dense_scores(query, vector), 10)
-        fused = rrf_fuse([top_k(s.bm25_scores(query), CANDIDATES), top_k(s.dense_scores(query, vector), CANDIDATES)],
-                         s.rrf_k, s.index.weights)
-        out["fused"] = sorted(fused, key=lambda i: (-fused[i], i))[:10]
+        out["keyword100"] = top_k(s.bm25_scores(query), CANDIDATES)
+        out["dense100"] = top_k(s.dense_scores(query, vector), CANDIDATES)
+        out["dense"] = out["dense100"][:10]
+        out["fused"] = fused_top10(s, out["keyword100"], out["dense100"])
     return out
+
+
+def fused_top10(s: Searcher, keyword100: list[int], dense100: list[int]) -> list[int]:
+    fused = rrf_fuse([keyword100, dense100], s.rrf_k, s.index.weights)
+    return sorted(fused, key=lambda i: (-fused[i], i))[:10]
 
 
 def exact_rankings(path: Path, bm25: BM25Index, queries: list[str], vectors) -> list[dict]:
@@ -293,6 +303,10 @@ def overlaps(path: Path, queries: list[str], vectors, exact: list[dict]) -> dict
     acc: dict[str, list[float]] = {}
     for q, ex in zip(queries, exact):
         got = rankings(s, q, vectors.get(q))
+        if "fused" in got:  # where the fused ranking's differences come from: one tier exact at a time
+            got["fused_exact_dense"] = fused_top10(s, got["keyword100"], ex["dense100"])
+            got["fused_exact_keyword"] = fused_top10(s, ex["keyword100"], got["dense100"])
+            ex = {**ex, "fused_exact_dense": ex["fused"], "fused_exact_keyword": ex["fused"]}
         for key, ranking in got.items():
             if ex[key]:
                 acc.setdefault(key, []).append(len(set(ranking) & set(ex[key])) / len(ex[key]))
@@ -301,7 +315,7 @@ def overlaps(path: Path, queries: list[str], vectors, exact: list[dict]) -> dict
 
 def mrr(path: Path, questions: list[dict], vectors, bm25: BM25Index | None) -> float:
     s = ExactSearcher(path, bm25) if bm25 is not None else Searcher(path)
-    rows = [_score_question(s.search(q["question"], k=10, vector=vectors.get(q["question"])), q["relevant"])
+    rows = [_score_question(s.search(q["question"], k=10, vector=vectors.get(q["question"])), q, q.get("relevant") or [])
             for q in questions]
     return statistics.fmean(r["mrr@10"] for r in rows)
 
