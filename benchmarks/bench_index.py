@@ -182,7 +182,7 @@ def visit(path: Path, queries: list[str], vectors: dict[str, np.ndarray], sizes:
            "first_keyword_files": len(kw_names)}
     if hybrid:
         again = simulate_query(s, queries[0], vectors[queries[0]], hybrid=True)
-        dense = [n for n in again if kind_of(n) in ("centroids", "cluster")]
+        dense = [n for n in again if kind_of(n) in ("centroids", "cluster", "cmap")]
         model = model_files(s.index)
         out["first_hybrid_gz"] = out["first_keyword_gz"] + sizes.gz(again) + sizes.gz(model)
         out["model_gz"] = sizes.gz(model)
@@ -193,7 +193,7 @@ def visit(path: Path, queries: list[str], vectors: dict[str, np.ndarray], sizes:
     for q in queries[1:]:
         names = simulate_query(s, q, vectors.get(q), hybrid=hybrid)
         later.append(sizes.gz(names))
-        later_dense.append(sizes.gz([n for n in names if kind_of(n) == "cluster"]))
+        later_dense.append(sizes.gz([n for n in names if kind_of(n) in ("cluster", "cmap")]))
     out["later_gz"] = later
     out["later_dense_gz"] = later_dense
     return out
@@ -278,12 +278,12 @@ def exact_bm25(path: Path) -> BM25Index:
 
 def rankings(s: Searcher, query: str, vector) -> dict[str, list[int]]:
     """Top-10 keyword, dense and fused chunks; the top-100 keyword and dense lists the
-    fusion took ("keyword100", "dense100")."""
+    fusion took ("keyword100", "dense100": its probe reads the keyword hits' clusters first)."""
     out = {"keyword": top_k(s.bm25_scores(query) * s.index.weights, 10)}
     if s.index.has_vectors:
         out["keyword100"] = top_k(s.bm25_scores(query), CANDIDATES)
-        out["dense100"] = top_k(s.dense_scores(query, vector), CANDIDATES)
-        out["dense"] = out["dense100"][:10]
+        out["dense"] = top_k(s.dense_scores(query, vector), 10)  # the dense ranking alone: nearest clusters
+        out["dense100"] = top_k(s.dense_scores(query, vector, out["keyword100"]), CANDIDATES)  # what rrf takes
         out["fused"] = fused_top10(s, out["keyword100"], out["dense100"])
     return out
 

@@ -6,12 +6,14 @@ Layout of ``<html>/_static/sphinx_rag/index/`` (``ARCHITECTURE.md`` has the deta
                          names of the directory shard, the near shards, the centroids
     manifest.js          the same for pages opened from file://
     dir-<h>.js           term shard boundaries, text shard names, cluster names + sizes,
-                         page weights
+                         cluster map names, page weights
     terms-<h>.js         postings of a range of the vocabulary (bm25.term_shards)
     near-<h>.js          vocabulary + df by term length, for typo matching
     texts-<h>.js         consecutive chunk records (Layout.texts_per_shard)
     centroids-<h>.bin    int8 cluster centroids (dense.py)
     cluster-<h>.bin      one cluster's chunk ids and int8 vectors
+    cmap-<h>.bin         the cluster of each chunk of a range (Layout.cluster_map_chunks;
+                         only with more than one cluster)
     encoder-<h>.bin      the static query encoder (static_encoder.py), unless
                          sphinx_rag_query_encoder = "model"
     model-<h>/           the int8 ONNX model, its tokenizer and vocab.txt, unless
@@ -70,6 +72,9 @@ class Layout:
     cluster_size: int = 128  # average chunks per cluster above that ...
     max_clusters: int = 1600  # ... up to this many (centroids: 620 KB raw; at 200k dense overlap 0.985, 800: 0.962)
     probe: int = 4096  # vectors a query scores at least (whole clusters, nearest first)
+    guide_hits: int = 20  # the clusters of this many best keyword hits are probed first ...
+    guide_clusters: int = 8  # ... at most this many (part of probe; at 50k fused overlap 0.920 -> 0.975)
+    cluster_map_chunks: int = 2048  # chunks per cluster map shard (which cluster holds a chunk)
 
 
 class IndexMissing(FileNotFoundError):
@@ -157,11 +162,19 @@ def write_assets(out_dir: Path, *, chunks: list[dict], bm25: BM25Index, vectors_
     weights = _weight_ranges([c["weight"] for c in chunks])
     dense_entry = model_entry = encoder_entry = None
     clusters: list[list] = []
+    cluster_map: list[str] = []
     if vectors_i8 is not None:
         members = dense.cluster_vectors(vectors_i8, scales, layout.exact_up_to, layout.cluster_size,
                                         layout.max_clusters)
         centroids = dense.centroid_vectors(vectors_i8, scales, members)
         clusters = [[binary("cluster", dense.cluster_shard(ids, vectors_i8, scales)), len(ids)] for ids in members]
+        if len(members) > 1:  # which cluster holds each chunk, for the probe's keyword guidance
+            cluster_of = np.empty(len(chunks), dtype=np.int64)
+            for c, ids in enumerate(members):
+                cluster_of[ids] = c
+            step = layout.cluster_map_chunks
+            cluster_map = [binary("cmap", dense.cluster_map_shard(cluster_of[s:s + step]))
+                           for s in range(0, len(chunks), step)]
         dense_entry = {"centroids": binary("centroids", dense.centroid_shard(centroids))}
         if model_dir is not None:  # None: vectors without a query model (tests, replicated benchmarks)
             model_name, model_data, model_entries = _model_files(model_dir)
@@ -171,7 +184,8 @@ def write_assets(out_dir: Path, *, chunks: list[dict], bm25: BM25Index, vectors_
         if encoder is not None:
             data, digest = encoder
             encoder_entry = {"file": binary("encoder", data), "digest": digest}
-    directory = script("dir", dumps({"terms": terms, "texts": texts, "clusters": clusters, "weights": weights}))
+    directory = script("dir", dumps({"terms": terms, "texts": texts, "clusters": clusters, "cluster_map": cluster_map,
+                                     "weights": weights}))
     manifest = {
         "format_version": FORMAT_VERSION,
         "model": model_info,
@@ -364,11 +378,20 @@ class IndexReader:
     def cluster_sizes(self) -> list[int]:
         return [size for _, size in self.directory["clusters"]]
 
+    def cluster_of(self, i: int) -> int | None:
+        """The cluster holding chunk ``i`` (None: the index has no cluster map)."""
+        names = self.directory.get("cluster_map")
+        if not names:
+            return None
+        per = self.manifest["layout"]["cluster_map_chunks"]
+        shard = self._memo(names[i // per], lambda n: dense.read_cluster_map_shard(self.binary(n)))
+        return int(shard[i % per])
+
     def directory_names(self) -> list[str]:
         """Every shard file the manifest and the directory name (the model excepted)."""
         d = self.directory
         names = [self.manifest["dir"], *(n for _, _, n in self.manifest["near"]), *(n for _, n in d["terms"]),
-                 *d["texts"], *(n for n, _ in d["clusters"])]
+                 *d["texts"], *(n for n, _ in d["clusters"]), *d.get("cluster_map", [])]
         names += [self.manifest["dense"]["centroids"]] if self.has_vectors else []
         return names + ([self.manifest["encoder"]["file"]] if self.has_encoder else [])
 

@@ -5,10 +5,14 @@ chunk vectors into clusters (``assets.Layout.cluster_size`` on average); each cl
 is one binary shard, and the int8 centroids are one more. Small sites
 (``Layout.exact_up_to``) get a single cluster: every query scores every vector.
 
-Query time (here and in ``js/src/search/dense.js``): the query is scored against the
-centroids, the nearest clusters are read until ``probe`` vectors are covered, and
-each of their vectors is scored exactly (float64, dimensions summed in order, so both
-runtimes give bit-identical scores). Vectors in clusters not probed score 0.
+Query time (here and in ``js/src/search/dense.js``): the clusters of the query's best
+keyword hits are read first (a few: ``Layout.guide_hits``, ``Layout.guide_clusters``;
+the cluster map shards say which cluster holds a chunk), then the clusters whose
+centroids are nearest the query, until ``probe`` vectors are covered; each of their
+vectors is scored exactly (float64, dimensions summed in order, so both runtimes give
+bit-identical scores). Vectors in clusters not probed score 0. The keyword hits steer
+the probe because the fusion reads the dense ranking down to rank 100: a strong
+keyword hit whose cluster is not near the query would otherwise get no dense rank at all.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from .embed import quantize_vectors
 
 __all__ = ["Cluster", "dense_scores",
            "cluster_vectors", "cluster_shard", "read_cluster_shard", "centroid_shard", "read_centroid_shard",
-           "probe_order"]
+           "cluster_map_shard", "read_cluster_map_shard", "probe_order"]
 
 KMEANS_ITERATIONS = 12
 SEED = 20261123
@@ -88,6 +92,20 @@ def cluster_shard(ids: np.ndarray, vectors_i8: np.ndarray, scales: np.ndarray) -
             + vectors_i8[ids].astype(np.int8).tobytes())
 
 
+def cluster_map_shard(cluster_ids: np.ndarray) -> bytes:
+    """``u32 count | u16 cluster of each chunk`` (consecutive chunks: ``Layout.cluster_map_chunks``)."""
+    if len(cluster_ids) and int(cluster_ids.max()) > 0xFFFF:
+        raise ValueError("a cluster map holds at most 65,536 clusters (Layout.max_clusters)")
+    return struct.pack("<I", len(cluster_ids)) + cluster_ids.astype("<u2").tobytes()
+
+
+def read_cluster_map_shard(data: bytes) -> np.ndarray:
+    (count,) = struct.unpack_from("<I", data, 0)
+    if len(data) != 4 + 2 * count:
+        raise ValueError(f"cluster map shard of {len(data)} bytes, expected {4 + 2 * count}")
+    return np.frombuffer(data, dtype="<u2", count=count, offset=4).astype(np.int64)
+
+
 class Cluster:
     __slots__ = ("ids", "scales", "vectors")
 
@@ -121,15 +139,17 @@ def read_centroid_shard(data: bytes, dim: int) -> tuple[np.ndarray, np.ndarray]:
 # -- query -----------------------------------------------------------------------------------
 
 def probe_order(query: np.ndarray, centroids_i8: np.ndarray, centroid_scales: np.ndarray,
-                sizes: list[int], probe: int) -> list[int]:
-    """The clusters to read: nearest centroid first (ties to the lower cluster) until
-    ``probe`` vectors are covered."""
+                sizes: list[int], probe: int, first: list[int] = ()) -> list[int]:
+    """The clusters to read: ``first`` (the clusters of the best keyword hits), then the
+    nearest centroid first (ties to the lower cluster), until ``probe`` vectors are covered."""
+    chosen = list(first)
+    covered = sum(sizes[c] for c in chosen)
     scores = dense_scores(query, centroids_i8, centroid_scales)
     order = sorted(range(len(sizes)), key=lambda c: (-scores[c], c))
-    chosen, covered = [], 0
     for c in order:
         if covered >= probe:
             break
-        chosen.append(c)
-        covered += sizes[c]
+        if c not in first:
+            chosen.append(c)
+            covered += sizes[c]
     return chosen

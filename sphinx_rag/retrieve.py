@@ -4,8 +4,8 @@
 ``tests/fixtures/rankings.json`` holds rankings computed here that the JS tests must
 reproduce with bit-identical scores. Both read the same shards (``assets.py``) and
 make the same approximations: a very common term's postings beyond its head
-(``Layout.head_postings``) have 2-bit impacts, and the dense pass scores only the clusters nearest the
-query (``dense.probe_order``).
+(``Layout.head_postings``) have 2-bit impacts, and the dense pass scores only some
+clusters (``dense.probe_order``).
 
 A query, step by step:
 
@@ -13,7 +13,8 @@ A query, step by step:
    a typo (``bm25.expand_tokens``) -> BM25 times coverage -> top ``CANDIDATES``;
 2. dense: spelling-corrected query -> a query vector (``embed.Embedder``, the full
    model, or ``static_encoder.StaticEncoder``, the site's fitted linear encoder) ->
-   probed clusters -> exact int8 scores -> top ``CANDIDATES``;
+   probed clusters (those of the best keyword hits, then the nearest: ``dense.py``)
+   -> exact int8 scores -> top ``CANDIDATES``;
 3. reciprocal-rank fusion of both lists, times each chunk's page weight;
 4. ``expand.expand``: each hit becomes a passage, with the neighbouring chunks on its
    page that the ranking found relevant (relevant segment extraction); the passage's
@@ -198,15 +199,32 @@ class Searcher:
         expansions = expand_tokens(tokens, self.index.postings, self.index.near)
         return keyword_scores(self.index.n_chunks, tokens, expansions)
 
-    def dense_scores(self, query: str, vector: np.ndarray | None = None) -> np.ndarray:
-        """Exact int8 scores of the chunks in the probed clusters, 0 elsewhere."""
+    def dense_scores(self, query: str, vector: np.ndarray | None = None, hits: list[int] = ()) -> np.ndarray:
+        """Exact int8 scores of the chunks in the probed clusters, 0 elsewhere: the clusters
+        of the best keyword ``hits`` first (``guided_clusters``), then the nearest."""
         if vector is None:
             vector = self.query_vector(query)
         centroids, centroid_scales = self.index.centroids()
         out = np.zeros(self.index.n_chunks, dtype=np.float64)
-        for c in probe_order(vector, centroids, centroid_scales, self.index.cluster_sizes, self.probe):
+        first = self.guided_clusters(hits)
+        for c in probe_order(vector, centroids, centroid_scales, self.index.cluster_sizes, self.probe, first):
             cluster = self.index.cluster(c)
             out[cluster.ids] = dense_scores(vector, cluster.vectors, cluster.scales)
+        return out
+
+    def guided_clusters(self, hits: list[int]) -> list[int]:
+        """The clusters of the first ``guide_hits`` keyword hits, in their order, at most
+        ``guide_clusters`` (``assets.Layout``; none when the index has one cluster)."""
+        layout = self.index.manifest["layout"]
+        limit = layout.get("guide_clusters", 0)
+        out: list[int] = []
+        for c in [self.index.cluster_of(i) for i in hits[:layout.get("guide_hits", 0)]]:  # the browser reads these at once
+            if c is None:
+                return []
+            if len(out) >= limit:
+                break
+            if c not in out:
+                out.append(c)
         return out
 
     def ranking(self, query: str, vector: np.ndarray | None = None) -> tuple[dict[int, float], bool]:
@@ -214,16 +232,19 @@ class Searcher:
         (``weak_match``, from the same keyword and dense passes)."""
         tokens = tokenize(query)
         expansions = expand_tokens(tokens, self.index.postings, self.index.near)
-        dense = None if self.fusion == "bm25" else self.dense_scores(query, vector)
+        kscores = keyword_scores(self.index.n_chunks, tokens, expansions)
+        keyword = top_k(kscores, CANDIDATES)
+        dense = None if self.fusion == "bm25" else self.dense_scores(
+            query, vector, keyword if self.fusion == "rrf" else [])
         weak = weak_match(tokens, expansions, None if dense is None else float(dense.max(initial=0.0)), self.floor)
         weights = self.index.weights
         if self.fusion == "bm25":
-            s = keyword_scores(self.index.n_chunks, tokens, expansions) * weights
+            s = kscores * weights
             return {i: float(s[i]) for i in top_k(s, CANDIDATES)}, weak
         if self.fusion == "dense":
             s = np.where(dense > 0, dense * weights, dense)
             return {i: float(s[i]) for i in top_k(s, CANDIDATES)}, weak
-        rankings = [top_k(keyword_scores(self.index.n_chunks, tokens, expansions), CANDIDATES), top_k(dense, CANDIDATES)]
+        rankings = [keyword, top_k(dense, CANDIDATES)]
         return rrf_fuse(rankings, self.rrf_k, weights, [1.0, DENSE_VOTE[self.encoder]]), weak
 
     def scores(self, query: str, vector: np.ndarray | None = None) -> dict[int, float]:

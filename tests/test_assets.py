@@ -180,6 +180,33 @@ def test_weights_and_heads(tmp_path):
     assert common.impacts[~head].max() <= common.impacts[head].min() * 1.01  # ties may fall either side
 
 
+def test_cluster_map_and_guided_probe(tmp_path):
+    """Each chunk's cluster is in the map shards; the rrf probe reads the clusters of the
+    best keyword hits first, within the same budget of vectors."""
+    from sphinx_rag.retrieve import Searcher
+
+    records = _records(300, text=lambda i: f"chunk {i} about topic{i % 7} word{i}")
+    vectors, scales = quantize_vectors(np.random.default_rng(0).standard_normal((300, 16)).astype(np.float32))
+    layout = Layout(exact_up_to=50, cluster_size=20, probe=60, guide_hits=5, guide_clusters=2, cluster_map_chunks=64)
+    out = tmp_path / "index"
+    write_assets(out, chunks=records, bm25=build_index([r["text"].split() for r in records]), vectors_i8=vectors,
+                 scales=scales, model_dir=None, model_info=None, settings={}, layout=layout)
+    reader = IndexReader(out)
+    assert len(reader.directory["cluster_map"]) == 5  # 300 chunks, 64 per shard
+    holder = {int(i): c for c in range(len(reader.cluster_sizes)) for i in reader.cluster(c).ids}
+    assert [reader.cluster_of(i) for i in range(300)] == [holder[i] for i in range(300)]
+
+    s = Searcher(out, fusion="rrf")
+    hits = [299, 298, 0, 150]
+    first = s.guided_clusters(hits)
+    assert first == list(dict.fromkeys(holder[i] for i in hits))[:2]
+    query = vectors[10].astype(np.float32) * scales[10]
+    scored = np.flatnonzero(s.dense_scores("", query, hits))
+    assert {holder[i] for i in hits[:2]} <= {holder[int(i)] for i in scored}  # the hits' clusters are read
+    covered = sum(reader.cluster_sizes[c] for c in {holder[int(i)] for i in scored})
+    assert covered == len(scored) and covered - max(reader.cluster_sizes) < 60  # the same budget
+
+
 def test_incremental_build_keeps_unchanged_pages(tmp_path):
     """Pages Sphinx does not rewrite keep their chunks from the previous index."""
     src = tmp_path / "src"

@@ -52,6 +52,9 @@ async function compareRankings(dir, data) {
     }
     const dense = topK(await searchers.rrf.denseScores(q.vector), CANDIDATES);
     if (JSON.stringify(dense) !== JSON.stringify(q.dense_top100)) failures.push(`dense top-100 ${JSON.stringify(q.query)}`);
+    const hits = topK(await searchers.rrf.bm25Scores(q.query), CANDIDATES);
+    const guided = topK(searchers.rrf.spread(await searchers.rrf.denseCandidates(q.vector, hits)), CANDIDATES);
+    if (JSON.stringify(guided) !== JSON.stringify(q.guided_dense_top100)) failures.push(`guided dense top-100 ${JSON.stringify(q.query)}`);
   }
   assert.deepEqual(failures, []);
   return index;
@@ -76,6 +79,8 @@ test("the same on the demo cut into many small shards (head cuts, probed cluster
   assert.ok(index.clusterSizes.length > 10);
   const approximate = data.queries.filter((/** @type {any} */ q) => JSON.stringify(q.dense_top100) !== JSON.stringify(q.exact_dense_top100));
   assert.ok(approximate.length > 0, "no query where probing changes the dense candidates");
+  const guided = data.queries.filter((/** @type {any} */ q) => JSON.stringify(q.guided_dense_top100) !== JSON.stringify(q.dense_top100));
+  assert.ok(guided.length > 0, "no query where the keyword hits change the probed clusters");
 });
 
 test("keywordSearch needs no vectors; hybridSearch falls back to it", { skip: SKIP_DEMO }, async () => {

@@ -1,8 +1,9 @@
 // @ts-check
 /**
- * The dense tier, as sphinx_rag/dense.py: the query is scored against the int8 cluster
- * centroids, the nearest clusters are read until `probe` vectors are covered, and their
- * vectors are scored exactly (float64, dimensions summed in order: bit-identical to Python).
+ * The dense tier, as sphinx_rag/dense.py: the clusters of the query's best keyword hits are
+ * read first, then those whose int8 centroids are nearest the query, until `probe` vectors
+ * are covered; their vectors are scored exactly (float64, dimensions summed in order:
+ * bit-identical to Python).
  * @module dense
  */
 
@@ -99,26 +100,43 @@ export function clusterScores(query, clusters, dim) {
 }
 
 /**
- * The clusters to read: nearest centroid first (ties to the lower cluster) until
- * `probe` vectors are covered (Python's probe_order).
+ * The clusters to read: `first` (the clusters of the best keyword hits), then the nearest
+ * centroid first (ties to the lower cluster), until `probe` vectors are covered (Python's
+ * probe_order).
  * @param {ArrayLike<number>} query
  * @param {{vectors: Int8Array, scales: Float32Array}} centroids
  * @param {number} dim
  * @param {number[]} sizes  vectors per cluster
  * @param {number} probe
+ * @param {number[]} [first]
  * @returns {number[]}
  */
-export function probeOrder(query, centroids, dim, sizes, probe) {
+export function probeOrder(query, centroids, dim, sizes, probe, first = []) {
+  const chosen = [...first];
+  let covered = 0;
+  for (const c of first) covered += sizes[c];
   const scores = denseScores(query, centroids.vectors, centroids.scales, dim);
   const order = sizes.map((_, c) => c).sort((a, b) => (scores[a] > scores[b] ? -1 : scores[a] < scores[b] ? 1 : a - b));
-  const chosen = [];
-  let covered = 0;
   for (const c of order) {
     if (covered >= probe) break;
+    if (first.includes(c)) continue;
     chosen.push(c);
     covered += sizes[c];
   }
   return chosen;
+}
+
+/**
+ * `u32 count | u16 cluster of each chunk` (Python's read_cluster_map_shard).
+ * @param {Uint8Array} bytes
+ * @returns {Uint16Array}
+ */
+export function readClusterMapShard(bytes) {
+  const count = littleEndian(bytes, Uint32Array, 0, 1)[0];
+  if (bytes.byteLength !== 4 + 2 * count) {
+    throw new Error(`sphinx-rag: a cluster map shard of ${bytes.byteLength} bytes, expected ${4 + 2 * count}`);
+  }
+  return littleEndian(bytes, Uint16Array, 4, count);
 }
 
 /**

@@ -8,7 +8,7 @@
  */
 
 import { nearLengths, readNearShard, readTermShard } from "./bm25.js";
-import { readCentroidShard, readClusterShard } from "./dense.js";
+import { readCentroidShard, readClusterMapShard, readClusterShard } from "./dense.js";
 import { compareCodePoints, json } from "./shards.js";
 import { StaticEncoder } from "./static_encoder.js";
 
@@ -189,6 +189,19 @@ export class IndexReader {
     return this._once(name, async (n) => readClusterShard(await this.source.binary(n), this.dim));
   }
 
+  /**
+   * The cluster holding chunk `i`, or null when the index has no cluster map (Python's cluster_of).
+   * @param {number} i
+   * @returns {Promise<number | null>}
+   */
+  async clusterOf(i) {
+    const names = (await this.directory()).cluster_map;
+    if (!names || !names.length) return null;
+    const per = this.manifest.layout.cluster_map_chunks;
+    const map = await this._once(names[Math.floor(i / per)], async (n) => readClusterMapShard(await this.source.binary(n)));
+    return map[i % per];
+  }
+
   /** Vectors per cluster (after directory()). @returns {number[]} */
   get clusterSizes() {
     return this.dir.clusters.map((/** @type {[string, number]} */ [, size]) => size);
@@ -198,7 +211,7 @@ export class IndexReader {
   async shardNames() {
     const dir = await this.directory();
     const names = [this.manifest.dir, ...this.manifest.near.map((/** @type {any[]} */ n) => n[2]),
-      ...dir.terms.map((/** @type {any[]} */ t) => t[1]), ...dir.texts, ...dir.clusters.map((/** @type {any[]} */ c) => c[0])];
+      ...dir.terms.map((/** @type {any[]} */ t) => t[1]), ...dir.texts, ...dir.clusters.map((/** @type {any[]} */ c) => c[0]), ...(dir.cluster_map ?? [])];
     if (this.manifest.dense) names.push(this.manifest.dense.centroids);
     if (this.manifest.encoder) names.push(this.manifest.encoder.file);
     return names;

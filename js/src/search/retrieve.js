@@ -245,16 +245,38 @@ export class Searcher {
   }
 
   /**
-   * denseScores of the chunks in the probed clusters only.
+   * denseScores of the chunks in the probed clusters only: those of the best keyword
+   * `hits` first (guidedClusters), then the nearest.
    * @param {ArrayLike<number>} vector the query's embedding
+   * @param {number[]} [hits]  the keyword ranking
    */
-  async denseCandidates(vector) {
+  async denseCandidates(vector, hits = []) {
     if (!this.index.hasVectors) throw new Error("sphinx-rag: this index has no embeddings (keyword-only build)");
     await this.index.directory();
-    const centroids = await this.index.centroids();
-    const probed = probeOrder(vector, centroids, this.index.dim, this.index.clusterSizes, this.probe);
+    const [centroids, first] = await Promise.all([this.index.centroids(), this.guidedClusters(hits)]);
+    const probed = probeOrder(vector, centroids, this.index.dim, this.index.clusterSizes, this.probe, first);
     const clusters = await Promise.all(probed.map((c) => this.index.cluster(c)));
     return clusterScores(vector, clusters, this.index.dim);
+  }
+
+  /**
+   * The clusters of the first `guide_hits` keyword hits, in their order, at most
+   * `guide_clusters` (the manifest's layout; none when the index has one cluster).
+   * @param {number[]} hits
+   * @returns {Promise<number[]>}
+   */
+  async guidedClusters(hits) {
+    const layout = this.index.manifest.layout;
+    const limit = layout.guide_clusters ?? 0;
+    const clusters = await Promise.all(hits.slice(0, layout.guide_hits ?? 0).map((i) => this.index.clusterOf(i)));
+    /** @type {number[]} */
+    const out = [];
+    for (const c of clusters) {
+      if (c === null) return [];
+      if (out.length >= limit) break;
+      if (!out.includes(c)) out.push(c);
+    }
+    return out;
   }
 
   /**
@@ -272,10 +294,11 @@ export class Searcher {
     await this.index.directory();
     if (fusion !== "bm25" && !vector) throw new Error(`sphinx-rag: fusion "${fusion}" needs the query vector`);
     const tokens = tokenize(query);
-    const [expansions, dense] = await Promise.all([
-      expandTokens(tokens, (t) => this.index.postings(t), (t) => this.index.near(t)),
-      fusion === "bm25" ? null : this.denseCandidates(/** @type {ArrayLike<number>} */ (vector)),
-    ]);
+    if (fusion !== "bm25" && this.index.hasVectors) this.index.centroids().catch(() => {}); // read while the terms are
+    const expansions = await expandTokens(tokens, (t) => this.index.postings(t), (t) => this.index.near(t));
+    const hits = topCandidates(keywordCandidates(tokens, expansions, this.scratch), CANDIDATES);
+    const dense = fusion === "bm25" ? null
+      : await this.denseCandidates(/** @type {ArrayLike<number>} */ (vector), fusion === "rrf" ? hits : []);
     let best = null;
     if (dense) {
       best = 0; // the chunks no probed cluster holds score 0
@@ -291,8 +314,7 @@ export class Searcher {
       for (const r of bestPositions(scores, ids, CANDIDATES)) scored.set(ids[r], scores[r]);
       return { scored, weak };
     }
-    const keyword = keywordCandidates(tokens, expansions, this.scratch);
-    const fused = rrfFuse([topCandidates(keyword, CANDIDATES), topCandidates(/** @type {import("./bm25.js").Candidates} */ (dense), CANDIDATES)], this.rrfK, weights, [1.0, DENSE_VOTE[encoder]]);
+    const fused = rrfFuse([hits, topCandidates(/** @type {import("./bm25.js").Candidates} */ (dense), CANDIDATES)], this.rrfK, weights, [1.0, DENSE_VOTE[encoder]]);
     return { scored: fused, weak };
   }
 

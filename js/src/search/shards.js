@@ -132,7 +132,7 @@ const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
 /**
  * `n` little-endian items at `offset` of `bytes` as a typed array (a view when possible).
- * @template {Uint32ArrayConstructor | Float32ArrayConstructor} T
+ * @template {Uint16ArrayConstructor | Uint32ArrayConstructor | Float32ArrayConstructor} T
  * @param {Uint8Array} bytes
  * @param {T} Type
  * @param {number} offset
@@ -144,9 +144,13 @@ export function littleEndian(bytes, Type, offset, n) {
   if (LITTLE_ENDIAN && at % Type.BYTES_PER_ELEMENT === 0) {
     return /** @type {InstanceType<T>} */ (new Type(/** @type {ArrayBuffer} */ (bytes.buffer), at, n));
   }
-  const view = new DataView(bytes.buffer, at, n * 4);
+  const size = Type.BYTES_PER_ELEMENT;
+  const view = new DataView(bytes.buffer, at, n * size);
   const out = new Type(n);
-  for (let i = 0; i < n; i++) out[i] = Type === Float32Array ? view.getFloat32(i * 4, true) : view.getUint32(i * 4, true);
+  for (let i = 0; i < n; i++) {
+    out[i] = Type === Float32Array ? view.getFloat32(i * 4, true)
+      : size === 2 ? view.getUint16(i * 2, true) : view.getUint32(i * 4, true);
+  }
   return /** @type {InstanceType<T>} */ (out);
 }
 
