@@ -27,8 +27,9 @@ sphinx_rag_chunk_overlap = 32
 sphinx_rag_exclude = ['*sg_execution_times']
 
 # Glob patterns of docnames -> ranking weight in (0, 1]. Changelogs mention every API
-# name and would otherwise crowd keyword results.
-sphinx_rag_downweight = {'*changelog*': 0.3, '*release_notes*': 0.3, '*whats_new*': 0.3}
+# name and would otherwise crowd keyword results (the default names the usual changelog
+# pages: changes, history, news, ...).
+sphinx_rag_downweight = {'*changelog*': 0.3, '*release_notes*': 0.3, '*release-notes*': 0.3, '*whats_new*': 0.3, '*whatsnew*': 0.3, 'changes': 0.3, '*/changes': 0.3, 'history': 0.3, '*/history': 0.3, 'news': 0.3, '*/news': 0.3}
 
 # How keyword and semantic rankings are combined: rrf (reciprocal-rank fusion), bm25
 # (keyword only) or dense (semantic only). Choices: rrf, bm25, dense.

@@ -142,10 +142,13 @@ CONFIG = [
            "Glob patterns of docnames left out of the index (e.g. `[\"legal/*\"]`). The default "
            "drops sphinx-gallery's timing pages; set your own list to replace it.",
            _patterns),
-    Option("sphinx_rag_downweight", {"*changelog*": 0.3, "*release_notes*": 0.3, "*whats_new*": 0.3},
+    Option("sphinx_rag_downweight", {"*changelog*": 0.3, "*release_notes*": 0.3, "*release-notes*": 0.3,
+                                     "*whats_new*": 0.3, "*whatsnew*": 0.3, "changes": 0.3, "*/changes": 0.3,
+                                     "history": 0.3, "*/history": 0.3, "news": 0.3, "*/news": 0.3},
            (dict,),
            "Glob patterns of docnames -> ranking weight in (0, 1]. Changelogs mention every "
-           "API name and would otherwise crowd keyword results.", _weights),
+           "API name and would otherwise crowd keyword results (the default names the usual "
+           "changelog pages: `changes`, `history`, `news`, ...).", _weights),
     Option("sphinx_rag_fusion", "rrf", (str,),
            "How keyword and semantic rankings are combined: `rrf` (reciprocal-rank fusion), "
            "`bm25` (keyword only) or `dense` (semantic only).", choices=("rrf", "bm25", "dense")),

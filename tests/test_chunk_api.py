@@ -100,3 +100,43 @@ def test_malformed_docstring_warns_and_falls_back(app, warning):
     assert any("Do something useful with x." in c["text"] for c in broken)  # narrative fallback
     assert any("The same section twice" in c["text"] for c in broken)  # nothing lost
     assert any(c["text"].startswith("Parameter y of badmod.fine (Return y unchanged).") for c in chunks)  # others unaffected
+
+
+@pytest.mark.sphinx("html", testroot="docfields")
+def test_sphinx_fields_and_google_sections_are_chunked_like_numpydoc(app):
+    """``:param x:`` fields (click, packaging) and Google ``Args:`` sections (attrs,
+    through Sphinx's napoleon) give one chunk per parameter, return value and exception,
+    and a reader sees no raw field markers."""
+    app.build()
+    chunks = chunks_of(app.outdir)
+    texts = {c["text"].split("\n")[0]: c for c in chunks}
+    group = "fieldmod.Group (A command that holds subcommands)"
+    for name in ("name", "commands", "chain", "invoke_without_command"):
+        assert f"Parameter {name} of {group}." in texts, sorted(texts)
+    chain = texts[f"Parameter chain of {group}."]
+    assert "chain has the following type(s): int" in chain["text"]  # ":param int chain:"
+    assert chain["display"] == [["label", "Parameters"], ["term", "chain : int"],
+                                ["p", "How many subcommands may be chained in one invocation."]]
+    flag = texts[f"Parameter invoke_without_command of {group}."]
+    assert flag["display"][1] == ["term", "invoke_without_command : bool"]  # ":type x:" joins its ":param x:"
+    raises = next(c for c in chunks if c["text"].startswith("ValueError is raised by fieldmod.Group"))
+    assert raises["display"][-1] == ["p", "If a name is given twice, see the naming rules."]
+    returned = next(c for c in chunks if c["text"].startswith("A value of type Tuple[str, list] is returned by "
+                                                              "fieldmod.Group.resolve"))
+    assert returned["display"][1:] == [["term", "Tuple[str, list]"], ["p", "The subcommand's name and the arguments left."]]
+    card = texts["Group (class in fieldmod)"]
+    assert card["text"].endswith("takes the parameters name, commands, chain, invoke_without_command.")
+    assert ["p", "Changed in version 8.0: The commands argument can be a list."] in texts["fieldmod.Group (class)"]["display"]
+
+    define = "fieldmod.define (Define a class with attributes)"
+    kw_only = texts[f"Parameter kw_only of {define}."]
+    assert kw_only["display"] == [["label", "Parameters"], ["term", "kw_only : bool"],
+                                  ["p", "Make all attributes keyword-only in the generated __init__."],
+                                  ["p", "This only matters for subclasses."]]
+    assert texts[f"Parameter slots of {define}."]["display"][-1] == [
+        "p", "Create a slotted class that is more memory-efficient. Slotted classes are described in the glossary entry."]
+    assert any(c["text"].startswith("TypeError is raised by fieldmod.define: If *maybe_cls* is not a class.") for c in chunks)
+    assert any(c["text"].startswith("A value of type type is returned by fieldmod.define") for c in chunks)
+    shown = repr([c["display"] for c in chunks if c["kind"] == "api"])
+    for raw in (":param", ":type", ":raises", ":return", ":rtype", ":meta", "Args:", ":term:", ":ref:", "~typing"):
+        assert raw not in shown, raw

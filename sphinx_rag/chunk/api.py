@@ -25,6 +25,7 @@ from numpydoc.docscrape import NumpyDocString
 
 from ..lexical import word_parts
 from . import Chunk
+from .docfields import add_fields, split_fields
 from .display import Display, prose, rst_blocks, rst_inline
 
 __all__ = ["CARD_TYPES", "DocstringError", "api_chunks", "api_chunk_parts", "api_chunk_texts", "link_card",
@@ -103,11 +104,13 @@ def _describe(name: str, desc: list[str], type_: str) -> str:
 
 
 def parse_docstring(docstring: str) -> NumpyDocString:
-    """Parse with numpydoc; numpydoc's own complaints become DocstringError."""
+    """Parse with numpydoc (Sphinx fields and Google sections read into its sections by
+    ``docfields``); numpydoc's own complaints become DocstringError."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            return NumpyDocString(docstring)
+            text, fields = split_fields(docstring)
+            return add_fields(NumpyDocString(text), fields)
         except Exception as exc:  # numpydoc raises ValueError and friends
             raise DocstringError(str(exc).splitlines()[0]) from exc
 
@@ -127,7 +130,8 @@ def _term(name: str, type_: str) -> str:
 
 
 def _entry(label: str, name: str, type_: str, desc: list[str]) -> Display:
-    return [["label", label], ["term", _term(name, type_)], *rst_blocks("\n".join(desc))]
+    term = _term(name, type_)
+    return [["label", label], *([["term", term]] if term else []), *rst_blocks("\n".join(desc))]
 
 
 def _first_paragraph(text: str) -> tuple[str, str]:

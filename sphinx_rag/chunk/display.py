@@ -189,8 +189,10 @@ def rst_blocks(text: str) -> Display:
                 if code:
                     out.append(["code", code])
             elif name in _VERSIONS:
-                blocks = rst_blocks("\n".join(body))
-                head = f"{_VERSIONS[name]} {arg}".strip()
+                version, _, text = arg.partition(" ")  # ".. versionadded:: 2.1 Text on the same line."
+                lead = [text] if body and body[0].strip() else [text, ""]  # same paragraph if no blank line
+                blocks = rst_blocks("\n".join((lead if text.strip() else []) + body))
+                head = f"{_VERSIONS[name]} {version}".strip()
                 if blocks and blocks[0][0] == "p":
                     blocks[0][1] = f"{head}: {blocks[0][1]}"
                 else:
