@@ -103,7 +103,7 @@ def _query_encoder(chunks, vectors, scales, model_dir: Path, info: dict, out_dir
 
 def _digest(texts, titles, vectors, scales, model_info) -> str:
     h = hashlib.sha256()
-    params = (static_encoder.SEED, static_encoder.MAX_QUERIES, static_encoder.QUERIES_PER_CHUNK,
+    params = (static_encoder.SEED, static_encoder.SAMPLING, static_encoder.MAX_QUERIES, static_encoder.QUERIES_PER_CHUNK,
               static_encoder.RANK, static_encoder.RIDGE, static_encoder.CG_ITERATIONS, static_encoder.MAX_ROWS,
               static_encoder.FORMAT)
     h.update(repr((params, sorted(model_info.items()))).encode())

@@ -30,6 +30,21 @@ def test_pseudo_queries_are_cut_from_the_chunks_deterministically():
         assert 1 <= len(query.split()) <= 20
 
 
+def test_an_added_chunk_leaves_the_other_chunks_pseudo_queries_alone():
+    """A page edit that adds a chunk must not re-draw every pseudo-query (each one not in
+    the embedding cache costs a model call at build time)."""
+    texts = [f"Chunk {i}: the estimator number {i} fits a model on data. It also predicts targets well "
+             f"and scores them with metric {i}." for i in range(300)]
+    titles = [""] * 300
+    before = pseudo_queries(texts, titles, 1000)
+    after = pseudo_queries(texts[:150] + ["A new paragraph about cross validation of estimators."] + texts[150:],
+                           titles + [""], 1000)
+    by_text = lambda pairs, shift: {(q, s - (shift and s > 150)) for q, s in pairs}  # noqa: E731
+    kept = by_text(before, False) & by_text(after, True)
+    assert len(kept) >= 0.95 * len(before), (len(kept), len(before))
+    assert 900 <= len(before) <= 1000 and 900 <= len(after) <= 1000
+
+
 def test_too_few_chunks_is_refused():
     with pytest.raises(TrainingTooSmall, match=f"at least {MIN_CHUNKS}"):
         train_encoder(["a b c"] * 5, [""] * 5, np.ones((5, 4)), lambda t: [[1]] * len(t),
