@@ -57,6 +57,33 @@ def test_sections_headers_budget_and_weights(app):
     assert [(c["text"], c["url"]) for c in chunks if c["doc"] == "index"] == [("Narrative test", "index.html#narrative-test")]
 
 
+@pytest.mark.sphinx("html", testroot="narrative")
+def test_tables_glossaries_footnotes_and_local_contents(app):
+    """Structures that used to come out as one run of words (a robustness check on real
+    sites: click's tables and contents boxes, attrs' glossary and MyST footnotes)."""
+    app.build()
+    chunks = chunks_of(app.outdir)
+    text = "\n\n".join(c["text"] for c in chunks if c["doc"] == "reference")
+    # a table: a row per line, cells apart, the header first; shown the same way
+    assert "Flag given | default | flag_value\nnot passed | False | True\n--flag | True | True" in text
+    table = next(c for c in chunks if "not passed | False" in c["text"])
+    assert ["p", "Flag given | default | flag_value\nnot passed | False | True\n--flag | True | True"] in table["display"]
+    # a glossary: its terms apart from their definitions, like a definition list
+    assert ("- slotted class: A class whose instances keep their attributes in fixed slots instead of a dict.\n"
+            "- dict class: A class whose instances keep their attributes in a per-instance dict.") in text
+    # footnote marks do not stick to words; the footnote's text has no number
+    assert "less memory on CPython." in text and "CPython1" not in text and "CPython 1" not in text
+    assert "Measured with tracemalloc on 10,000 instances." in text and "1Measured" not in text
+    # a page's local contents box is navigation, not content
+    assert "Flag options Terms" not in text and not any(c["text"].endswith("Terms") for c in chunks)
+    # MyST puts footnotes after every section: they get the page title, not an empty one
+    md = [c for c in chunks if c["doc"] == "myst_page"]
+    assert all(c["title"] for c in md), [c["id"] for c in md if not c["title"]]
+    note = next(c for c in md if "object.__setattr__" in c["text"])
+    assert note["title"] == "Markdown page" and note["text"].startswith("Markdown page\n")
+    assert any(c["text"].endswith("Frozen instances are slower to create.") for c in md)
+
+
 def test_a_paragraph_without_sentence_breaks_is_cut_to_the_budget():
     """The last resort: token windows between words, or inside a word with no space."""
     import random

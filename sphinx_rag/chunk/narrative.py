@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from collections.abc import Callable, Iterable, Iterator
 
 from docutils import nodes
+from sphinx import addnodes
 
 from . import Chunk
 from .display import ELLIPSIS, Display, prose, rst_blocks, rst_inline
@@ -23,6 +24,7 @@ __all__ = ["Block", "Run", "ObjectNode", "pack", "pack_blocks", "walk", "run_chu
 
 
 CountTokens = Callable[[str], int]
+_SPACE_BEFORE_MARK = re.compile(r"\s+([.,;:!?)])")
 _SENTENCE_END = re.compile(r"(?<=[.!?:;])\s+(?=[A-Z0-9`\"'(\[*-])")
 _SKIP = (
     nodes.comment, nodes.target, nodes.substitution_definition, nodes.system_message,
@@ -207,6 +209,20 @@ def block_text(node: nodes.Node) -> Block | None:
     return block
 
 
+def _words(node: nodes.Node) -> str:
+    """The node's text on one line, without footnote and citation reference marks
+    (``bugs.[2]`` would read "bugs.2")."""
+    def is_ref(n: nodes.Node) -> bool:
+        return isinstance(n, (nodes.footnote_reference, nodes.citation_reference))
+
+    if not any(True for _ in node.findall(is_ref)):
+        return " ".join(node.astext().split())
+    node = node.deepcopy()
+    for ref in list(node.findall(is_ref)):
+        ref.parent.remove(ref)
+    return _SPACE_BEFORE_MARK.sub(r"\1", " ".join(node.astext().split()))  # "CPython [1]." -> "CPython."
+
+
 def _block_text(node: nodes.Node) -> Block | None:
     if isinstance(node, _SKIP):
         return None
@@ -215,23 +231,31 @@ def _block_text(node: nodes.Node) -> Block | None:
     if isinstance(node, nodes.math_block):
         return Block(node.astext().strip(), shown="code")
     if isinstance(node, (nodes.bullet_list, nodes.enumerated_list)):
-        items = [" ".join(i.astext().split()) for i in node.children if isinstance(i, nodes.list_item)]
+        items = [_words(i) for i in node.children if isinstance(i, nodes.list_item)]
         return Block("\n".join(f"- {i}" for i in items)) if items else None
+    if isinstance(node, addnodes.glossary):  # a definition list inside
+        node = next(node.findall(nodes.definition_list), node)
     if isinstance(node, nodes.definition_list):
         items = []
         for item in node.findall(nodes.definition_list_item):
-            term = " ".join(t.astext() for t in item.findall(nodes.term))
-            body = " ".join(d.astext() for d in item.findall(nodes.definition))
-            items.append(f"- {' '.join(term.split())}: {' '.join(body.split())}")
+            term = " ".join(_words(t) for t in item.findall(nodes.term))
+            body = " ".join(_words(d) for d in item.findall(nodes.definition))
+            items.append(f"- {term}: {body}")
         return Block("\n".join(items)) if items else None
+    if isinstance(node, nodes.table):  # a row per line, cells apart (the header row first)
+        rows = [" | ".join(_words(e) for e in row.findall(nodes.entry)) for row in node.findall(nodes.row)]
+        return Block("\n".join(r for r in rows if r.strip(" |"))) if rows else None
+    if isinstance(node, (nodes.footnote, nodes.citation)):  # its text, not its number
+        text = " ".join(_words(c) for c in node.children if not isinstance(c, nodes.label))
+        return Block(text) if text else None
     if isinstance(node, nodes.Admonition):
         kind = node.tagname.replace("_", " ").capitalize()
-        body = " ".join(node.astext().split())
+        body = _words(node)
         return Block(body if kind == "Admonition" else f"{kind}: {body}")
     classes = node.get("classes", []) if isinstance(node, nodes.Element) else []
-    if "toctree-wrapper" in classes or any(c.startswith("sphx-glr-") for c in classes):
-        return None  # navigation, gallery thumbnails and signatures: not content
-    text = " ".join(node.astext().split())
+    if "toctree-wrapper" in classes or "contents" in classes or any(c.startswith("sphx-glr-") for c in classes):
+        return None  # navigation (toctrees, a page's local contents), gallery thumbnails: not content
+    text = _words(node)
     return Block(text) if text else None
 
 

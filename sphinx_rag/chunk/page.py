@@ -48,7 +48,7 @@ def chunk_page(doctree: nodes.document, *, doc: str, count: CountTokens, budget:
         chunks = gallery_chunks(gallery_source, doc=doc, page_title=page_title(doctree), section_ids=section_ids,
                                 count=count, budget=budget, overlap=overlap)
     else:
-        walker = _PageWalker(doc, count, budget, overlap, docstrings or {}, source_path, warn)
+        walker = _PageWalker(doc, count, budget, overlap, docstrings or {}, source_path, warn, page_title(doctree))
         chunks = walker.chunks(doctree, headings=[], anchor="", kind="guide")
     chunks = [c for c in chunks if c.text.strip()]
     if not chunks and page_title(doctree):  # an empty or title-only page: its title is still findable
@@ -73,9 +73,10 @@ def _fullname(desc: addnodes.desc) -> str:
 class _PageWalker:
     """Narrative runs and API objects of one page (objects nest: a class holds methods)."""
 
-    def __init__(self, doc, count, budget, overlap, docstrings, source_path, warn):
+    def __init__(self, doc, count, budget, overlap, docstrings, source_path, warn, title=""):
         self.doc, self.docstrings, self.source_path, self.warn = doc, docstrings, source_path, warn
         self.sizes = dict(count=count, budget=budget, overlap=overlap)
+        self.title = title  # the page's: for text outside every section (MyST puts footnotes there)
 
     def chunks(self, node: nodes.Element, *, headings: list[str], anchor: str, kind: str) -> list[Chunk]:
         out: list[Chunk] = []
@@ -83,6 +84,8 @@ class _PageWalker:
             if isinstance(item, ObjectNode):
                 out += self.object_chunks(item.node, item.headings)
             else:
+                if not any(item.headings) and self.title:
+                    item.headings = [self.title]
                 out += run_chunks(item, doc=self.doc, kind=kind, **self.sizes)
         return out
 
