@@ -233,9 +233,8 @@ class Searcher:
         tokens = tokenize(query)
         expansions = expand_tokens(tokens, self.index.postings, self.index.near)
         kscores = keyword_scores(self.index.n_chunks, tokens, expansions)
-        keyword = top_k(kscores, CANDIDATES)
-        dense = None if self.fusion == "bm25" else self.dense_scores(
-            query, vector, keyword if self.fusion == "rrf" else [])
+        keyword = top_k(kscores, CANDIDATES) if self.fusion == "rrf" else []  # what the rrf probe follows
+        dense = None if self.fusion == "bm25" else self.dense_scores(query, vector, keyword)
         weak = weak_match(tokens, expansions, None if dense is None else float(dense.max(initial=0.0)), self.floor)
         weights = self.index.weights
         if self.fusion == "bm25":

@@ -189,9 +189,9 @@ def rst_blocks(text: str) -> Display:
                 if code:
                     out.append(["code", code])
             elif name in _VERSIONS:
-                version, _, text = arg.partition(" ")  # ".. versionadded:: 2.1 Text on the same line."
-                lead = [text] if body and body[0].strip() else [text, ""]  # same paragraph if no blank line
-                blocks = rst_blocks("\n".join((lead if text.strip() else []) + body))
+                version, _, same_line = arg.partition(" ")  # ".. versionadded:: 2.1 Text on the same line."
+                lead = [] if not same_line.strip() else [same_line] if body and body[0].strip() else [same_line, ""]
+                blocks = rst_blocks("\n".join(lead + body))  # one paragraph with the body unless a blank line
                 head = f"{_VERSIONS[name]} {version}".strip()
                 if blocks and blocks[0][0] == "p":
                     blocks[0][1] = f"{head}: {blocks[0][1]}"

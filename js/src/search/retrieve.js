@@ -296,9 +296,8 @@ export class Searcher {
     const tokens = tokenize(query);
     if (fusion !== "bm25" && this.index.hasVectors) this.index.centroids().catch(() => {}); // read while the terms are
     const expansions = await expandTokens(tokens, (t) => this.index.postings(t), (t) => this.index.near(t));
-    const hits = topCandidates(keywordCandidates(tokens, expansions, this.scratch), CANDIDATES);
-    const dense = fusion === "bm25" ? null
-      : await this.denseCandidates(/** @type {ArrayLike<number>} */ (vector), fusion === "rrf" ? hits : []);
+    const hits = fusion === "rrf" ? topCandidates(keywordCandidates(tokens, expansions, this.scratch), CANDIDATES) : [];
+    const dense = fusion === "bm25" ? null : await this.denseCandidates(/** @type {ArrayLike<number>} */ (vector), hits);
     let best = null;
     if (dense) {
       best = 0; // the chunks no probed cluster holds score 0
