@@ -74,6 +74,18 @@ def test_tables_glossaries_footnotes_and_local_contents(app):
     # footnote marks do not stick to words; the footnote's text has no number
     assert "less memory on CPython." in text and "CPython1" not in text and "CPython 1" not in text
     assert "Measured with tracemalloc on 10,000 instances." in text and "1Measured" not in text
+    # a definition list keeps its classifiers (numpydoc's "name : type" settings); a nested
+    # list is part of its item's definition, not an item of its own
+    assert "- numpydoc_use_plots (bool): Whether to produce plots for examples." in text
+    assert "- numpydoc_xref_aliases (dict): Aliases for cross-references: short the alias." in text
+    assert "\n- short" not in text
+    # a list longer than the budget is cut between its items, which keep their line breaks
+    steps = [c for c in chunks if c["title"] == "Reference > Release steps"]
+    assert len(steps) >= 2
+    for c in steps:
+        items = c["text"].split("\n")[1:]
+        assert items and all(i.startswith("- ") and i.endswith(".") for i in items), c["text"]
+    assert sum(len(c["text"].split("\n")) - 1 for c in steps) >= 6
     # a page's local contents box is navigation, not content
     assert "Flag options Terms" not in text and not any(c["text"].endswith("Terms") for c in chunks)
     # MyST puts footnotes after every section: they get the page title, not an empty one

@@ -78,20 +78,26 @@ class Block:
 
 
 def _split_oversized(block: Block, room: int, count: CountTokens) -> list[Block]:
-    """Split a block that cannot fit into pieces of at most ``room`` tokens."""
-    units = block.text.split("\n") if block.code else _SENTENCE_END.split(block.text)
-    sep = "\n" if block.code else " "
+    """Split a block that cannot fit into pieces of at most ``room`` tokens: code at
+    lines; a list or table (plain prose with line breaks) between its items, each too
+    long item at its sentences; other prose at sentences."""
+    by_line = block.code or (block.shown == "p" and "\n" in block.text)
+    units = block.text.split("\n") if by_line else _SENTENCE_END.split(block.text)
+    sep = "\n" if by_line else " "
     pieces: list[Block] = []
     cur: list[str] = []
     for unit in units:
         if cur and count(sep.join(cur + [unit])) > room:
             pieces.append(block.piece(sep.join(cur)))
             cur = []
-        if not _fits(unit, room, count):  # no sentence or line break to cut at: cut by token count
+        if not _fits(unit, room, count):
             if cur:
                 pieces.append(block.piece(sep.join(cur)))
                 cur = []
-            windows = _token_windows(unit, room, count)
+            if by_line and not block.code:  # one long list item: at its sentences
+                pieces.extend(_split_oversized(block.piece(unit), room, count))
+                continue
+            windows = _token_windows(unit, room, count)  # no sentence or line break to cut at
             pieces.extend(block.piece(w, cut_before=k > 0, cut_after=k < len(windows) - 1)
                           for k, w in enumerate(windows))
             continue
@@ -237,10 +243,14 @@ def _block_text(node: nodes.Node) -> Block | None:
         node = next(node.findall(nodes.definition_list), node)
     if isinstance(node, nodes.definition_list):
         items = []
-        for item in node.findall(nodes.definition_list_item):
-            term = " ".join(_words(t) for t in item.findall(nodes.term))
-            body = " ".join(_words(d) for d in item.findall(nodes.definition))
-            items.append(f"- {term}: {body}")
+        for item in node.children:  # a nested list stays inside its definition's words
+            if not isinstance(item, nodes.definition_list_item):
+                continue
+            term = " ".join(_words(t) for t in item.children if isinstance(t, nodes.term))
+            types = [_words(c) for c in item.children if isinstance(c, nodes.classifier)]  # "term : bool"
+            body = " ".join(_words(d) for d in item.children if isinstance(d, nodes.definition))
+            kinds = f" ({', '.join(types)})" if types else ""
+            items.append(f"- {term}{kinds}: {body}")
         return Block("\n".join(items)) if items else None
     if isinstance(node, nodes.table):  # a row per line, cells apart (the header row first)
         rows = [" | ".join(_words(e) for e in row.findall(nodes.entry)) for row in node.findall(nodes.row)]
