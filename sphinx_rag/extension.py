@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 from sphinx.util import logging
+from sphinx.util.console import terminal_supports_colour
 from sphinx.util.display import status_iterator
 
 from . import __version__, assets
@@ -294,15 +295,21 @@ def on_build_finished(app, exception):
     logger.info(f"[sphinx-rag] indexed {len(chunks)} chunks into {out_dir}")
 
 
+#: Without a terminal (a CI log) Sphinx's bar prints a line per step: at most this many.
+LOG_STEPS = 20
+
+
 def _progress_bar(app, what: str):
-    """Sphinx's own progress bar over the embedding batches (of ``what``)."""
+    """Sphinx's own progress bar over the embedding batches (of ``what``): a step per
+    batch on a terminal, at most ``LOG_STEPS`` lines in a log."""
 
     def progress(batches: list[list[int]]):
         total = sum(len(b) for b in batches)
-        done = itertools.accumulate(len(b) for b in batches)
-        items = list(zip(batches, done))
-        for batch, _ in status_iterator(items, f"embedding {what}... ", "darkgreen", len(items), app.verbosity,
-                                        stringify_func=lambda item: f"{item[1]}/{total} {what}"):
-            yield batch
+        per_step = 1 if app.verbosity < 1 and terminal_supports_colour() else max(1, -(-len(batches) // LOG_STEPS))
+        steps = [batches[i:i + per_step] for i in range(0, len(batches), per_step)]
+        done = itertools.accumulate(sum(len(b) for b in step) for step in steps)
+        for step, _ in status_iterator(list(zip(steps, done)), f"embedding {what}... ", "darkgreen", len(steps),
+                                       app.verbosity, stringify_func=lambda item: f"{item[1]}/{total} {what}"):
+            yield from step
 
     return progress

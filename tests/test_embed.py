@@ -268,3 +268,31 @@ def test_first_export_is_announced_and_quiet(tmp_path):
     assert out.stdout.startswith("[sphinx-rag] exporting the embedding model 'sentence-transformers/all-MiniLM-L6-v2'")
     noise = [line for line in (out.stdout + out.stderr).splitlines() if not line.startswith("[sphinx-rag]")]
     assert noise == [], noise  # no "Opset 17 is lower...", TracerWarning, torch_dtype deprecation
+
+
+def test_the_progress_bar_prints_a_bounded_number_of_lines_in_a_log(monkeypatch):
+    """On a terminal the bar redraws one line per batch; in a CI log each step is a line of
+    its own, so there it steps at most LOG_STEPS times (click's docs: 500 lines before)."""
+    import types
+
+    from sphinx_rag import extension
+
+    steps = []
+
+    def recording(items, summary, color, length, verbosity, stringify_func):
+        assert length == len(items)
+        for item in items:
+            steps.append(stringify_func(item))
+            yield item
+
+    monkeypatch.setattr(extension, "status_iterator", recording)
+    batches = [list(range(i * 32, min((i + 1) * 32, 16_001))) for i in range(501)]
+    app = types.SimpleNamespace(verbosity=0)
+    for tty, most in ((False, extension.LOG_STEPS), (True, len(batches))):
+        steps.clear()
+        monkeypatch.setattr(extension, "terminal_supports_colour", lambda tty=tty: tty)
+        assert list(extension._progress_bar(app, "chunks")(batches)) == batches  # every batch, in order
+        assert len(steps) <= most and len(steps) > (most // 2 if tty else 1)
+        assert steps[-1] == "16001/16001 chunks"
+    steps.clear()
+    assert list(extension._progress_bar(app, "chunks")([])) == [] and steps == []
