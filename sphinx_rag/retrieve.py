@@ -69,6 +69,11 @@ class Result:
                 "kind": self.kind, "text": self.text, "display": self.display, "id": self.id}
 
 
+def _section_titles(chunk, span: list[int]) -> list[str | None]:
+    """The title of each chunk of a passage, None for an API part (its display names its object)."""
+    return [None if chunk(j)["kind"] == "api" else chunk(j)["title"] for j in span]
+
+
 def top_k(scores: np.ndarray, k: int) -> list[int]:
     """Indices of the k best positive scores; ties go to the lower index."""
     candidates = np.flatnonzero(scores > 0)
@@ -268,7 +273,7 @@ class Searcher:
         for rank, (hit, span) in enumerate(expand(ranked, chunk, self.index.n_chunks, k), start=1):
             c = chunk(hit)
             text = "\n\n".join(chunk(j)["text"] for j in span)
-            display = join_displays([record_display(chunk(j)) for j in span])
+            display = join_displays([record_display(chunk(j)) for j in span], _section_titles(chunk, span), c["title"])
             out.append(Result(rank, scored[hit], c["url"], c["title"], c["kind"], text, c["id"], hit,
                               [chunk(j)["url"] for j in span if j != hit], display))
         return out, weak

@@ -107,6 +107,19 @@ def test_packed_chunks_have_no_header_and_mark_their_overlap():
     assert all(joined.count(s) == 1 for s in sentences)
 
 
+def test_a_passage_names_the_sections_it_runs_into():
+    """A passage is shown under its hit's title; the chunks of other sections it takes
+    (expand.py) open with their section's heading, in the display and the LLM's text."""
+    a, b = [["p", "Shuffle first."]], [["lead", "x"], ["p", "K-fold splits."]]
+    titles = ["CV > Shuffling", "CV > Iterators > K-fold"]
+    joined = join_displays([a, b], titles, shown_title="CV > Iterators > K-fold")
+    assert joined == [["heading", "Shuffling"], ["p", "Shuffle first."], ["heading", "K-fold"], ["p", "K-fold splits."]]
+    assert display_text(joined) == "Shuffling\nShuffle first.\n\nK-fold\nK-fold splits."
+    assert join_displays([a, b], [titles[0]] * 2, titles[0]) == [["p", "Shuffle first."], ["p", "K-fold splits."]]
+    assert join_displays([a, b], [None, None], "X > fit") == [["p", "Shuffle first."], ["p", "K-fold splits."]]
+    assert clip_display(joined, 10)[0] == ["heading", "Shuffling"]  # kept whole, like a label
+
+
 def test_a_sentence_cut_by_token_windows_says_so():
     long_sentence = " ".join(f"word{i}" for i in range(100))
     chunks = pack("H", [Block(long_sentence)], _count, budget=30, overlap=0)

@@ -42,6 +42,35 @@ test("joinDisplays keeps the first chunk's lead and drops the others'", () => {
   assert.deepEqual(joinDisplays([b]), b);
 });
 
+test("joinDisplays names the section where a passage leaves its hit's section", () => {
+  const a = [["p", "Shuffle first."]];
+  const b = [["p", "K-fold splits."]];
+  const c = [["lead", "K-fold splits."], ["p", "More folds."]];
+  const titles = ["CV > Shuffling", "CV > Iterators > K-fold", "CV > Iterators > K-fold"];
+  // shown under the K-fold title: the first chunk is another section's, and K-fold's heading follows
+  assert.deepEqual(joinDisplays([a, b, c], titles, "CV > Iterators > K-fold"),
+    [["heading", "Shuffling"], ["p", "Shuffle first."], ["heading", "K-fold"], ["p", "K-fold splits."], ["p", "More folds."]]);
+  // one section: no heading; API parts (null) never get one
+  assert.deepEqual(joinDisplays([b, c], titles.slice(1), titles[1]), [["p", "K-fold splits."], ["p", "More folds."]]);
+  assert.deepEqual(joinDisplays([a, b], [null, null], "X > fit"), [["p", "Shuffle first."], ["p", "K-fold splits."]]);
+  assert.equal(displayText([["heading", "K-fold"], ["p", "K-fold splits."]]), "K-fold\nK-fold splits.");
+});
+
+test("passageView shown from further down keeps the heading of the section it is in", () => {
+  const filler = Array.from({ length: 60 }, () => "filler").join(" ");
+  const display = [["p", "Intro."], ["heading", "K-fold"], ["p", filler], ["p", "The strategy matters."]];
+  const view = shown(passageView(display, queryTokens("strategy"), 100));
+  assert.deepEqual(view.slice(0, 3), [["heading", "K-fold"], ["p", "…"], ["p", "The strategy matters."]]);
+  // the hit right under its heading: the heading, then the hit (what is skipped is above both)
+  const under = [["p", filler], ["heading", "K-fold"], ["p", "The strategy matters."]];
+  assert.deepEqual(shown(passageView(under, queryTokens("strategy"), 100)),
+    [["p", "…"], ["heading", "K-fold"], ["p", "The strategy matters."]]);
+  // a heading the room ends on is not shown alone
+  const fits = Array.from({ length: 40 }, () => "filler").join(" ");
+  const cut = shown(passageView([["p", "The strategy."], ["p", fits], ["heading", "Cross-validation iterators"], ["p", "x"]], queryTokens("strategy"), 300));
+  assert.deepEqual(cut, [["p", "The strategy."], ["p", fits], ["p", "…"]]);
+});
+
 test("displayText: label and term lines, code indented, paragraphs apart", () => {
   const display = [["label", "Parameters"], ["term", "strategy : str"], ["p", "The rule."], ["code", "a\n\n  b"]];
   assert.equal(displayText(display), "Parameters:\nstrategy : str\nThe rule.\n\n    a\n\n      b");

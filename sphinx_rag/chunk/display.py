@@ -36,11 +36,13 @@ from __future__ import annotations
 import re
 import textwrap
 
-__all__ = ["ELLIPSIS", "Display", "rst_inline", "rst_blocks", "join_displays", "display_text", "prose",
+__all__ = ["ELLIPSIS", "HEADING", "Display", "rst_inline", "rst_blocks", "join_displays", "display_text", "prose",
            "record_display", "clip_display", "cut_words"]
 
 Display = list[list[str]]
 ELLIPSIS = "…"
+HEADING = "heading"  # a block naming the section a passage's next text comes from (join_displays)
+TITLE_SEPARATOR = " > "  # between the heading path's parts in a chunk's title
 
 # -- inline markup ---------------------------------------------------------------------------
 
@@ -260,18 +262,30 @@ def record_display(record: dict) -> Display:
     return display if display is not None else [["p", prose(record["text"])]]
 
 
-def join_displays(displays: list[Display]) -> Display:
+def join_displays(displays: list[Display], titles: list[str | None] | None = None, shown_title: str = "") -> Display:
     """The display of a passage made of consecutive chunks (``expand.py``): each chunk's
-    blocks in order, a following chunk's ``lead`` dropped (the chunk before shows it)."""
+    blocks in order, a following chunk's ``lead`` dropped (the chunk before shows it).
+
+    A passage is shown under its hit's title (``shown_title``) but can start in, or run
+    into, a neighbouring section: given each chunk's ``titles`` (None for a chunk that
+    names itself, an API part), a chunk of another section than the text above it opens
+    with a ``heading`` block, the last part of its title.
+    """
     out: Display = []
+    current = shown_title
     for n, display in enumerate(displays):
+        title = titles[n] if titles else None
+        if title and title != current:
+            out.append([HEADING, title.rsplit(TITLE_SEPARATOR, 1)[-1]])
+        current = title or current
         out += [list(b) for b in display if not (n and b[0] == "lead")]
     return out
 
 
 def display_text(display: Display) -> str:
     """Plain text of a display (the CLI, the LLM): paragraphs apart, code indented by four
-    spaces, a label on the line above its term, a term on the line above its description."""
+    spaces, a label on the line above its term, a term on the line above its description,
+    a section heading on the line above its text."""
     parts: list[str] = []
     glue = ""
     for kind, text in display:
@@ -279,7 +293,7 @@ def display_text(display: Display) -> str:
         if kind == "label":
             piece += ":"
         parts.append((glue if parts else "") + piece)
-        glue = "\n" if kind in ("label", "term") else "\n\n"
+        glue = "\n" if kind in ("label", "term", HEADING) else "\n\n"
     return "".join(parts)
 
 
@@ -302,7 +316,7 @@ def clip_display(display: Display, max_chars: int, code_lines: int = 12) -> Disp
                 keep.append(line)
             out.append([kind, "\n".join(keep) + (f"\n{ELLIPSIS}" if len(keep) < len(lines) else "")])
             left -= len("\n".join(keep))
-        elif len(text) <= left or kind in ("label", "term"):
+        elif len(text) <= left or kind in ("label", "term", HEADING):
             out.append([kind, text])
             left -= len(text)
         else:

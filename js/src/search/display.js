@@ -4,7 +4,8 @@
  * from the text that was embedded. A display is a list of blocks [type, text]:
  * "p" prose ("\n" keeps list items apart), "code" (newlines kept), "term" (a signature or
  * a numpydoc entry line), "label" (the numpydoc section), "lead" (the overlap repeated
- * from the previous chunk: dropped when the passage shows that chunk too).
+ * from the previous chunk: dropped when the passage shows that chunk too), "heading" (the
+ * section a passage's next text comes from, added by joinDisplays).
  * joinDisplays and displayText are Python's join_displays and display_text (parity:
  * tests/fixtures/rankings.json holds both for every result).
  * @module display
@@ -26,14 +27,24 @@ export function recordDisplay(record) {
 
 /**
  * The display of a passage of consecutive chunks: each chunk's blocks in order, the
- * "lead" of every chunk after the first dropped.
+ * "lead" of every chunk after the first dropped. A passage is shown under its hit's
+ * title (`shownTitle`) but can start in, or run into, a neighbouring section: given each
+ * chunk's `titles` (null for an API part, whose display names its object), a chunk of
+ * another section than the text above it opens with a "heading" block, the last part of
+ * its title.
  * @param {Display[]} displays
+ * @param {(string | null)[]} [titles]
+ * @param {string} [shownTitle]
  * @returns {Display}
  */
-export function joinDisplays(displays) {
+export function joinDisplays(displays, titles, shownTitle = "") {
   /** @type {Display} */
   const out = [];
+  let current = shownTitle;
   displays.forEach((display, n) => {
+    const title = titles ? titles[n] : null;
+    if (title && title !== current) out.push(["heading", title.split(" > ").at(-1) ?? title]);
+    current = title || current;
     for (const b of display) if (!(n && b[0] === "lead")) out.push([b[0], b[1]]);
   });
   return out;
@@ -41,7 +52,8 @@ export function joinDisplays(displays) {
 
 /**
  * Plain text of a display (what the LLM reads): paragraphs apart, code indented by four
- * spaces, a label ("Parameters:") and a term each on the line above what follows.
+ * spaces, a label ("Parameters:"), a term and a section heading each on the line above
+ * what follows.
  * @param {Display} display
  * @returns {string}
  */
@@ -52,7 +64,7 @@ export function displayText(display) {
     let piece = kind === "code" ? text.split("\n").map((l) => (l.trim() ? `    ${l}` : l)).join("\n") : text;
     if (kind === "label") piece += ":";
     out += (i ? glue : "") + piece;
-    glue = kind === "label" || kind === "term" ? "\n" : "\n\n";
+    glue = kind === "label" || kind === "term" || kind === "heading" ? "\n" : "\n\n";
   });
   return out;
 }

@@ -373,7 +373,7 @@ export class Searcher {
         title: c.title,
         kind: c.kind,
         text: records.map((x) => x.text).join("\n\n"),
-        display: joinDisplays(records.map(recordDisplay)),
+        display: joinDisplays(records.map(recordDisplay), records.map((x) => (x.kind === "api" ? null : x.title)), c.title),
         id: c.id,
         index: hit,
         also: span.flatMap((j, n) => (j === hit ? [] : [records[n].url])), // the passage's other chunks

@@ -12,7 +12,9 @@
  * the room left is windowed around its hits (highlight.js's snippet, word boundaries).
  * An API passage (its display opens with the object's term and summary: an object card
  * or a signature) that is shown from further down keeps that summary as its first line,
- * so that a reader sees what the object is before the part that matched.
+ * so that a reader sees what the object is before the part that matched. A passage that
+ * runs over several sections (expand.py) has a "heading" block where its section changes;
+ * shown from further down, it keeps the heading of the section it is in.
  * @module passage
  */
 
@@ -69,12 +71,12 @@ export function passageView(display, tokens, maxChars = SHOWN_CHARS) {
   let start = 0;
   let best = 0;
   blocks.forEach((b, i) => {
-    const n = b.kind === "label" ? 0 : distinctHits(b.text, tokens);
+    const n = b.kind === "label" || b.kind === "heading" ? 0 : distinctHits(b.text, tokens);
     if (n > best) [best, start] = [n, i];
   });
   const ahead = blocks.slice(0, start).reduce((n, b) => n + b.text.length, 0);
   if (ahead + (blocks[start]?.text.length ?? 0) <= maxChars) start = 0; // it fits from the top
-  while (start > 0 && (blocks[start - 1].kind === "label" || blocks[start - 1].kind === "term")) start--;
+  while (start > 0 && ["label", "term", "heading"].includes(blocks[start - 1].kind)) start--;
   /** @type {ViewBlock[]} */
   const out = [];
   let left = maxChars;
@@ -83,11 +85,22 @@ export function passageView(display, tokens, maxChars = SHOWN_CHARS) {
     out.push({ kind: "p", segments: segmentsOf(summary, tokens) });
     left -= summary.length;
   }
-  if (start > 0 && (start > 2 || !out.length)) out.push({ kind: "p", segments: [{ text: ELLIPSIS, hit: false }] });
+  let section = -1; // shown from further down a passage of several sections: the section it is in
+  for (let i = start - 1; i >= 0 && blocks[start].kind !== "heading"; i--) {
+    if (blocks[i].kind === "heading") {
+      section = i;
+      break;
+    }
+  }
+  if (section >= 0) {
+    out.push({ kind: "heading", segments: segmentsOf(blocks[section].text, tokens) });
+    left -= blocks[section].text.length;
+    if (start > section + 1) out.push({ kind: "p", segments: [{ text: ELLIPSIS, hit: false }] });
+  } else if (start > 0 && (start > 2 || !out.length)) out.push({ kind: "p", segments: [{ text: ELLIPSIS, hit: false }] });
   for (let i = start; i < blocks.length; i++) {
     const { kind, text } = blocks[i];
     if (left <= 0) {
-      if (out.length > 1 && out[out.length - 1].kind === "label") out.pop(); // a label with nothing under it
+      if (out.length > 1 && ["label", "heading"].includes(out[out.length - 1].kind)) out.pop(); // nothing under it
       const last = out[out.length - 1]?.segments.at(-1)?.text ?? "";
       if (!last.endsWith(ELLIPSIS)) out.push({ kind: "p", segments: [{ text: ELLIPSIS, hit: false }] }); // more follows
       break;
@@ -102,7 +115,7 @@ export function passageView(display, tokens, maxChars = SHOWN_CHARS) {
       const shown = keep.join("\n") + (keep.length < lines.length ? `\n${ELLIPSIS}` : "");
       out.push({ kind, segments: segmentsOf(shown, tokens) });
       left -= keep.join("\n").length;
-    } else if (text.length <= left || kind === "label" || kind === "term") {
+    } else if (text.length <= left || kind === "label" || kind === "term" || kind === "heading") {
       out.push({ kind, segments: segmentsOf(text, tokens) });
       left -= text.length;
     } else if (i === start && distinctHits(text, tokens)) {
