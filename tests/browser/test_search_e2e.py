@@ -102,6 +102,29 @@ def test_question_finds_the_strategy_parameter(page, site, serve):
     assert page.evaluate("location.hash") == "#mlkit.dummy.DummyClassifier"
 
 
+def test_a_passage_over_several_sections_shows_their_headings(page, site, serve, tmp_path):
+    """The K-fold hit's passage starts in the section above it: the dialog shows the
+    section it shows text from, as a heading of its own (text, never HTML)."""
+    server = serve(site)
+    page.goto(server.url + "index.html")
+    open_with_shortcut(page)
+    query = "How many folds does KFold use by default?"
+    page.keyboard.type(query)
+    wait_hybrid(page)
+    results_for(page, query, "hybrid")
+    results = page.evaluate("window.sphinxRag.dialog.results")
+    kfold = next(r for r in results if r["id"] == "user_guide/cross_validation#k-fold:0")
+    headings = [text for kind, text in kfold["display"] if kind == "heading"]
+    assert headings[:2] == ["Cross-validation iterators", "K-fold"], headings
+    # the dialog shows the passage from its best block, under the heading of that block's section
+    shown = page.locator(f'{OPTIONS}:has(a[href$="#k-fold"]) .sphinx-rag-block--heading')
+    assert shown.count() >= 1 and set(shown.all_inner_texts()) <= set(headings), shown.all_inner_texts()
+    assert shown.first.evaluate("e => e.children.length === 0 || [...e.children].every(c => c.tagName === 'MARK')")
+    assert shown.first.evaluate("e => getComputedStyle(e).fontWeight") == "600"
+    page.locator(f'{OPTIONS}:has(a[href$="#k-fold"])').screenshot(path=str(tmp_path / "headings.png"))
+    assert problems(page) == []
+
+
 def test_typo_question_still_finds_it(page, site, serve):
     server = serve(site)
     expected = strategy_passage(site)
