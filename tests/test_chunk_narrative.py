@@ -96,6 +96,24 @@ def test_tables_glossaries_footnotes_and_local_contents(app):
     assert any(c["text"].endswith("Frozen instances are slower to create.") for c in md)
 
 
+@pytest.mark.sphinx("html", testroot="narrative")
+def test_tabs_dropdowns_and_cards_read_as_their_section(app):
+    """sphinx-design and sphinx-tabs (scientific Python sites use both): a wrapper's blocks
+    join the section's run instead of making chunks of one word, a tab's label opens its
+    panel, a dropdown's raw SVG chevron is not text."""
+    app.build()
+    chunks = [c for c in chunks_of(app.outdir) if c["doc"] == "install"]
+    assert [c["title"] for c in chunks] == ["Installing", "Installing > Shell completion"]
+    install, shells = (c["text"] for c in chunks)
+    assert install == ("Installing\nPick an installer.\n\npip: Run the installer in a virtual environment."
+                       "\n\nconda:\n\nconda install -c conda-forge mlkit")
+    assert ["code", "conda install -c conda-forge mlkit"] in chunks[0]["display"]
+    assert "Bash: Add the line to your bashrc file.\n\nZsh: Add the line to your zshrc file." in shells
+    assert "Why a virtual environment? It keeps the packages of each project apart." in shells
+    assert "<svg" not in shells and "Bash Zsh" not in shells
+    assert "Getting started\n\nThe first steps.\n\nReference\n\nEvery function." in shells
+
+
 def test_a_paragraph_without_sentence_breaks_is_cut_to_the_budget():
     """The last resort: token windows between words, or inside a word with no space."""
     import random

@@ -217,9 +217,10 @@ def block_text(node: nodes.Node) -> Block | None:
 
 def _words(node: nodes.Node) -> str:
     """The node's text on one line, without footnote and citation reference marks
-    (``bugs.[2]`` would read "bugs.2")."""
+    (``bugs.[2]`` would read "bugs.2") and raw markup (sphinx-design's dropdowns carry
+    their chevron as raw SVG)."""
     def is_ref(n: nodes.Node) -> bool:
-        return isinstance(n, (nodes.footnote_reference, nodes.citation_reference))
+        return isinstance(n, (nodes.footnote_reference, nodes.citation_reference, nodes.raw))
 
     if not any(True for _ in node.findall(is_ref)):
         return " ".join(node.astext().split())
@@ -322,29 +323,57 @@ class ObjectNode:
 
 def walk(node: nodes.Element, headings: list[str], anchor: str,
          is_object: Callable[[nodes.Node], bool]) -> Iterator[Run | ObjectNode]:
-    """Sections depth first, in reading order: runs of blocks and the object nodes between them."""
+    """Sections depth first, in reading order: runs of blocks and the object nodes between them.
+
+    Wrappers (containers: sphinx-design's tab sets, grids and cards, a code block with
+    its caption) are walked through: their blocks belong to the run around them. A tab's
+    label (sphinx-design's, or any ARIA ``tab`` of a ``tablist``, as sphinx-tabs writes
+    them) opens the first block of its panel ("pip: Run pip install ...") instead of
+    standing alone as a block of one word.
+    """
     blocks: list[Block] = []
+    labels: dict[str, str] = {}  # ARIA tab id -> its label (sphinx-tabs lists them before the panels)
+    pending = [""]  # the label of the tab whose panel comes next
 
     def run() -> Iterator[Run]:
         if blocks:
             yield Run(list(headings), anchor, list(blocks))
             blocks.clear()
 
-    for child in node.children:
-        if isinstance(child, nodes.section):
-            yield from run()
-            title = child[0].astext().strip() if isinstance(child[0], nodes.title) else ""
-            yield from walk(child, headings + [title], (child.get("ids") or [anchor])[0], is_object)
-        elif is_object(child):
-            yield from run()
-            yield ObjectNode(child, list(headings))
-        elif isinstance(child, (nodes.compound, nodes.container)) and "toctree-wrapper" not in child.get("classes", []):
-            yield from run()  # transparent wrapper: walk inside
-            yield from walk(child, headings, anchor, is_object)
-        else:
-            block = block_text(child)
-            if block is not None:
-                blocks.append(block)
+    def add(block: Block):
+        label, pending[0] = pending[0], ""
+        if label and (block.code or block.blocks is not None):
+            blocks.append(Block(f"{label}:"))
+        elif label:
+            block.text = f"{label}: {block.text}"
+        blocks.append(block)
+
+    def visit(parent: nodes.Element) -> Iterator[Run | ObjectNode]:
+        for child in parent.children:
+            role = child.get("role") if isinstance(child, nodes.Element) else None
+            if isinstance(child, nodes.section):
+                yield from run()
+                title = child[0].astext().strip() if isinstance(child[0], nodes.title) else ""
+                yield from walk(child, headings + [title], (child.get("ids") or [anchor])[0], is_object)
+            elif is_object(child):
+                yield from run()
+                yield ObjectNode(child, list(headings))
+            elif child.tagname == "sd_tab_label":
+                pending[0] = _words(child)
+            elif role == "tablist":
+                labels.update({tab["ids"][0]: _words(tab) for tab in child.children
+                               if isinstance(tab, nodes.Element) and tab.get("role") == "tab" and tab.get("ids")})
+            elif role == "tabpanel":
+                pending[0] = labels.get(child.get("aria-labelledby", ""), "")
+                yield from visit(child)
+            elif isinstance(child, (nodes.compound, nodes.container)) and "toctree-wrapper" not in child.get("classes", []):
+                yield from visit(child)
+            else:
+                block = block_text(child)
+                if block is not None:
+                    add(block)
+
+    yield from visit(node)
     yield from run()
 
 
