@@ -65,6 +65,14 @@ test("passageView shown from further down keeps the heading of the section it is
   const under = [["p", filler], ["heading", "K-fold"], ["p", "The strategy matters."]];
   assert.deepEqual(shown(passageView(under, queryTokens("strategy"), 100)),
     [["p", "…"], ["heading", "K-fold"], ["p", "The strategy matters."]]);
+  // the result's own section is named above the passage: not repeated at the top of the view
+  const own = [["heading", "Shuffling"], ["p", "Shuffle first."], ["heading", "K-fold"], ["p", filler], ["p", "The strategy matters."]];
+  assert.deepEqual(shown(passageView(own, queryTokens("strategy"), 100, "CV > K-fold")).slice(0, 2),
+    [["p", "…"], ["p", "The strategy matters."]]);
+  assert.deepEqual(shown(passageView(own, queryTokens("strategy"), 100, "CV > Shuffling")).slice(0, 2),
+    [["heading", "K-fold"], ["p", "…"]]);
+  const top = [["p", "Shuffle first."], ["heading", "K-fold"], ["p", "The strategy matters."]];
+  assert.deepEqual(shown(passageView(top, queryTokens("strategy"), 100, "CV > Shuffling")), top); // all of it fits
   // a heading the room ends on is not shown alone
   const fits = Array.from({ length: 40 }, () => "filler").join(" ");
   const cut = shown(passageView([["p", "The strategy."], ["p", fits], ["heading", "Cross-validation iterators"], ["p", "x"]], queryTokens("strategy"), 300));

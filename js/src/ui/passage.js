@@ -61,9 +61,11 @@ export function cutWords(text, max) {
  * @param {Display} display
  * @param {Set<string>} tokens  the query's BM25 tokens (highlight.js queryTokens)
  * @param {number} [maxChars]
+ * @param {string} [title]  the result's title, shown above the passage: its own section's
+ *   heading is not repeated at the top of the view
  * @returns {ViewBlock[]}
  */
-export function passageView(display, tokens, maxChars = SHOWN_CHARS) {
+export function passageView(display, tokens, maxChars = SHOWN_CHARS, title = "") {
   const blocks = display
     .map(([kind, text]) => ({ kind: kind === "lead" ? "p" : kind, text: stripInvisible(text) }))
     .filter((b) => b.text.trim());
@@ -85,10 +87,12 @@ export function passageView(display, tokens, maxChars = SHOWN_CHARS) {
     out.push({ kind: "p", segments: segmentsOf(summary, tokens) });
     left -= summary.length;
   }
+  const own = title ? title.split(" > ").at(-1) : null; // the hit's section, named above the passage
+  if (blocks[start]?.kind === "heading" && blocks[start].text === own && start + 1 < blocks.length) start++;
   let section = -1; // shown from further down a passage of several sections: the section it is in
   for (let i = start - 1; i >= 0 && blocks[start].kind !== "heading"; i--) {
     if (blocks[i].kind === "heading") {
-      section = i;
+      section = blocks[i].text === own ? -1 : i;
       break;
     }
   }
@@ -139,7 +143,7 @@ function segmentsOf(text, tokens) {
 
 /**
  * The passage element of one result (class sphinx-rag-snippet).
- * @param {{display?: Display, text: string}} result
+ * @param {{display?: Display, text: string, title?: string}} result
  * @param {Set<string>} tokens
  * @param {number} [maxChars]
  * @returns {HTMLElement}
@@ -147,7 +151,7 @@ function segmentsOf(text, tokens) {
 export function renderPassage(result, tokens, maxChars = SHOWN_CHARS) {
   const display = Array.isArray(result.display) ? result.display : [["p", result.text]];
   const box = h("div", { class: `${PREFIX}-snippet` });
-  for (const block of passageView(/** @type {Display} */ (display), tokens, maxChars)) {
+  for (const block of passageView(/** @type {Display} */ (display), tokens, maxChars, result.title ?? "")) {
     const marked = block.segments.map((s) => (s.hit ? h("mark", {}, [s.text]) : s.text));
     if (block.kind === "code") {
       box.append(h("pre", { class: `${PREFIX}-code` }, [h("code", {}, marked)]));
