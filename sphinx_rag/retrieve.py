@@ -219,17 +219,22 @@ class Searcher:
 
     def guided_clusters(self, hits: list[int]) -> list[int]:
         """The clusters of the first ``guide_hits`` keyword hits, in their order, at most
-        ``guide_clusters`` (``assets.Layout``; none when the index has one cluster)."""
+        ``guide_clusters`` (``assets.Layout``; none when the index has one cluster), and
+        no cluster that would take them past the probe's budget of vectors (the dense
+        tier's bytes stay those of an unguided probe)."""
         layout = self.index.manifest["layout"]
         limit = layout.get("guide_clusters", 0)
+        sizes = self.index.cluster_sizes
         out: list[int] = []
+        covered = 0
         for c in [self.index.cluster_of(i) for i in hits[:layout.get("guide_hits", 0)]]:  # the browser reads these at once
             if c is None:
                 return []
             if len(out) >= limit:
                 break
-            if c not in out:
+            if c not in out and covered + sizes[c] <= self.probe:
                 out.append(c)
+                covered += sizes[c]
         return out
 
     def ranking(self, query: str, vector: np.ndarray | None = None) -> tuple[dict[int, float], bool]:

@@ -205,6 +205,10 @@ def test_cluster_map_and_guided_probe(tmp_path):
     assert {holder[i] for i in hits[:2]} <= {holder[int(i)] for i in scored}  # the hits' clusters are read
     covered = sum(reader.cluster_sizes[c] for c in {holder[int(i)] for i in scored})
     assert covered == len(scored) and covered - max(reader.cluster_sizes) < 60  # the same budget
+    # guided clusters never take the probe past its budget: a cluster that would is skipped
+    tight = Searcher(out, fusion="rrf", probe=reader.cluster_sizes[holder[299]])
+    assert tight.guided_clusters(hits) == [holder[299]]
+    assert len(np.flatnonzero(tight.dense_scores("", query, hits))) == reader.cluster_sizes[holder[299]]
 
 
 def test_incremental_build_keeps_unchanged_pages(tmp_path):

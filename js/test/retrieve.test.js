@@ -81,6 +81,11 @@ test("the same on the demo cut into many small shards (head cuts, probed cluster
   assert.ok(approximate.length > 0, "no query where probing changes the dense candidates");
   const guided = data.queries.filter((/** @type {any} */ q) => JSON.stringify(q.guided_dense_top100) !== JSON.stringify(q.dense_top100));
   assert.ok(guided.length > 0, "no query where the keyword hits change the probed clusters");
+  // a guided cluster that would take the probe past its budget is skipped
+  const hits = topK(await new Searcher(index).bm25Scores(data.queries[0].query), CANDIDATES);
+  const own = /** @type {number} */ (await index.clusterOf(hits[0]));
+  const tight = new Searcher(index, { fusion: "rrf", probe: index.clusterSizes[own] });
+  assert.deepEqual(await tight.guidedClusters(hits), [own]);
 });
 
 test("keywordSearch needs no vectors; hybridSearch falls back to it", { skip: SKIP_DEMO }, async () => {

@@ -261,7 +261,9 @@ export class Searcher {
 
   /**
    * The clusters of the first `guide_hits` keyword hits, in their order, at most
-   * `guide_clusters` (the manifest's layout; none when the index has one cluster).
+   * `guide_clusters` (the manifest's layout; none when the index has one cluster), and no
+   * cluster that would take them past the probe's budget of vectors (Python's
+   * Searcher.guided_clusters).
    * @param {number[]} hits
    * @returns {Promise<number[]>}
    */
@@ -269,12 +271,17 @@ export class Searcher {
     const layout = this.index.manifest.layout;
     const limit = layout.guide_clusters ?? 0;
     const clusters = await Promise.all(hits.slice(0, layout.guide_hits ?? 0).map((i) => this.index.clusterOf(i)));
+    const sizes = this.index.clusterSizes;
     /** @type {number[]} */
     const out = [];
+    let covered = 0;
     for (const c of clusters) {
       if (c === null) return [];
       if (out.length >= limit) break;
-      if (!out.includes(c)) out.push(c);
+      if (!out.includes(c) && covered + sizes[c] <= this.probe) {
+        out.push(c);
+        covered += sizes[c];
+      }
     }
     return out;
   }
