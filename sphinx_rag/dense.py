@@ -6,8 +6,9 @@ is one binary shard, and the int8 centroids are one more. Small sites
 (``Layout.exact_up_to``) get a single cluster: every query scores every vector.
 
 Query time (here and in ``js/src/search/dense.js``): the clusters of the query's best
-keyword hits are read first (a few: ``Layout.guide_hits``, ``Layout.guide_clusters``;
-the cluster map shards say which cluster holds a chunk), then the clusters whose
+keyword hits are read first (a few: ``Layout.guide_hits``, ``Layout.guide_clusters``,
+never past ``probe`` vectors; the cluster map shards say which cluster holds a chunk),
+then the clusters whose
 centroids are nearest the query, until ``probe`` vectors are covered; each of their
 vectors is scored exactly (float64, dimensions summed in order, so both runtimes give
 bit-identical scores). Vectors in clusters not probed score 0. The keyword hits steer
