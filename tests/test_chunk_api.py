@@ -103,6 +103,37 @@ def test_malformed_docstring_warns_and_falls_back(app, warning):
 
 
 @pytest.mark.sphinx("html", testroot="docfields")
+def test_objects_written_by_hand_are_chunked_like_autodoc_ones(app):
+    """``.. py:function::`` with ``:param:`` fields and no autodoc: the docstring is read
+    back from the rendered doctree, so the object gets a card, its signature and a chunk
+    per parameter, return value, attribute and exception (before: only its summary)."""
+    app.build()
+    chunks = [c for c in chunks_of(app.outdir) if c["doc"] == "handwritten"]
+    texts = {c["text"].split("\n")[0]: c for c in chunks}
+    owner = "dbkit.connect (Open a connection to the database server)"
+    for name in ("host", "port", "timeout"):
+        assert f"Parameter {name} of {owner}." in texts, sorted(texts)
+    port = texts[f"Parameter port of {owner}."]
+    assert port["display"] == [["label", "Parameters"], ["term", "port : int"], ["p", "The TCP port it listens on."]]
+    assert port["url"] == "handwritten.html#dbkit.connect"
+    signature = texts["dbkit.connect (function)"]
+    assert signature["display"][0] == ["term", "connect(host, port=5432, *, timeout=None) -> Connection"]
+    assert "port (default=5432), timeout (default=None)" in signature["text"]
+    assert ["code", 'conn = connect("db.example.org")'] in signature["display"]
+    assert any(c["text"].startswith("A value of type Connection is returned by dbkit.connect") for c in chunks)
+    assert any(c["text"].startswith("ConnectionError is raised by dbkit.connect: When the server cannot be reached.")
+               for c in chunks)
+    assert texts["Pool (class in dbkit)"]["text"].endswith("takes the parameters size.")
+    assert any(c["text"].startswith("Attribute idle of dbkit.Pool") and "list" in c["text"] for c in chunks), sorted(texts)
+    acquire = [c for c in chunks if "dbkit.Pool.acquire" in c["text"]]
+    assert any("A connection nobody else holds." in c["text"] for c in acquire)  # a method keeps its own fields
+    assert not any("acquire" in c["text"] for c in chunks if c["text"].startswith("Parameter size of"))
+    assert any(c["text"].startswith("dbkit.DEFAULT_PORT") and "unless told otherwise" in c["text"] for c in chunks)
+    shown = repr([c["display"] for c in chunks])
+    assert ":param" not in shown and "–" not in shown  # no field markers, no rendered "name – text" items
+
+
+@pytest.mark.sphinx("html", testroot="docfields")
 def test_sphinx_fields_and_google_sections_are_chunked_like_numpydoc(app):
     """``:param x:`` fields (click, packaging) and Google ``Args:`` sections (attrs,
     through Sphinx's napoleon) give one chunk per parameter, return value and exception,

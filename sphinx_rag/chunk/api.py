@@ -151,7 +151,8 @@ def object_card(fullname: str, objtype: str, doc: NumpyDocString, paragraph: str
     words = " ".join(word_parts(short))
     summary = _join(doc["Summary"])
     params = [f"{p.name} {p.type}" if p.type.startswith("{") else p.name for p in doc["Parameters"]]
-    lines = [f"{short} ({objtype} in {fullname.rsplit('.', 1)[0]}{f'; {words}' if ' ' in words else ''})"]
+    where = f" in {fullname.rsplit('.', 1)[0]}" if "." in fullname else ""  # a hand-written object may have no module
+    lines = [f"{short} ({objtype}{where}{f'; {words}' if ' ' in words else ''})"]
     lines += [s for s in (summary, paragraph) if s]
     if params:
         lines.append(f"{short} takes the parameters {', '.join(params)}.")

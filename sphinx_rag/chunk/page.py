@@ -5,8 +5,9 @@ other page is walked section by section (``narrative.walk``): runs of blocks
 become narrative chunks, and each Python object documented by autodoc becomes
 API chunks parsed from its raw docstring (``api``). A page with nothing but its
 title (a toctree page, say) gets one chunk: the title. An object whose docstring
-numpydoc cannot parse (or that has none) is chunked as narrative text under its
-name instead, with a warning. Methods and attributes nested in a class are
+numpydoc cannot parse is chunked as narrative text under its name instead, with a
+warning; an object written by hand (no autodoc) has its docstring read back from
+its rendered doctree (``rendered``). Methods and attributes nested in a class are
 chunked the same way, under the class.
 
 Sphinx node classes are read here, but no Sphinx application is needed: the
@@ -25,6 +26,7 @@ from . import Chunk, number_chunks
 from .api import DocstringError, api_chunks, link_card
 from .gallery import gallery_chunks
 from .narrative import CountTokens, ObjectNode, page_title, run_chunks, walk
+from .rendered import rendered_docstring, rendered_signature
 
 __all__ = ["chunk_page"]
 
@@ -95,12 +97,14 @@ class _PageWalker:
         owner = headings if headings and headings[-1] == fullname else headings + [fullname]
         content = next((c for c in desc.children if isinstance(c, addnodes.desc_content)), None)
         source = self.docstrings.get(fullname, {})
-        raw = source.get("docstring")
+        raw, signature = source.get("docstring"), source.get("signature")
+        if raw is None and content is not None:  # written by hand (no autodoc): read back from the doctree
+            raw, signature = rendered_docstring(content), rendered_signature(desc)
         out: list[Chunk] = []
         if raw is not None:
             try:
                 out = api_chunks(fullname, desc.get("objtype", source.get("what", "")), raw,
-                                 source.get("signature"), doc=self.doc, headings=owner)
+                                 signature, doc=self.doc, headings=owner)
             except DocstringError as exc:
                 self.warn(f"[sphinx-rag] numpydoc could not parse the docstring of {fullname} "
                           f"({source.get('location') or self.source_path}): {exc}; "
