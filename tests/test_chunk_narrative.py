@@ -106,7 +106,7 @@ def test_tabs_dropdowns_and_cards_read_as_their_section(app):
     assert [c["title"] for c in chunks] == ["Installing", "Installing > Shell completion"]
     install, shells = (c["text"] for c in chunks)
     assert install == ("Installing\nPick an installer.\n\npip: Run the installer in a virtual environment."
-                       "\n\nconda:\n\nconda install -c conda-forge mlkit")
+                       "\n\nconda:\n\nconda install -c conda-forge mlkit\n\nAfter installing, check the version.")
     assert ["code", "conda install -c conda-forge mlkit"] in chunks[0]["display"]
     assert "Bash: Add the line to your bashrc file.\n\nZsh: Add the line to your zshrc file." in shells
     assert "Why a virtual environment? It keeps the packages of each project apart." in shells

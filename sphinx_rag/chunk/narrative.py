@@ -366,8 +366,10 @@ def walk(node: nodes.Element, headings: list[str], anchor: str,
             elif role == "tabpanel":
                 pending[0] = labels.get(child.get("aria-labelledby", ""), "")
                 yield from visit(child)
+                pending[0] = ""  # a panel with no text: its label is not the next block's
             elif isinstance(child, (nodes.compound, nodes.container)) and "toctree-wrapper" not in child.get("classes", []):
                 yield from visit(child)
+                pending[0] = ""
             else:
                 block = block_text(child)
                 if block is not None:

@@ -42,9 +42,9 @@ def rendered_signature(desc: addnodes.desc) -> str | None:
     params = next(iter(sig.findall(addnodes.desc_parameterlist)), None)
     if params is None:
         return None
-    text = "(" + ", ".join(" ".join(p.astext().split()) for p in params.children) + ")"
+    text = "(" + ", ".join(_flat(p) for p in params.children) + ")"
     returns = next(iter(sig.findall(addnodes.desc_returns)), None)  # its text starts with the arrow
-    return text + (f" {' '.join(returns.astext().split())}" if returns is not None else "")
+    return text + (f" {_flat(returns)}" if returns is not None else "")
 
 
 def rendered_docstring(content: addnodes.desc_content) -> str:
@@ -58,8 +58,7 @@ def rendered_docstring(content: addnodes.desc_content) -> str:
             for field in child.children:
                 lines = _field_lines(field)
                 if lines is None:  # a field Sphinx does not render as a list ("Note"): its text
-                    parts.append(" ".join(field.astext().split()) if len(field) < 2 else
-                                 f"{' '.join(field[0].astext().split())}: {' '.join(field[1].astext().split())}")
+                    parts.append(": ".join(_flat(part) for part in field.children))
                 else:
                     fields += lines
             continue
@@ -72,23 +71,26 @@ def rendered_docstring(content: addnodes.desc_content) -> str:
     return "\n\n".join(parts + (["\n".join(fields)] if fields else []))
 
 
+def _flat(node: nodes.Node) -> str:
+    return " ".join(node.astext().split())
+
+
 def _field_lines(field: nodes.field) -> list[str] | None:
     """The field's items as ``:param x: ...`` lines (None: not a field of an object's API)."""
-    kind, named = _FIELDS.get(" ".join(field[0].astext().split()).lower(), (None, False))
+    kind, named = _FIELDS.get(_flat(field[0]).lower(), (None, False))
     if kind is None or len(field) < 2:
         return None
-    body = field[1]
     out = []
-    for item in _items(body):
+    for item in _items(field[1]):
         if isinstance(item, nodes.definition_list_item):  # numpydoc renders "x : int" entries so
-            name_ = " ".join(" ".join(c.astext().split()) for c in item.children if isinstance(c, nodes.term))
-            type_ = ", ".join(" ".join(c.astext().split()) for c in item.children if isinstance(c, nodes.classifier))
-            desc = " ".join(" ".join(c.astext().split()) for c in item.children if isinstance(c, nodes.definition))
+            name_ = " ".join(_flat(c) for c in item.children if isinstance(c, nodes.term))
+            type_ = ", ".join(_flat(c) for c in item.children if isinstance(c, nodes.classifier))
+            desc = " ".join(_flat(c) for c in item.children if isinstance(c, nodes.definition))
             if not named:
                 out.append(f":{kind}: {' '.join(p for p in (name_, type_, desc) if p)}")
                 continue
         else:
-            text = " ".join(item.astext().split())
+            text = _flat(item)
             if not named:
                 out.append(f":{kind}: {text}")
                 continue
