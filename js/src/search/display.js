@@ -26,6 +26,15 @@ export function recordDisplay(record) {
 }
 
 /**
+ * The name of a title's own section, its last part ("Guide > CV > K-fold" -> "K-fold"):
+ * what a "heading" block says.
+ * @param {string} title
+ */
+export function sectionName(title) {
+  return title.split(" > ").at(-1) ?? title;
+}
+
+/**
  * The display of a passage of consecutive chunks: each chunk's blocks in order, the
  * "lead" of every chunk after the first dropped. A passage is shown under its hit's
  * title (`shownTitle`) but can start in, or run into, a neighbouring section: given each
@@ -43,7 +52,7 @@ export function joinDisplays(displays, titles, shownTitle = "") {
   let current = shownTitle;
   displays.forEach((display, n) => {
     const title = titles ? titles[n] : null;
-    if (title && title !== current) out.push(["heading", title.split(" > ").at(-1) ?? title]);
+    if (title && title !== current) out.push(["heading", sectionName(title)]);
     current = title || current;
     for (const b of display) if (!(n && b[0] === "lead")) out.push([b[0], b[1]]);
   });

@@ -18,6 +18,7 @@
  * @module passage
  */
 
+import { sectionName } from "../search/display.js";
 import { stripInvisible } from "../search/lexical.js";
 import { findHits, snippet } from "./highlight.js";
 import { h } from "./dom.js";
@@ -87,7 +88,7 @@ export function passageView(display, tokens, maxChars = SHOWN_CHARS, title = "")
     out.push({ kind: "p", segments: segmentsOf(summary, tokens) });
     left -= summary.length;
   }
-  const own = title ? title.split(" > ").at(-1) : null; // the hit's section, named above the passage
+  const own = title ? sectionName(title) : null; // the hit's section, named above the passage
   if (blocks[start]?.kind === "heading" && blocks[start].text === own && start + 1 < blocks.length) start++;
   let section = -1; // shown from further down a passage of several sections: the section it is in
   for (let i = start - 1; i >= 0 && blocks[start].kind !== "heading"; i--) {
