@@ -47,7 +47,7 @@ from .shards import ShardError, binary_shard, check_binary_shard, dumps, read_sc
 __all__ = ["FORMAT_VERSION", "ASSET_DIR", "Layout", "MODEL_FILES", "IndexMissing", "IndexDamaged",
            "write_assets", "IndexReader", "find_asset_dir", "read_json", "load_chunk_records"]
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 ASSET_DIR = Path("_static") / "sphinx_rag" / "index"
 MODEL_FILES = ("model.onnx", "model_info.json", "tokenizer.json", "vocab.txt")
 #: Files of format 1 (in ``_static/sphinx_rag/``), removed when format 2 is written.
@@ -66,7 +66,7 @@ class Layout:
 
     texts_per_shard: int = 64  # chunk records per text shard (32: +18 B/chunk, over 600)
     term_shard_bytes: int = 12_000  # a term shard holds about this many payload bytes
-    head_postings: int = 4096  # a term in more chunks: its other postings get 2-bit impacts (bm25.stored_tail)
+    head_postings: int = 4096  # a term in more chunks: its other postings get 3-bit impacts (bm25.stored_tail)
     near_shard_terms: int = 4096  # vocabulary terms per near (typo) shard
     exact_up_to: int = 4096  # up to this many chunks: one cluster, exact dense search
     cluster_size: int = 128  # average chunks per cluster above that ...

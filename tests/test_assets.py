@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from sphinx_rag import shards
-from sphinx_rag.assets import ASSET_DIR, IndexDamaged, IndexReader, Layout, write_assets
+from sphinx_rag.assets import ASSET_DIR, FORMAT_VERSION, IndexDamaged, IndexReader, Layout, write_assets
 from sphinx_rag.bm25 import build_index
 from sphinx_rag.chunk import CHUNKER_VERSION
 from sphinx_rag.embed import quantize_vectors
@@ -30,7 +30,7 @@ def _files(html: Path) -> dict[str, bytes]:
 def test_every_file_is_named_by_its_content(demo_html):
     root = demo_html / ASSET_DIR
     manifest = json.loads((root / "manifest.json").read_text())
-    assert manifest["format_version"] == 2
+    assert manifest["format_version"] == FORMAT_VERSION
     assert manifest["model"]["dim"] == 384 and manifest["model"]["max_seq_length"] == 256
     reader = IndexReader(demo_html)
     for name, data in _files(demo_html).items():
@@ -156,8 +156,8 @@ def test_damaged_shards_are_named_in_one_line(tmp_path):
     (out / "manifest.json").write_text("{not json")
     with pytest.raises(IndexDamaged, match="manifest.json is unreadable"):
         IndexReader(out)
-    (out / "manifest.json").write_text(json.dumps({"format_version": 1}))
-    with pytest.raises(IndexDamaged, match="format 1 .* is not 2"):
+    (out / "manifest.json").write_text(json.dumps({"format_version": FORMAT_VERSION - 1}))
+    with pytest.raises(IndexDamaged, match=f"format {FORMAT_VERSION - 1} .* is not {FORMAT_VERSION}"):
         IndexReader(out)
 
 
@@ -172,11 +172,12 @@ def test_weights_and_heads(tmp_path):
     exact = build_index([r["text"].split() for r in records]).postings("common")
     best = np.argsort(-exact.impacts, kind="stable")[:10]
     head = np.isin(exact.docs, exact.docs[best])
-    # the 10 highest impacts as bytes, the other 30 as one of 4 levels of their range
+    # the 10 highest impacts as bytes, the other 30 as levels (3 term frequencies among
+    # them: 3 distinct impacts, each its own level, exact up to float32)
     np.testing.assert_allclose(common.impacts[head], exact.impacts[head], rtol=0.01)
     tail = exact.impacts[~head]
-    assert len(set(common.impacts[~head].tolist())) <= 4
-    assert np.all(np.abs(common.impacts[~head] - tail) <= (tail.max() - tail.min()) / 4 + 1e-9)
+    assert len(set(tail.tolist())) == 3 and len(set(common.impacts[~head].tolist())) == 3
+    np.testing.assert_allclose(common.impacts[~head], tail, rtol=1e-6)
     assert common.impacts[~head].max() <= common.impacts[head].min() * 1.01  # ties may fall either side
 
 

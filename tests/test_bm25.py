@@ -5,7 +5,9 @@ import pytest
 from rank_bm25 import BM25Okapi
 
 from sphinx_rag.assets import IndexReader
-from sphinx_rag.bm25 import bm25_scores, build_index, document_tokens, edit_distance, typo_candidates
+from sphinx_rag.bm25 import (
+    bm25_scores, build_index, code_bits, document_tokens, edit_distance, impact_levels, pack_codes, typo_candidates,
+    unpack_codes)
 from sphinx_rag.lexical import tokenize
 
 from site_helpers import chunks_of
@@ -53,3 +55,32 @@ def test_typo_tolerance():
     scores = index.scores(["stratgey"])
     assert scores[0] > 0 and scores[1] == 0
     assert scores[0] == pytest.approx(index.scores(["strategy"])[0] / 2)
+
+
+def test_tail_levels_fit_where_the_impacts_are():
+    """A tail's impacts are skewed (most postings low, a few high): Lloyd-Max levels give
+    each posting its nearest level, each level the mean of its postings, and a smaller
+    squared error than equal ranges of the same count; the same input gives the same levels."""
+    rng = np.random.default_rng(0)
+    impacts = np.concatenate([rng.gamma(2.0, 0.05, 5000), rng.uniform(0.8, 1.0, 50)])
+    codes, values = impact_levels(impacts, 8)
+    assert codes.max() < 8 and np.array_equal(codes, impact_levels(impacts, 8)[0])
+    nearest = np.abs(impacts[:, None] - values[None, :]).argmin(axis=1)
+    assert np.array_equal(codes, nearest)
+    for level in np.unique(codes):
+        assert values[level] == pytest.approx(impacts[codes == level].mean())
+    edges = np.linspace(impacts.min(), impacts.max(), 9)
+    equal = np.clip(np.searchsorted(edges, impacts, side="right") - 1, 0, 7)
+    equal_error = sum(((impacts[equal == c] - impacts[equal == c].mean()) ** 2).sum() for c in np.unique(equal))
+    assert ((impacts - values[codes]) ** 2).sum() < 0.5 * equal_error
+    assert len(np.unique(impact_levels(np.full(10, 0.3), 8)[0])) == 1  # one distinct impact: one level
+
+
+@pytest.mark.parametrize("bits", range(1, 9))
+def test_level_codes_round_trip_at_any_width(bits):
+    codes = np.random.default_rng(bits).integers(0, 1 << bits, 37)
+    packed = b"xx" + pack_codes(codes, bits) + b"yy"
+    assert len(packed) == 4 + -(-37 * bits // 8)
+    got, end = unpack_codes(packed, 2, 37, bits)
+    assert got.tolist() == codes.tolist() and packed[end:] == b"yy"
+    assert code_bits(2) == 1 and code_bits(4) == 2 and code_bits(8) == 3 and code_bits(5) == 3

@@ -11,7 +11,7 @@ import { test } from "node:test";
 import { pathToFileURL } from "node:url";
 import { gzipSync } from "node:zlib";
 
-import { IndexReader, checkFormat } from "../src/search/index.js";
+import { FORMAT_VERSION, IndexReader, checkFormat } from "../src/search/index.js";
 import { Searcher } from "../src/search/retrieve.js";
 import { compareCodePoints, littleEndian, sha256Hex } from "../src/search/shards.js";
 import { HttpSource } from "../src/worker/loader.js";
@@ -67,7 +67,7 @@ function pack(header, body) {
 const json = (/** @type {any} */ x) => new TextEncoder().encode(JSON.stringify(x));
 
 /** A tiny keyword-only index: "fit" in chunk 0, "scaler" in chunks 0 and 1. */
-function writeIndex(version = 2) {
+function writeIndex(version = FORMAT_VERSION) {
   const dir = mkdtempSync(join(tmpdir(), "sphinx-rag-index-"));
   const [terms, termsText] = scriptShard("terms", pack(
     { terms: ["fit", "scaler"], df: [1, 2], count: [1, 2], scale: [0.5, 0.25] },
@@ -90,9 +90,11 @@ function writeIndex(version = 2) {
 }
 
 test("format_version mismatch says to rebuild the docs", async () => {
-  assert.throws(() => checkFormat({ format_version: 1 }), { message: "sphinx-rag: index format 1, this client reads 2: rebuild the docs" });
-  const source = new HttpSource(writeIndex(1).base, { fetch: fileFetch(), caches: null });
-  await assert.rejects(source.manifest(), /index format 1, this client reads 2: rebuild the docs/);
+  const older = FORMAT_VERSION - 1;
+  assert.throws(() => checkFormat({ format_version: older }),
+    { message: `sphinx-rag: index format ${older}, this client reads ${FORMAT_VERSION}: rebuild the docs` });
+  const source = new HttpSource(writeIndex(older).base, { fetch: fileFetch(), caches: null });
+  await assert.rejects(source.manifest(), new RegExp(`index format ${older}, this client reads ${FORMAT_VERSION}: rebuild the docs`));
 });
 
 test("a keyword query fetches only the manifest, the directory and its own shards", async () => {

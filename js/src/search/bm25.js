@@ -280,8 +280,19 @@ export function keywordScores(nDocs, tokens, expansions, scratch = new Scratch(n
 }
 
 /**
+ * Bits of one tail level code when there are `levels` levels (Python's code_bits).
+ * @param {number} levels
+ */
+export function codeBits(levels) {
+  let bits = 1;
+  while (1 << bits < levels) bits++;
+  return bits;
+}
+
+/**
  * A term shard's postings by term (Python's read_term_shard): a term's head (impact
- * bytes times its scale) merged with its tail, if any (2-bit codes of four level values).
+ * bytes times its scale) merged with its tail, if any (a level code per posting: a
+ * little-endian bit stream of codeBits(levels) bits each, Python's pack_codes).
  * @param {Uint8Array} payload
  * @returns {Map<string, Postings>}
  */
@@ -313,6 +324,8 @@ export function readTermShard(payload) {
   let at = codesAt;
   start = 0;
   for (const [position, count, ...values] of tails) {
+    const bits = codeBits(values.length);
+    const mask = (1 << bits) - 1;
     const head = /** @type {Postings} */ (out.get(header.terms[position]));
     const docs = new Float64Array(head.docs.length + count);
     const impacts = new Float64Array(docs.length);
@@ -326,11 +339,13 @@ export function readTermShard(payload) {
         impacts[k] = head.impacts[h++];
       } else {
         docs[k] = doc;
-        impacts[k] = values[(body[at + (j >> 2)] >> ((j & 3) * 2)) & 3];
+        const bit = j * bits;
+        const pair = body[at + (bit >> 3)] | ((body[at + (bit >> 3) + 1] ?? 0) << 8);
+        impacts[k] = values[(pair >> (bit & 7)) & mask];
         if (++j < count) doc += tailGaps[start + j];
       }
     }
-    at += (count + 3) >> 2;
+    at += (count * bits + 7) >> 3;
     start += count;
     out.set(head.term, { term: head.term, df: head.df, docs, impacts });
   }

@@ -12,7 +12,7 @@ import { readCentroidShard, readClusterMapShard, readClusterShard } from "./dens
 import { compareCodePoints, json } from "./shards.js";
 import { StaticEncoder } from "./static_encoder.js";
 
-export const FORMAT_VERSION = 2;
+export const FORMAT_VERSION = 3;
 
 /**
  * @typedef {object} ShardSource
