@@ -19,7 +19,7 @@ window.benchInit = async (base, ortBase) => {
   const source = new HttpSource(base, { caches: null });
   const index = new IndexReader(await source.manifest(), source);
   await index.directory();
-  const [model] = await Promise.all([source.model(), index.centroids()]);
+  const [model] = await Promise.all([source.model(), index.centroids(), index.denseDirectory()]);
   embedder = await Embedder.create(ort, { ...model, numThreads: 1 });  // as the worker, not isolated
   words = modelWords(model.vocab);
   searcher = new Searcher(index);

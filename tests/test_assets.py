@@ -192,8 +192,17 @@ def test_cluster_map_and_guided_probe(tmp_path):
     out = tmp_path / "index"
     write_assets(out, chunks=records, bm25=build_index([r["text"].split() for r in records]), vectors_i8=vectors,
                  scales=scales, model_dir=None, model_info=None, settings={}, layout=layout)
+    # a keyword query reads the directory and its own shards, nothing of the dense tier
+    keyword = Searcher(out, fusion="bm25")
+    read: list[str] = []
+    binary, script = keyword.index.binary, keyword.index.script
+    keyword.index.binary = lambda name: read.append(name) or binary(name)
+    keyword.index.script = lambda name: read.append(name) or script(name)
+    assert keyword.search("topic3 word10", k=3)
+    assert read and not [n for n in read if n.split("-")[0] in ("ddir", "centroids", "cluster", "cmap")]
+    assert "clusters" not in keyword.index.directory and "cluster_map" not in keyword.index.directory
     reader = IndexReader(out)
-    assert len(reader.directory["cluster_map"]) == 5  # 300 chunks, 64 per shard
+    assert len(reader.dense_directory["cluster_map"]) == 5  # 300 chunks, 64 per shard
     holder = {int(i): c for c in range(len(reader.cluster_sizes)) for i in reader.cluster(c).ids}
     assert [reader.cluster_of(i) for i in range(300)] == [holder[i] for i in range(300)]
 

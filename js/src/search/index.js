@@ -56,6 +56,8 @@ export class IndexReader {
     this._memo = new Map();
     /** @type {any} */
     this.dir = null;
+    /** @type {{clusters: Array<[string, number]>, cluster_map: string[]} | null} */
+    this.denseDir = null;
     /** @type {Float64Array | null} */
     this.weights = null;
   }
@@ -76,7 +78,7 @@ export class IndexReader {
     return p;
   }
 
-  /** The directory shard (term shard boundaries, text and cluster shards, weights). */
+  /** The directory shard (term shard boundaries, text shards, weights): what a keyword query needs. */
   async directory() {
     if (!this.dir) {
       const dir = await this._once(this.manifest.dir, async (n) => json(await this.source.script(n)));
@@ -183,9 +185,20 @@ export class IndexReader {
     return this._once(entry.file, async (n) => StaticEncoder.fromBytes(await this.source.binary(n)));
   }
 
+  /**
+   * The dense directory (cluster shard names and sizes, cluster map names), out of the
+   * keyword directory that every first query reads (Python's dense_directory).
+   */
+  async denseDirectory() {
+    if (!this.denseDir) {
+      this.denseDir = await this._once(this.manifest.dense.directory, async (n) => json(await this.source.binary(n)));
+    }
+    return /** @type {{clusters: Array<[string, number]>, cluster_map: string[]}} */ (this.denseDir);
+  }
+
   /** @param {number} c */
   async cluster(c) {
-    const name = (await this.directory()).clusters[c][0];
+    const name = (await this.denseDirectory()).clusters[c][0];
     return this._once(name, async (n) => readClusterShard(await this.source.binary(n), this.dim));
   }
 
@@ -195,24 +208,28 @@ export class IndexReader {
    * @returns {Promise<number | null>}
    */
   async clusterOf(i) {
-    const names = (await this.directory()).cluster_map;
-    if (!names || !names.length) return null;
+    const names = (await this.denseDirectory()).cluster_map;
+    if (!names.length) return null;
     const per = this.manifest.layout.cluster_map_chunks;
     const map = await this._once(names[Math.floor(i / per)], async (n) => readClusterMapShard(await this.source.binary(n)));
     return map[i % per];
   }
 
-  /** Vectors per cluster (after directory()). @returns {number[]} */
+  /** Vectors per cluster (after denseDirectory()). @returns {number[]} */
   get clusterSizes() {
-    return this.dir.clusters.map((/** @type {[string, number]} */ [, size]) => size);
+    return /** @type {any} */ (this.denseDir).clusters.map((/** @type {[string, number]} */ [, size]) => size);
   }
 
   /** Names of every shard the manifest and directory refer to (for cache pruning). */
   async shardNames() {
     const dir = await this.directory();
     const names = [this.manifest.dir, ...this.manifest.near.map((/** @type {any[]} */ n) => n[2]),
-      ...dir.terms.map((/** @type {any[]} */ t) => t[1]), ...dir.texts, ...dir.clusters.map((/** @type {any[]} */ c) => c[0]), ...(dir.cluster_map ?? [])];
-    if (this.manifest.dense) names.push(this.manifest.dense.centroids);
+      ...dir.terms.map((/** @type {any[]} */ t) => t[1]), ...dir.texts];
+    if (this.manifest.dense) {
+      const dense = await this.denseDirectory();
+      names.push(this.manifest.dense.centroids, this.manifest.dense.directory,
+        ...dense.clusters.map(([name]) => name), ...dense.cluster_map);
+    }
     if (this.manifest.encoder) names.push(this.manifest.encoder.file);
     return names;
   }

@@ -252,7 +252,6 @@ export class Searcher {
    */
   async denseCandidates(vector, hits = []) {
     if (!this.index.hasVectors) throw new Error("sphinx-rag: this index has no embeddings (keyword-only build)");
-    await this.index.directory();
     const [centroids, first] = await Promise.all([this.index.centroids(), this.guidedClusters(hits)]);
     const probed = probeOrder(vector, centroids, this.index.dim, this.index.clusterSizes, this.probe, first);
     const clusters = await Promise.all(probed.map((c) => this.index.cluster(c)));
@@ -270,6 +269,7 @@ export class Searcher {
   async guidedClusters(hits) {
     const layout = this.index.manifest.layout;
     const limit = layout.guide_clusters ?? 0;
+    await this.index.denseDirectory();
     const clusters = await Promise.all(hits.slice(0, layout.guide_hits ?? 0).map((i) => this.index.clusterOf(i)));
     const sizes = this.index.clusterSizes;
     /** @type {number[]} */
@@ -301,7 +301,10 @@ export class Searcher {
     await this.index.directory();
     if (fusion !== "bm25" && !vector) throw new Error(`sphinx-rag: fusion "${fusion}" needs the query vector`);
     const tokens = tokenize(query);
-    if (fusion !== "bm25" && this.index.hasVectors) this.index.centroids().catch(() => {}); // read while the terms are
+    if (fusion !== "bm25" && this.index.hasVectors) { // read while the terms are
+      this.index.centroids().catch(() => {});
+      this.index.denseDirectory().catch(() => {});
+    }
     const expansions = await expandTokens(tokens, (t) => this.index.postings(t), (t) => this.index.near(t));
     const hits = fusion === "rrf" ? topCandidates(keywordCandidates(tokens, expansions, this.scratch), CANDIDATES) : [];
     const dense = fusion === "bm25" ? null : await this.denseCandidates(/** @type {ArrayLike<number>} */ (vector), hits);

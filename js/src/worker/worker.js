@@ -166,7 +166,7 @@ async function init({ base, ortBase, threads = 1 }) {
   afterFirstAnswer.then(() => index.shardNames()).then((names) => source.prune(names)).catch(() => {}); // drop what older builds left
   if (withEncoder) {
     try {
-      const [loaded] = await Promise.all([index.encoder(), index.centroids()]);
+      const [loaded] = await Promise.all([index.encoder(), index.centroids(), index.denseDirectory()]);
       encoder = loaded;
       if (encoder) words = modelWords(encoder.vocab);
       status("static", withModel
@@ -188,7 +188,7 @@ async function init({ base, ortBase, threads = 1 }) {
     ort.env.logLevel = "error";
     const isolated = Boolean(/** @type {any} */ (globalThis).crossOriginIsolated);
     const numThreads = isolated ? Math.max(1, threads) : 1;
-    const [model] = await Promise.all([source.model(), index.centroids()]);
+    const [model] = await Promise.all([source.model(), index.centroids(), index.denseDirectory()]);
     if (!model) throw new Error("the manifest lists no model");
     embedder = await Embedder.create(ort, { ...model, numThreads });
     words = modelWords(model.vocab);
