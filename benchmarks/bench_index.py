@@ -414,6 +414,10 @@ def sweep(path: Path, questions: list[dict], args) -> None:
     if args.sweep_values:  # FIELD=v1/v2,... replaces SWEEP's values
         configs = [("base", base)]
         for item in args.sweep_values.split(","):
+            if "+" in item:  # FIELD=v+FIELD=v: one layout with several fields changed together
+                change = {f: int(v) for f, _, v in (pair.partition("=") for pair in item.split("+"))}
+                configs.append((item, replace(base, **change)))
+                continue
             field, _, values = item.partition("=")
             for value in values.split("/"):
                 if int(value) != getattr(base, field):
@@ -456,7 +460,8 @@ def main():
     parser.add_argument("--sweep", action="store_true", help="Layout sweep on the first site")
     parser.add_argument("--sweep-fields", default="", help=f"comma-separated subset of {','.join(SWEEP)}")
     parser.add_argument("--sweep-values", default="",
-                        help="FIELD=v1/v2,... : these values instead of the built-in ones (e.g. texts_per_shard=32/128)")
+                        help="FIELD=v1/v2,... : these values instead of the built-in ones (e.g. texts_per_shard=32/128); "
+                             "FIELD=v+FIELD=v: one layout with both changed")
     parser.add_argument("--combos", action="store_true", help="also (cluster_size, probe) pairs changed together")
     parser.add_argument("--work", type=Path, default=None, help="where the sweep writes its indexes (default /tmp)")
     args = parser.parse_args()

@@ -75,7 +75,7 @@ class Layout:
     cluster_size: int = 128  # average chunks per cluster above that ...
     max_clusters: int = 1600  # ... up to this many (centroids: 620 KB raw; at 200k dense overlap 0.985, 800: 0.962)
     probe: int = 4096  # vectors a query scores at least (whole clusters, nearest first)
-    guide_hits: int = 20  # the clusters of this many best keyword hits are probed first ...
+    guide_hits: int = 40  # the clusters of this many keyword hits go first (200k fused overlap 20: 0.972, 40: 0.978)
     guide_clusters: int = 12  # ... at most this many, within probe (50k fused overlap: none 0.920, 8 0.975, 12 0.982)
     cluster_map_chunks: int = 2048  # chunks per cluster map shard (which cluster holds a chunk)
 
