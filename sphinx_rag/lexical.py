@@ -23,6 +23,7 @@ Rules, in order:
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -140,13 +141,22 @@ def tokenize(text: str) -> list[str]:
     """Text -> BM25 tokens (with repetitions, in reading order)."""
     tokens: list[str] = []
     for text_word in _words(fold(text)):
-        for word, cjk in _script_runs(text_word):
-            if cjk:
-                tokens.extend([word] if len(word) == 1 else [word[i:i + 2] for i in range(len(word) - 1)])
-                continue
-            parts = word_parts(word)
-            whole = word.lower().strip("_")
-            if len(parts) > 1 and _keep(whole):
-                tokens.append(stem(whole))
-            tokens.extend(stem(p) for p in parts if _keep(p))
+        tokens.extend(_word_tokens(text_word))
     return tokens
+
+
+@functools.lru_cache(maxsize=1 << 17)
+def _word_tokens(text_word: str) -> tuple[str, ...]:
+    """One word's tokens. Cached: a corpus repeats few distinct words many times (a
+    25k-chunk API site: 1.7 million words, tokenized in 2.6 s without the cache)."""
+    tokens: list[str] = []
+    for word, cjk in _script_runs(text_word):
+        if cjk:
+            tokens.extend([word] if len(word) == 1 else [word[i:i + 2] for i in range(len(word) - 1)])
+            continue
+        parts = word_parts(word)
+        whole = word.lower().strip("_")
+        if len(parts) > 1 and _keep(whole):
+            tokens.append(stem(whole))
+        tokens.extend(stem(p) for p in parts if _keep(p))
+    return tuple(tokens)
