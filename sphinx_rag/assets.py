@@ -133,13 +133,13 @@ def _model_files(model_dir: Path) -> tuple[str, dict[str, bytes], dict]:
 
 def write_assets(out_dir: Path, *, chunks: list[dict], bm25: BM25Index, vectors_i8: np.ndarray | None,
                  scales: np.ndarray | None, model_dir: Path | None, model_info: dict | None,
-                 settings: dict, encoder: tuple[bytes, str] | None = None, keyword_script: bool = True,
+                 settings: dict, encoder: tuple[bytes, dict] | None = None, keyword_script: bool = True,
                  layout: Layout = Layout()) -> dict:
     """Write the index into ``out_dir`` and return its manifest.
 
     ``chunks``: the records of ``Chunk.to_record`` in index order. ``model_dir``: the
     query model shipped with the site (None: none). ``encoder``: the static query
-    encoder's asset and the digest of its inputs (``build.py``). ``keyword_script``:
+    encoder's asset and its manifest fields (``build.py``: what it was fitted on). ``keyword_script``:
     also write ``manifest.js`` (pages with the search bar, which may be opened from
     file://). Shards already present (same content, same name) are not rewritten.
     """
@@ -186,8 +186,8 @@ def write_assets(out_dir: Path, *, chunks: list[dict], bm25: BM25Index, vectors_
                 files[f"{model_name}/{name}"] = data
             model_entry = {"dir": model_name, "files": model_entries}
         if encoder is not None:
-            data, digest = encoder
-            encoder_entry = {"file": binary("encoder", data), "digest": digest}
+            data, fields = encoder
+            encoder_entry = {"file": binary("encoder", data), **fields}
     directory = script("dir", dumps({"terms": terms, "texts": texts, "weights": weights}))
     manifest = {
         "format_version": FORMAT_VERSION,

@@ -24,18 +24,26 @@ __all__ = ["write_index"]
 
 _SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 
+#: An incremental build keeps the previous build's static encoder until the chunks of the
+#: pages re-read since its fit exceed this share of the site (its fit costs seconds on
+#: every edit: 5 s at 25k chunks); a build that reads every page (a clean build, -E, a
+#: configuration change) always fits it.
+ENCODER_REFIT_SHARE = 0.05
+
 
 def write_index(chunks: list[Chunk], *, urls: dict[str, str], out_dir: Path, model_dir: Path, embeddings: bool,
                 settings: dict, query_encoder: str = "both", batch_size: int = 32, threads: int | None = None,
                 progress: Progress | None = None, encoder_progress: Progress | None = None,
-                keyword_script: bool = True, note=None) -> dict:
+                keyword_script: bool = True, changed_chunks: int | None = None, note=None) -> dict:
     """Index the chunks (in the given order) and write the assets; returns the manifest.
 
     ``urls``: docname -> page URL (the builder's target URI). ``query_encoder``: "static"
     (the fitted encoder only: no model in the site), "model" (the full model only) or
     "both" (the encoder answers first, the model takes over once loaded). ``note`` gets
     one-line reports. ``keyword_script``: also write ``manifest.js`` for pages opened
-    from ``file://`` (pages with the search bar).
+    from ``file://`` (pages with the search bar). ``changed_chunks``: on an incremental
+    build, how many chunks come from pages re-read (or removed) since the previous index;
+    None when every page was read.
     """
     records = [c.to_record(urls[c.doc]) for c in chunks]
     bm25 = build_index([document_tokens(c.text) for c in chunks])
@@ -46,7 +54,8 @@ def write_index(chunks: list[Chunk], *, urls: dict[str, str], out_dir: Path, mod
                                        progress=progress, note=note)
         if query_encoder != "model":
             encoder = _query_encoder(chunks, vectors, scales, model_dir, info, out_dir, batch_size=batch_size,
-                                     threads=threads, progress=encoder_progress, note=note)
+                                     threads=threads, progress=encoder_progress, note=note,
+                                     changed_chunks=changed_chunks)
             if encoder is None:
                 query_encoder = "model"
     settings = {**settings, "query_encoder": query_encoder if vectors is not None else None}
@@ -56,18 +65,29 @@ def write_index(chunks: list[Chunk], *, urls: dict[str, str], out_dir: Path, mod
 
 
 def _query_encoder(chunks, vectors, scales, model_dir: Path, info: dict, out_dir: Path, *, batch_size, threads,
-                   progress, note) -> tuple[bytes, str] | None:
-    """The static encoder's asset and the digest of its inputs, or None (too few chunks).
+                   progress, note, changed_chunks: int | None = None) -> tuple[bytes, dict] | None:
+    """The static encoder's asset and its manifest fields, or None (too few chunks).
 
     An unchanged corpus reuses the previous build's encoder (same digest): the fit is
-    deterministic, so it would give the same bytes.
+    deterministic, so it would give the same bytes. An incremental build that changed
+    few chunks keeps it too (``ENCODER_REFIT_SHARE``), counting them in ``stale_chunks``.
     """
     texts = [c.text for c in chunks]
     titles = [c.title for c in chunks]
-    digest = _digest(texts, titles, vectors, scales, info)
-    previous = _previous_encoder(out_dir, digest)
+    fit = _fit_digest(info)
+    digest = _digest(texts, titles, vectors, scales, fit)
+    previous = _previous_encoder(out_dir, digest=digest)
     if previous is not None:
-        return previous, digest
+        return previous[0], {"digest": digest, "fit": fit}
+    if changed_chunks is not None:
+        previous = _previous_encoder(out_dir, fit=fit)
+        stale = previous[1].get("stale_chunks", 0) + changed_chunks if previous else None
+        if previous is not None and stale <= ENCODER_REFIT_SHARE * len(chunks):
+            if note is not None:
+                note(f"[sphinx-rag] static query encoder kept from the previous build: {stale} of {len(chunks)} "
+                     f"chunks changed since its fit (it is fitted again past {ENCODER_REFIT_SHARE:.0%}, "
+                     f"and by every build that reads all pages)")
+            return previous[0], {"digest": previous[1]["digest"], "fit": fit, "stale_chunks": stale}
     tokenizer = load_tokenizer(model_dir)
     vocab = (Path(model_dir) / "vocab.txt").read_bytes()
     special = [i for i in (tokenizer.token_to_id(t) for t in _SPECIAL_TOKENS) if i is not None]
@@ -98,26 +118,33 @@ def _query_encoder(chunks, vectors, scales, model_dir: Path, info: dict, out_dir
     if note is not None:
         note(f"[sphinx-rag] static query encoder fitted in {time.perf_counter() - start:.1f} s "
              f"({len(data) / 1e6:.2f} MB, {len(encoder.token_ids)} tokens, rank {encoder.rank})")
-    return data, digest
+    return data, {"digest": digest, "fit": fit}
 
 
-def _digest(texts, titles, vectors, scales, model_info) -> str:
-    h = hashlib.sha256()
+def _fit_digest(model_info) -> str:
+    """What an encoder's fit depends on besides the corpus: its parameters and the model."""
     params = (static_encoder.SEED, static_encoder.SAMPLING, static_encoder.MAX_QUERIES, static_encoder.QUERIES_PER_CHUNK,
               static_encoder.RANK, static_encoder.RIDGE, static_encoder.CG_ITERATIONS, static_encoder.MAX_ROWS,
               static_encoder.FORMAT)
-    h.update(repr((params, sorted(model_info.items()))).encode())
+    return hashlib.sha256(repr((params, sorted(model_info.items()))).encode()).hexdigest()[:32]
+
+
+def _digest(texts, titles, vectors, scales, fit: str) -> str:
+    h = hashlib.sha256()
+    h.update(fit.encode())
     for t in (*texts, *titles):
         h.update(t.encode("utf-8") + b"\0")
     h.update(np.ascontiguousarray(vectors).tobytes() + np.ascontiguousarray(scales).tobytes())
     return h.hexdigest()[:32]
 
 
-def _previous_encoder(out_dir: Path, digest: str) -> bytes | None:
+def _previous_encoder(out_dir: Path, *, digest: str | None = None, fit: str | None = None) -> tuple[bytes, dict] | None:
+    """The previous build's encoder and manifest entry, if it was fitted on this corpus
+    (``digest``) or with these parameters and model (``fit``), and its file is intact."""
     try:
         entry = read_json(Path(out_dir) / "manifest.json").get("encoder") or {}
-        if entry.get("digest") != digest:
+        if (digest is not None and entry.get("digest") != digest) or (fit is not None and entry.get("fit") != fit):
             return None
-        return check_binary_shard(entry["file"], (Path(out_dir) / entry["file"]).read_bytes())
+        return check_binary_shard(entry["file"], (Path(out_dir) / entry["file"]).read_bytes()), entry
     except (OSError, ValueError, KeyError, AttributeError, ShardError):
         return None

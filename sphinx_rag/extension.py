@@ -266,6 +266,10 @@ def on_build_finished(app, exception):
             chunk.weight = weight
             chunks.append(chunk)
     urls = {d: app.builder.get_target_uri(d) for d in {c.doc for c in chunks}}
+    changed = None  # every page read: the static encoder is fitted
+    if previous:
+        changed = (sum(len(fresh[d]) for d in wanted if d in fresh)
+                   + sum(len(c) for d, c in previous.items() if d not in wanted))
     manifest = write_index(
         chunks,
         urls=urls,
@@ -288,6 +292,7 @@ def on_build_finished(app, exception):
         progress=_progress_bar(app, "chunks"),
         encoder_progress=_progress_bar(app, "pseudo-queries"),
         keyword_script=wants_search_bar(app),
+        changed_chunks=changed,
         note=logger.info,
     )
     copy_model_runtime(app, manifest.get("model_files") is not None)

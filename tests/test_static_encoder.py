@@ -114,3 +114,48 @@ def test_a_corpus_too_small_falls_back_to_the_model(tmp_path):
     assert manifest["encoder"] is None and manifest["model_files"]
     assert manifest["settings"]["query_encoder"] == "model"
     assert any(p.name.startswith("ort-") for p in (out / "_static" / "sphinx_rag").iterdir())
+
+
+def test_an_incremental_build_keeps_the_encoder_until_enough_has_changed(tmp_path):
+    """A one-page edit keeps the previous fit (it costs seconds on every edit of a large
+    site) and counts the chunks changed since; a build that reads every page fits again,
+    giving the bytes a clean build gives."""
+    import shutil
+
+    from sphinx_rag.build import ENCODER_REFIT_SHARE
+
+    src = tmp_path / "src"
+    shutil.copytree(ROOTS / "test-narrative", src)
+    conf = (src / "conf.py").read_text().replace("sphinx_rag_embeddings = False", "sphinx_rag_embeddings = True")
+    (src / "conf.py").write_text(conf)
+    (src / "topics.rst").write_text("Topics\n======\n\n" + "\n\n".join(  # enough chunks that one page is under 5%
+        f"Topic {i}\n{'-' * (6 + len(str(i)))}\n\nOption number {i} sets how the solver treats case {i} of the input."
+        for i in range(150)))
+    (src / "index.rst").write_text((src / "index.rst").read_text().replace("   guide\n", "   guide\n   topics\n"))
+    out, doctrees = tmp_path / "html", tmp_path / "doctrees"
+
+    def build(*options):
+        proc = subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-d", str(doctrees), *options,
+                               str(src), str(out)], capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout, json.loads((out / ASSET_DIR / "manifest.json").read_text())
+
+    log, first = build()
+    assert "static query encoder fitted" in log and "stale_chunks" not in first["encoder"]
+    guide = src / "guide.rst"
+    guide.write_text(guide.read_text().replace("short introduction paragraph", "brand new opening paragraph"))
+    log, edited = build()
+    n = edited["counts"]["chunks"]
+    stale = edited["encoder"]["stale_chunks"]
+    assert 0 < stale <= ENCODER_REFIT_SHARE * n and "static query encoder fitted" not in log
+    assert f"static query encoder kept from the previous build: {stale} of {n} chunks changed" in log
+    assert edited["encoder"]["file"] == first["encoder"]["file"]
+    assert IndexReader(out).encoder().encode("how does the solver treat a case").shape == (first["counts"]["dim"],)
+    log, refitted = build("-E")  # every page read: fitted on the corpus as it is
+    assert "static query encoder fitted" in log and "stale_chunks" not in refitted["encoder"]
+    assert refitted["encoder"]["file"] != first["encoder"]["file"]
+    clean = tmp_path / "clean"
+    proc = subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-q", str(src), str(clean)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads((clean / ASSET_DIR / "manifest.json").read_text())["encoder"] == refitted["encoder"]
