@@ -25,8 +25,8 @@ __all__ = ["write_index"]
 _SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 
 #: An incremental build keeps the previous build's static encoder until the chunks of the
-#: pages re-read since its fit exceed this share of the site (its fit costs seconds on
-#: every edit: 5 s at 25k chunks); a build that reads every page (a clean build, -E, a
+#: pages rewritten since its fit exceed this share of the site (its fit costs seconds on
+#: every edit: 5 s at 25k chunks); a build that writes every page (a clean build, -E, a
 #: configuration change) always fits it.
 ENCODER_REFIT_SHARE = 0.05
 
@@ -42,7 +42,7 @@ def write_index(chunks: list[Chunk], *, urls: dict[str, str], out_dir: Path, mod
     "both" (the encoder answers first, the model takes over once loaded). ``note`` gets
     one-line reports. ``keyword_script``: also write ``manifest.js`` for pages opened
     from ``file://`` (pages with the search bar). ``changed_chunks``: on an incremental
-    build, how many chunks come from pages re-read (or removed) since the previous index;
+    build, how many chunks come from pages rewritten (or removed) since the previous index;
     None when every page was read.
     """
     records = [c.to_record(urls[c.doc]) for c in chunks]
@@ -86,7 +86,7 @@ def _query_encoder(chunks, vectors, scales, model_dir: Path, info: dict, out_dir
             if note is not None:
                 note(f"[sphinx-rag] static query encoder kept from the previous build: {stale} of {len(chunks)} "
                      f"chunks changed since its fit (it is fitted again past {ENCODER_REFIT_SHARE:.0%}, "
-                     f"and by every build that reads all pages)")
+                     f"and by every build that writes all pages)")
             return previous[0], {"digest": previous[1]["digest"], "fit": fit, "stale_chunks": stale}
     tokenizer = load_tokenizer(model_dir)
     vocab = (Path(model_dir) / "vocab.txt").read_bytes()

@@ -266,7 +266,7 @@ def on_build_finished(app, exception):
             chunk.weight = weight
             chunks.append(chunk)
     urls = {d: app.builder.get_target_uri(d) for d in {c.doc for c in chunks}}
-    changed = None  # every page read: the static encoder is fitted
+    changed = None  # every page written: the static encoder is fitted
     if previous:
         changed = (sum(len(fresh[d]) for d in wanted if d in fresh)
                    + sum(len(c) for d, c in previous.items() if d not in wanted))

@@ -118,7 +118,7 @@ def test_a_corpus_too_small_falls_back_to_the_model(tmp_path):
 
 def test_an_incremental_build_keeps_the_encoder_until_enough_has_changed(tmp_path):
     """A one-page edit keeps the previous fit (it costs seconds on every edit of a large
-    site) and counts the chunks changed since; a build that reads every page fits again,
+    site) and counts the chunks changed since; a build that writes every page fits again,
     giving the bytes a clean build gives."""
     import shutil
 
