@@ -43,7 +43,7 @@ def write_index(chunks: list[Chunk], *, urls: dict[str, str], out_dir: Path, mod
     one-line reports. ``keyword_script``: also write ``manifest.js`` for pages opened
     from ``file://`` (pages with the search bar). ``changed_chunks``: on an incremental
     build, how many chunks come from pages rewritten (or removed) since the previous index;
-    None when every page was read.
+    None when every page was written.
     """
     records = [c.to_record(urls[c.doc]) for c in chunks]
     bm25 = build_index([document_tokens(c.text) for c in chunks])
@@ -76,18 +76,17 @@ def _query_encoder(chunks, vectors, scales, model_dir: Path, info: dict, out_dir
     titles = [c.title for c in chunks]
     fit = _fit_digest(info)
     digest = _digest(texts, titles, vectors, scales, fit)
-    previous = _previous_encoder(out_dir, digest=digest)
-    if previous is not None:
-        return previous[0], {"digest": digest, "fit": fit}
-    if changed_chunks is not None:
-        previous = _previous_encoder(out_dir, fit=fit)
-        stale = previous[1].get("stale_chunks", 0) + changed_chunks if previous else None
-        if previous is not None and stale <= ENCODER_REFIT_SHARE * len(chunks):
+    previous, entry = _previous_encoder(out_dir)
+    if previous is not None and entry.get("digest") == digest:
+        return previous, {"digest": digest, "fit": fit}
+    if previous is not None and changed_chunks is not None and entry.get("fit") == fit:
+        stale = entry.get("stale_chunks", 0) + changed_chunks
+        if stale <= ENCODER_REFIT_SHARE * len(chunks):
             if note is not None:
                 note(f"[sphinx-rag] static query encoder kept from the previous build: {stale} of {len(chunks)} "
                      f"chunks changed since its fit (it is fitted again past {ENCODER_REFIT_SHARE:.0%}, "
                      f"and by every build that writes all pages)")
-            return previous[0], {"digest": previous[1]["digest"], "fit": fit, "stale_chunks": stale}
+            return previous, {"digest": entry["digest"], "fit": fit, "stale_chunks": stale}
     tokenizer = load_tokenizer(model_dir)
     vocab = (Path(model_dir) / "vocab.txt").read_bytes()
     special = [i for i in (tokenizer.token_to_id(t) for t in _SPECIAL_TOKENS) if i is not None]
@@ -138,13 +137,10 @@ def _digest(texts, titles, vectors, scales, fit: str) -> str:
     return h.hexdigest()[:32]
 
 
-def _previous_encoder(out_dir: Path, *, digest: str | None = None, fit: str | None = None) -> tuple[bytes, dict] | None:
-    """The previous build's encoder and manifest entry, if it was fitted on this corpus
-    (``digest``) or with these parameters and model (``fit``), and its file is intact."""
+def _previous_encoder(out_dir: Path) -> tuple[bytes | None, dict]:
+    """The previous build's encoder and its manifest entry ((None, {}): none, or its file is not intact)."""
     try:
         entry = read_json(Path(out_dir) / "manifest.json").get("encoder") or {}
-        if (digest is not None and entry.get("digest") != digest) or (fit is not None and entry.get("fit") != fit):
-            return None
         return check_binary_shard(entry["file"], (Path(out_dir) / entry["file"]).read_bytes()), entry
     except (OSError, ValueError, KeyError, AttributeError, ShardError):
-        return None
+        return None, {}
