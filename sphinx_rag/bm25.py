@@ -143,34 +143,51 @@ class BM25Index:
 
 
 def build_index(corpus: list[list[str]], *, k1=K1, b=B, epsilon=EPSILON) -> BM25Index:
-    """Index tokenized chunks exactly as ``rank_bm25.BM25Okapi(corpus)`` scores them."""
+    """Index tokenized chunks exactly as ``rank_bm25.BM25Okapi(corpus)`` scores them.
+
+    Terms are counted per chunk in Python, the impacts computed by numpy with the same
+    float64 operations in the same order (the same bits as a loop over the postings, in
+    a third of the time: this runs on every incremental build).
+    """
     n_docs = len(corpus)
     lengths = [len(doc) for doc in corpus]
     avgdl = sum(lengths) / n_docs if n_docs else 0.0
-    postings: dict[str, list[tuple[int, int]]] = {}
-    for d, doc in enumerate(corpus):
-        for term, tf in Counter(doc).items():
-            postings.setdefault(term, []).append((d, tf))
+    term_ids: dict[str, int] = {}  # in order of first appearance: the order the IDF mean sums in
+    ids: list[int] = []
+    tfs: list[int] = []
+    distinct: list[int] = []
+    for doc in corpus:
+        counts = Counter(doc)
+        for term in counts:
+            if term not in term_ids:
+                term_ids[term] = len(term_ids)
+        ids += map(term_ids.__getitem__, counts)
+        tfs += counts.values()
+        distinct.append(len(counts))
+    term_of = np.asarray(ids, dtype=np.int64)
+    df = np.bincount(term_of, minlength=len(term_ids))
 
     # IDF as BM25Okapi: negative IDFs floored to epsilon * mean IDF.
-    idf = {t: math.log(n_docs - len(p) + 0.5) - math.log(len(p) + 0.5) for t, p in postings.items()}
-    floor = epsilon * (sum(idf.values()) / len(idf)) if idf else 0.0
-    idf = {t: (v if v >= 0 else floor) for t, v in idf.items()}
+    idf = [math.log(n_docs - f + 0.5) - math.log(f + 0.5) for f in df.tolist()]
+    floor = epsilon * (sum(idf) / len(idf)) if idf else 0.0
+    idf = np.asarray([v if v >= 0 else floor for v in idf], dtype=np.float64)
 
-    vocab = sorted(postings)
-    offsets = np.zeros(len(vocab) + 1, dtype=np.uint32)
-    docs, impacts = [], []
-    for i, term in enumerate(vocab):
-        for d, tf in postings[term]:
-            norm = tf + k1 * (1 - b + b * lengths[d] / avgdl)
-            docs.append(d)
-            impacts.append(idf[term] * tf * (k1 + 1) / norm)
-        offsets[i + 1] = len(docs)
+    terms = list(term_ids)
+    order = sorted(range(len(terms)), key=terms.__getitem__)
+    rank = np.empty(len(terms), dtype=np.int64)
+    rank[order] = np.arange(len(terms))
+    by_term = np.argsort(rank[term_of], kind="stable")  # postings by term, chunks ascending within
+    term_of = term_of[by_term]
+    tf = np.asarray(tfs, dtype=np.float64)[by_term]
+    docs = np.repeat(np.arange(n_docs, dtype=np.int64), distinct)[by_term]
+    norm = tf + k1 * (1 - b + b * np.asarray(lengths, dtype=np.int64)[docs] / avgdl)
+    offsets = np.zeros(len(terms) + 1, dtype=np.uint32)
+    np.cumsum(df[order], out=offsets[1:])
     return BM25Index(
-        vocab=vocab,
+        vocab=[terms[i] for i in order],
         offsets=offsets,
-        docs=np.asarray(docs, dtype=np.uint32),
-        impacts=np.asarray(impacts, dtype=np.float32),
+        docs=docs.astype(np.uint32),
+        impacts=(idf[term_of] * tf * (k1 + 1) / norm).astype(np.float32),
         n_docs=n_docs,
         avgdl=avgdl,
         k1=k1,
