@@ -134,14 +134,17 @@ def _model_files(model_dir: Path) -> tuple[str, dict[str, bytes], dict]:
 def write_assets(out_dir: Path, *, chunks: list[dict], bm25: BM25Index, vectors_i8: np.ndarray | None,
                  scales: np.ndarray | None, model_dir: Path | None, model_info: dict | None,
                  settings: dict, encoder: tuple[bytes, dict] | None = None, keyword_script: bool = True,
-                 layout: Layout = Layout()) -> dict:
+                 kept_centroids: tuple[bytes, int] | None = None, layout: Layout = Layout()) -> dict:
     """Write the index into ``out_dir`` and return its manifest.
 
     ``chunks``: the records of ``Chunk.to_record`` in index order. ``model_dir``: the
     query model shipped with the site (None: none). ``encoder``: the static query
     encoder's asset and its manifest fields (``build.py``: what it was fitted on). ``keyword_script``:
     also write ``manifest.js`` (pages with the search bar, which may be opened from
-    file://). Shards already present (same content, same name) are not rewritten.
+    file://). ``kept_centroids``: the previous build's centroid shard and the chunks
+    changed since its k-means (an incremental build, ``build.py``): the chunks are assigned
+    to those centroids, no k-means. Shards already present (same content, same name) are
+    not rewritten.
     """
     out_dir = Path(out_dir)
     files: dict[str, bytes] = {}
@@ -166,9 +169,12 @@ def write_assets(out_dir: Path, *, chunks: list[dict], bm25: BM25Index, vectors_
     dense_entry = model_entry = encoder_entry = None
     clusters: list[list] = []
     if vectors_i8 is not None:
-        members = dense.cluster_vectors(vectors_i8, scales, layout.exact_up_to, layout.cluster_size,
-                                        layout.max_clusters)
-        centroids = dense.centroid_vectors(vectors_i8, scales, members)
+        if kept_centroids is not None and len(chunks) > layout.exact_up_to:
+            centroid_data, members = dense.assign_clusters(vectors_i8, scales, kept_centroids[0])
+        else:
+            centroid_data, members = dense.fit_clusters(vectors_i8, scales, layout.exact_up_to, layout.cluster_size,
+                                                        layout.max_clusters)
+            kept_centroids = None
         clusters = [[binary("cluster", dense.cluster_shard(ids, vectors_i8, scales)), len(ids)] for ids in members]
         cluster_map: list[str] = []
         if len(members) > 1:  # which cluster holds each chunk, for the probe's keyword guidance
@@ -178,8 +184,10 @@ def write_assets(out_dir: Path, *, chunks: list[dict], bm25: BM25Index, vectors_
             step = layout.cluster_map_chunks
             cluster_map = [binary("cmap", dense.cluster_map_shard(cluster_of[s:s + step]))
                            for s in range(0, len(chunks), step)]
-        dense_entry = {"centroids": binary("centroids", dense.centroid_shard(centroids)),
+        dense_entry = {"centroids": binary("centroids", centroid_data),
                        "directory": binary("ddir", dumps({"clusters": clusters, "cluster_map": cluster_map}))}
+        if kept_centroids is not None:
+            dense_entry["stale_chunks"] = kept_centroids[1]
         if model_dir is not None:  # None: vectors without a query model (tests, replicated benchmarks)
             model_name, model_data, model_entries = _model_files(model_dir)
             for name, data in model_data.items():

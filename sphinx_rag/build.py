@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import hashlib
 import time
+from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
 
-from .assets import read_json, write_assets
+from .assets import Layout, read_json, write_assets
 from .bm25 import build_index, document_tokens
 from .chunk import Chunk
 from .shards import ShardError, check_binary_shard
@@ -24,11 +25,14 @@ __all__ = ["write_index"]
 
 _SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 
-#: An incremental build keeps the previous build's static encoder until the chunks of the
-#: pages rewritten since its fit exceed this share of the site (its fit costs seconds on
-#: every edit: 5 s at 25k chunks); a build that writes every page (a clean build, -E, a
-#: configuration change) always fits it.
-ENCODER_REFIT_SHARE = 0.05
+#: An incremental build keeps what the previous build fitted to the corpus, the static
+#: encoder and the dense clusters' centroids, until the chunks of the pages rewritten since
+#: the fit exceed this share of the site: fitting costs seconds on every edit of a large
+#: site (at 25k chunks: the encoder 5 s, the k-means 1.5 s). A build that writes every
+#: page (a clean build, -E, a configuration change) always fits them.
+REFIT_SHARE = 0.05
+#: How a site's index is cut into shards (``assets.Layout``, chosen by measurement).
+LAYOUT = Layout()
 
 
 def write_index(chunks: list[Chunk], *, urls: dict[str, str], out_dir: Path, model_dir: Path, embeddings: bool,
@@ -47,25 +51,53 @@ def write_index(chunks: list[Chunk], *, urls: dict[str, str], out_dir: Path, mod
     """
     records = [c.to_record(urls[c.doc]) for c in chunks]
     bm25 = build_index([document_tokens(c.text) for c in chunks])
-    vectors = scales = info = encoder = None
+    vectors = scales = info = encoder = centroids = None
     if embeddings and chunks:
         info = read_json(Path(model_dir) / "model_info.json")
         vectors, scales = embed_chunks(chunks, model_dir, batch_size=batch_size, threads=threads,
                                        progress=progress, note=note)
+        previous = _previous_manifest(out_dir)
+        centroids = _kept_centroids(out_dir, previous, info, changed_chunks, len(chunks))
         if query_encoder != "model":
-            encoder = _query_encoder(chunks, vectors, scales, model_dir, info, out_dir, batch_size=batch_size,
-                                     threads=threads, progress=encoder_progress, note=note,
+            encoder = _query_encoder(chunks, vectors, scales, model_dir, info, out_dir, previous,
+                                     batch_size=batch_size, threads=threads, progress=encoder_progress, note=note,
                                      changed_chunks=changed_chunks)
             if encoder is None:
                 query_encoder = "model"
     settings = {**settings, "query_encoder": query_encoder if vectors is not None else None}
     return write_assets(out_dir, chunks=records, bm25=bm25, vectors_i8=vectors, scales=scales,
                         model_dir=model_dir if query_encoder != "static" else None, model_info=info,
-                        encoder=encoder, settings=settings, keyword_script=keyword_script)
+                        encoder=encoder, settings=settings, keyword_script=keyword_script, kept_centroids=centroids,
+                        layout=LAYOUT)
 
 
-def _query_encoder(chunks, vectors, scales, model_dir: Path, info: dict, out_dir: Path, *, batch_size, threads,
-                   progress, note, changed_chunks: int | None = None) -> tuple[bytes, dict] | None:
+def _stale_chunks(entry: dict, changed_chunks: int | None, n_chunks: int) -> int | None:
+    """The chunks changed since a fit if it is kept (``REFIT_SHARE``), else None: fit again."""
+    if changed_chunks is None:
+        return None
+    stale = entry.get("stale_chunks", 0) + changed_chunks
+    return stale if stale <= REFIT_SHARE * n_chunks else None
+
+
+def _kept_centroids(out_dir: Path, previous: dict, info: dict, changed_chunks: int | None,
+                    n_chunks: int) -> tuple[bytes, int] | None:
+    """The previous build's centroid shard and the chunks changed since its k-means, when an
+    incremental build keeps them (same model and layout, ``REFIT_SHARE``); else None."""
+    entry = previous.get("dense") or {}
+    if previous.get("model") != info or previous.get("layout") != asdict(LAYOUT) or "centroids" not in entry:
+        return None
+    stale = _stale_chunks(entry, changed_chunks, n_chunks)
+    if stale is None or previous.get("counts", {}).get("clusters", 0) < 2:  # one cluster: nothing was fitted
+        return None
+    try:
+        return check_binary_shard(entry["centroids"], (Path(out_dir) / entry["centroids"]).read_bytes()), stale
+    except (OSError, ShardError):
+        return None
+
+
+def _query_encoder(chunks, vectors, scales, model_dir: Path, info: dict, out_dir: Path, previous_manifest: dict, *,
+                   batch_size, threads, progress, note, changed_chunks: int | None = None
+                   ) -> tuple[bytes, dict] | None:
     """The static encoder's asset and its manifest fields, or None (too few chunks).
 
     An unchanged corpus reuses the previous build's encoder (same digest): the fit is
@@ -76,17 +108,16 @@ def _query_encoder(chunks, vectors, scales, model_dir: Path, info: dict, out_dir
     titles = [c.title for c in chunks]
     fit = _fit_digest(info)
     digest = _digest(texts, titles, vectors, scales, fit)
-    previous, entry = _previous_encoder(out_dir)
+    previous, entry = _previous_encoder(out_dir, previous_manifest)
     if previous is not None and entry.get("digest") == digest:
         return previous, {"digest": digest, "fit": fit}
-    if previous is not None and changed_chunks is not None and entry.get("fit") == fit:
-        stale = entry.get("stale_chunks", 0) + changed_chunks
-        if stale <= ENCODER_REFIT_SHARE * len(chunks):
-            if note is not None:
-                note(f"[sphinx-rag] static query encoder kept from the previous build: {stale} of {len(chunks)} "
-                     f"chunks changed since its fit (it is fitted again past {ENCODER_REFIT_SHARE:.0%}, "
-                     f"and by every build that writes all pages)")
-            return previous, {"digest": entry["digest"], "fit": fit, "stale_chunks": stale}
+    stale = _stale_chunks(entry, changed_chunks, len(chunks))
+    if previous is not None and entry.get("fit") == fit and stale is not None:
+        if note is not None:
+            note(f"[sphinx-rag] static query encoder kept from the previous build: {stale} of {len(chunks)} "
+                 f"chunks changed since its fit (it is fitted again past {REFIT_SHARE:.0%}, "
+                 f"and by every build that writes all pages)")
+        return previous, {"digest": entry["digest"], "fit": fit, "stale_chunks": stale}
     tokenizer = load_tokenizer(model_dir)
     vocab = (Path(model_dir) / "vocab.txt").read_bytes()
     special = [i for i in (tokenizer.token_to_id(t) for t in _SPECIAL_TOKENS) if i is not None]
@@ -137,10 +168,19 @@ def _digest(texts, titles, vectors, scales, fit: str) -> str:
     return h.hexdigest()[:32]
 
 
-def _previous_encoder(out_dir: Path) -> tuple[bytes | None, dict]:
+def _previous_manifest(out_dir: Path) -> dict:
+    """The manifest of the index this build replaces ({}: none, or unreadable)."""
+    try:
+        manifest = read_json(Path(out_dir) / "manifest.json")
+    except (OSError, ValueError):
+        return {}
+    return manifest if isinstance(manifest, dict) else {}
+
+
+def _previous_encoder(out_dir: Path, manifest: dict) -> tuple[bytes | None, dict]:
     """The previous build's encoder and its manifest entry ((None, {}): none, or its file is not intact)."""
     try:
-        entry = read_json(Path(out_dir) / "manifest.json").get("encoder") or {}
+        entry = manifest.get("encoder") or {}
         return check_binary_shard(entry["file"], (Path(out_dir) / entry["file"]).read_bytes()), entry
     except (OSError, ValueError, KeyError, AttributeError, ShardError):
         return None, {}

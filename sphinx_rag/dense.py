@@ -1,9 +1,12 @@
 """The dense tier: int8 chunk vectors grouped by cluster, so a query reads only a few.
 
-Build time: spherical k-means (deterministic: fixed seed, fixed iterations) groups the
-chunk vectors into clusters (``assets.Layout.cluster_size`` on average); each cluster
-is one binary shard, and the int8 centroids are one more. Small sites
-(``Layout.exact_up_to``) get a single cluster: every query scores every vector.
+Build time: spherical k-means (deterministic: fixed seed, fixed iterations) finds
+centroids (``assets.Layout.cluster_size`` chunks each on average), stored as int8 in one
+shard; each chunk then goes to the stored centroid nearest it, the one a query's probe
+would rank first (``fit_clusters``). Each cluster is one binary shard. An incremental
+build keeps the stored centroids and only assigns the chunks to them again
+(``assign_clusters``). Small sites (``Layout.exact_up_to``) get a single cluster: every
+query scores every vector.
 
 Query time (here and in ``js/src/search/dense.js``): the clusters of the query's best
 keyword hits are read first (a few: ``Layout.guide_hits``, ``Layout.guide_clusters``,
@@ -25,7 +28,7 @@ import numpy as np
 from .embed import quantize_vectors
 
 __all__ = ["Cluster", "dense_scores",
-           "cluster_vectors", "cluster_shard", "read_cluster_shard", "centroid_shard", "read_centroid_shard",
+           "cluster_vectors", "fit_clusters", "assign_clusters", "cluster_shard", "read_cluster_shard", "centroid_shard", "read_centroid_shard",
            "cluster_map_shard", "read_cluster_map_shard", "probe_order"]
 
 KMEANS_ITERATIONS = 12
@@ -66,9 +69,37 @@ def cluster_vectors(vectors_i8: np.ndarray, scales: np.ndarray, exact_up_to: int
         empty = counts == 0
         sums[empty] = centroids[empty]  # an empty cluster keeps its centroid (dropped at the end)
         centroids = sums / np.maximum(np.linalg.norm(sums, axis=1, keepdims=True), 1e-12)
-    assign = _nearest(x, centroids)
-    members = [np.flatnonzero(assign == c) for c in range(k)]
-    return [m for m in members if len(m)]
+    return [m for m in _members(_nearest(x, centroids), k) if len(m)]
+
+
+def fit_clusters(vectors_i8: np.ndarray, scales: np.ndarray, exact_up_to: int, cluster_size: int,
+                 max_clusters: int = 1 << 30) -> tuple[bytes, list[np.ndarray]]:
+    """(centroid shard, chunk ids of each cluster) of a k-means over the vectors; each
+    chunk is in the cluster of the stored (int8) centroid nearest it, as ``assign_clusters``
+    would put it: an incremental build that keeps these centroids changes nothing else."""
+    members = cluster_vectors(vectors_i8, scales, exact_up_to, cluster_size, max_clusters)
+    shard = centroid_shard(centroid_vectors(vectors_i8, scales, members))
+    return (shard, members) if len(members) == 1 else assign_clusters(vectors_i8, scales, shard)
+
+
+def assign_clusters(vectors_i8: np.ndarray, scales: np.ndarray, shard: bytes) -> tuple[bytes, list[np.ndarray]]:
+    """(centroid shard, chunk ids of each cluster): each chunk in the cluster of the stored
+    centroid with the highest dot product (what ``probe_order`` ranks by); a centroid no
+    chunk is nearest to is dropped from the shard."""
+    q, s = read_centroid_shard(shard, vectors_i8.shape[1])
+    x = vectors_i8.astype(np.float32) * scales[:, None]
+    x /= np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
+    members = _members(_nearest(x, q.astype(np.float32) * s[:, None]), len(q))
+    keep = [c for c, m in enumerate(members) if len(m)]
+    if len(keep) < len(q):
+        shard = _pack_centroids(q[keep], s[keep])
+    return shard, [members[c] for c in keep]
+
+
+def _members(assign: np.ndarray, k: int) -> list[np.ndarray]:
+    """Chunk ids (ascending) of each of the k clusters, given each chunk's cluster."""
+    order = np.argsort(assign, kind="stable")
+    return np.split(order, np.cumsum(np.bincount(assign, minlength=k))[:-1])
 
 
 def _nearest(x: np.ndarray, centroids: np.ndarray) -> np.ndarray:
@@ -126,8 +157,11 @@ def read_cluster_shard(data: bytes, dim: int) -> Cluster:
 
 def centroid_shard(centroids: np.ndarray) -> bytes:
     """``u32 count | f32 scales | int8 centroids``."""
-    q, s = quantize_vectors(centroids)
-    return struct.pack("<I", len(q)) + s.astype("<f4").tobytes() + q.tobytes()
+    return _pack_centroids(*quantize_vectors(centroids))
+
+
+def _pack_centroids(q: np.ndarray, s: np.ndarray) -> bytes:
+    return struct.pack("<I", len(q)) + s.astype("<f4").tobytes() + q.astype(np.int8).tobytes()
 
 
 def read_centroid_shard(data: bytes, dim: int) -> tuple[np.ndarray, np.ndarray]:

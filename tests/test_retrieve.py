@@ -46,6 +46,47 @@ def test_clusters_are_deterministic_and_cover_every_chunk():
     assert pure >= len(clusters) // 2
 
 
+def _nearest_stored_centroid(q, s, shard: bytes) -> np.ndarray:
+    cq, cs = dense.read_centroid_shard(shard, q.shape[1])
+    x = q.astype(np.float64) * s[:, None]
+    return np.argmax(x @ (cq.astype(np.float64) * cs[:, None]).T, axis=1)
+
+
+def test_each_chunk_is_in_the_cluster_of_its_nearest_stored_centroid():
+    """What a query's probe ranks by (the stored int8 centroids) is what placed the chunks,
+    so keeping the centroids (an incremental build) and assigning again changes nothing,
+    and assigning changed vectors moves only the chunks whose nearest centroid changed."""
+    rng = np.random.default_rng(2)
+    x = np.repeat(rng.standard_normal((6, 24)), 50, axis=0) + 0.4 * rng.standard_normal((300, 24))
+    q, s = quantize_vectors((x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32))
+    shard, clusters = dense.fit_clusters(q, s, exact_up_to=100, cluster_size=40)
+    assert len(clusters) > 3 and sorted(np.concatenate(clusters).tolist()) == list(range(300))
+    nearest = _nearest_stored_centroid(q, s, shard)
+    for c, ids in enumerate(clusters):
+        assert (nearest[ids] == c).all() and ids.tolist() == sorted(ids.tolist())
+    kept, again = dense.assign_clusters(q, s, shard)
+    assert kept == shard and [c.tolist() for c in again] == [c.tolist() for c in clusters]
+
+    edited = q.copy()
+    edited[:10] = q[-10:]  # ten chunks now read like the last group
+    kept, moved = dense.assign_clusters(edited, s, shard)
+    assert kept == shard
+    where = {i: c for c, ids in enumerate(moved) for i in ids.tolist()}
+    before = {i: c for c, ids in enumerate(clusters) for i in ids.tolist()}
+    assert [where[i] for i in range(10)] == [before[i] for i in range(290, 300)]
+    assert all(where[i] == before[i] for i in range(10, 300))
+
+
+def test_a_centroid_no_chunk_is_nearest_to_is_dropped():
+    q = np.array([[127, 0], [120, 10], [0, 127]], dtype=np.int8)
+    s = np.ones(3, dtype=np.float32)
+    shard = dense.centroid_shard(np.array([[1.0, 0.0], [-1.0, 0.0], [0.0, 1.0]], dtype=np.float32))
+    kept, clusters = dense.assign_clusters(q, s, shard)
+    assert [c.tolist() for c in clusters] == [[0, 1], [2]]
+    cq, _ = dense.read_centroid_shard(kept, 2)
+    assert cq.tolist() == [[127, 0], [0, 127]]
+
+
 def test_probe_reads_the_nearest_clusters_until_enough_vectors():
     centroids = np.array([[127, 0], [0, 127], [90, 90]], dtype=np.int8)
     scales = np.ones(3, dtype=np.float32)

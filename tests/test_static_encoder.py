@@ -122,7 +122,7 @@ def test_an_incremental_build_keeps_the_encoder_until_enough_has_changed(tmp_pat
     giving the bytes a clean build gives."""
     import shutil
 
-    from sphinx_rag.build import ENCODER_REFIT_SHARE
+    from sphinx_rag.build import REFIT_SHARE
 
     src = tmp_path / "src"
     shutil.copytree(ROOTS / "test-narrative", src)
@@ -147,7 +147,7 @@ def test_an_incremental_build_keeps_the_encoder_until_enough_has_changed(tmp_pat
     log, edited = build()
     n = edited["counts"]["chunks"]
     stale = edited["encoder"]["stale_chunks"]
-    assert 0 < stale <= ENCODER_REFIT_SHARE * n and "static query encoder fitted" not in log
+    assert 0 < stale <= REFIT_SHARE * n and "static query encoder fitted" not in log
     assert f"static query encoder kept from the previous build: {stale} of {n} chunks changed" in log
     assert edited["encoder"]["file"] == first["encoder"]["file"]
     assert IndexReader(out).encoder().encode("how does the solver treat a case").shape == (first["counts"]["dim"],)
