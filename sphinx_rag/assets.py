@@ -45,7 +45,8 @@ from . import bm25 as bm25_shards
 from . import dense
 from .bm25 import BM25Index, Postings
 from .static_encoder import StaticEncoder
-from .shards import ShardError, binary_shard, check_binary_shard, dumps, read_script_shard, script_shard
+from .shards import (ShardError, binary_shard, check_binary_shard, dumps, read_script_shard, script_shard,
+                     script_shards)
 
 __all__ = ["FORMAT_VERSION", "ASSET_DIR", "Layout", "MODEL_FILES", "IndexMissing", "IndexDamaged",
            "write_assets", "IndexReader", "find_asset_dir", "read_json", "load_chunk_records"]
@@ -154,17 +155,23 @@ def write_assets(out_dir: Path, *, chunks: list[dict], bm25: BM25Index, vectors_
         files[name] = data
         return name
 
+    def scripts(kind: str, payloads: list[bytes]) -> list[str]:
+        made = script_shards(kind, payloads)
+        files.update(made)
+        return [name for name, _ in made]
+
     def binary(kind: str, data: bytes) -> str:
         name = binary_shard(kind, data)
         files[name] = data
         return name
 
     per = layout.texts_per_shard
-    terms = [[first, script("terms", payload)]
-             for first, payload in bm25_shards.term_shards(bm25, layout.term_shard_bytes, layout.head_postings)]
-    near = [[lo, hi, script("near", payload)] for lo, hi, payload in bm25_shards.near_shards(bm25, layout.near_shard_terms)]
-    texts = [script("texts", dumps({"first": s, "chunks": [_text_record(c) for c in chunks[s:s + per]]}))
-             for s in range(0, len(chunks), per)]
+    term_cuts = bm25_shards.term_shards(bm25, layout.term_shard_bytes, layout.head_postings)
+    terms = [[first, name] for (first, _), name in zip(term_cuts, scripts("terms", [p for _, p in term_cuts]))]
+    near_cuts = bm25_shards.near_shards(bm25, layout.near_shard_terms)
+    near = [[lo, hi, name] for (lo, hi, _), name in zip(near_cuts, scripts("near", [p for *_, p in near_cuts]))]
+    texts = scripts("texts", [dumps({"first": s, "chunks": [_text_record(c) for c in chunks[s:s + per]]})
+                              for s in range(0, len(chunks), per)])
     weights = _weight_ranges([c["weight"] for c in chunks])
     dense_entry = model_entry = encoder_entry = None
     clusters: list[list] = []

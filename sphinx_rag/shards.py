@@ -29,10 +29,12 @@ import base64
 import gzip
 import hashlib
 import json
+import os
 import re
 import struct
+from concurrent.futures import ThreadPoolExecutor
 
-__all__ = ["HASH_CHARS", "ShardError", "script_shard", "read_script_shard", "binary_shard", "shard_hash",
+__all__ = ["HASH_CHARS", "ShardError", "script_shard", "script_shards", "read_script_shard", "binary_shard", "shard_hash",
            "dumps", "pack", "unpack", "varints", "read_varints"]
 
 HASH_CHARS = 16
@@ -59,6 +61,13 @@ def script_shard(kind: str, payload: bytes) -> tuple[str, bytes]:
     name = f"{kind}-{shard_hash(stream)}"
     body = f'{REGISTER}("{name}","{base64.b64encode(stream).decode("ascii")}");\n'
     return f"{name}.js", body.encode("ascii")
+
+
+def script_shards(kind: str, payloads: list[bytes]) -> list[tuple[str, bytes]]:
+    """``script_shard`` of each payload, on a few threads: zlib and sha256 let go of the
+    GIL, and compressing is most of writing an index (25k chunks: 0.35 s -> 0.20 s on 2 cores)."""
+    with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
+        return list(pool.map(lambda payload: script_shard(kind, payload), payloads, chunksize=16))
 
 
 def read_script_shard(file_name: str, data: bytes) -> bytes:
