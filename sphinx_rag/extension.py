@@ -322,6 +322,7 @@ def _write_index(app, chunks: list[Chunk], out_dir: Path, changed: int | None) -
         encoder_progress=_progress_bar(app, "pseudo-queries"),
         keyword_script=wants_search_bar(app),
         changed_chunks=changed,
+        work_dir=Path(app.doctreedir),
         note=logger.info,
     )
 

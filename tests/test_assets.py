@@ -287,9 +287,33 @@ def test_an_incremental_build_keeps_the_clusters_until_enough_has_changed(tmp_pa
         assert (np.argmax(x @ (centroids.astype(np.float64) * scales[:, None]).T, axis=1) == c).all(), ids
     files = _files(out)
     assert build(out) == edited and _files(out) == files  # nothing to do: nothing rewritten
+    assert (out.parent / "html-doctrees" / sphinx_rag.build.TOKENS_FILE).is_file()  # the tokens, for the next build
     refitted = build(out, "-E")
     assert "stale_chunks" not in refitted["dense"]
-    assert build(tmp_path / "clean")["dense"] == refitted["dense"]
+    clean = build(tmp_path / "clean")  # no tokens of a previous build: the same keyword index
+    assert (clean["dense"], clean["dir"], clean["near"]) == (refitted["dense"], refitted["dir"], refitted["near"])
+
+
+def test_tokens_are_reused_only_from_the_same_tokenizer(tmp_path, monkeypatch):
+    """The tokens file is a cache: used when its key is the tokenizer code's, ignored when
+    the key differs or the file is torn, and rewritten with the current chunks' tokens."""
+    from sphinx_rag import build
+    from sphinx_rag.bm25 import document_tokens
+    from sphinx_rag.chunk import Chunk
+
+    chunks = [Chunk(doc="p", anchor="", headings=["P"], kind="guide", text=t)
+              for t in ("Ridge regression\nshrinks the coefficients", "Lasso\nselects features")]
+    path = tmp_path / build.TOKENS_FILE
+    fresh = [document_tokens(c.text) for c in chunks]
+    assert build._chunk_tokens(chunks, tmp_path) == fresh and build._read_tokens(path) == {
+        c.text: t for c, t in zip(chunks, fresh)}
+    build._write_tokens(path, {chunks[0].text: ["planted"]})
+    assert build._chunk_tokens(chunks, tmp_path) == [["planted"], fresh[1]]  # the cache is used ...
+    build._write_tokens(path, {chunks[0].text: ["planted"]})
+    monkeypatch.setattr(build, "_tokenizer_key", lambda: "another tokenizer")
+    assert build._chunk_tokens(chunks, tmp_path) == fresh  # ... only from the same tokenizer
+    path.write_bytes(path.read_bytes()[:20])
+    assert build._chunk_tokens(chunks, tmp_path) == fresh and build._read_tokens(path)[chunks[1].text] == fresh[1]
 
 
 def test_keyword_only_build_needs_no_model_export(tmp_path):
