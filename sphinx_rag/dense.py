@@ -87,9 +87,8 @@ def assign_clusters(vectors_i8: np.ndarray, scales: np.ndarray, shard: bytes) ->
     centroid with the highest dot product (what ``probe_order`` ranks by); a centroid no
     chunk is nearest to is dropped from the shard."""
     q, s = read_centroid_shard(shard, vectors_i8.shape[1])
-    x = vectors_i8.astype(np.float32) * scales[:, None]
-    x /= np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
-    members = _members(_nearest(x, q.astype(np.float32) * s[:, None]), len(q))
+    # a chunk's own scale and norm do not change which centroid is nearest: its int8 vector will do
+    members = _members(_nearest(vectors_i8.astype(np.float32), q.astype(np.float32) * s[:, None]), len(q))
     keep = [c for c, m in enumerate(members) if len(m)]
     if len(keep) < len(q):
         shard = _pack_centroids(q[keep], s[keep])
