@@ -27,8 +27,8 @@ import numpy as np
 
 from .embed import quantize_vectors
 
-__all__ = ["Cluster", "dense_scores",
-           "cluster_vectors", "fit_clusters", "assign_clusters", "cluster_shard", "read_cluster_shard", "centroid_shard", "read_centroid_shard",
+__all__ = ["Cluster", "dense_scores", "cluster_vectors", "fit_clusters", "assign_clusters",
+           "cluster_shard", "read_cluster_shard", "centroid_shard", "read_centroid_shard",
            "cluster_map_shard", "read_cluster_map_shard", "probe_order"]
 
 KMEANS_ITERATIONS = 12
