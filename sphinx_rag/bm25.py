@@ -331,32 +331,55 @@ def term_shards(index: BM25Index, shard_bytes: int, head: int) -> list[tuple[str
     shards: list[tuple[str, bytes]] = []
     batch: list[tuple[str, int, np.ndarray, np.ndarray, float, tuple | None]] = []
     size = 0
+    heads = _stored_heads(index, head)
 
     def flush():
         nonlocal size
-        gaps = b"".join(varints(np.diff(docs, prepend=0)) for _, _, docs, _, _, _ in batch)
+        gaps = varints(np.concatenate([_gaps(docs) for _, _, docs, _, _, _ in batch]))
         header = {"terms": [t for t, *_ in batch], "df": [b[1] for b in batch],
                   "count": [len(b[2]) for b in batch], "scale": [b[4] for b in batch]}
         tails = [(i, b[5]) for i, b in enumerate(batch) if b[5] is not None]
         body = gaps + b"".join(b[3].tobytes() for b in batch)
         if tails:
             header["tails"] = [[i, len(docs), *values] for i, (docs, _, values) in tails]
-            body += b"".join(varints(np.diff(docs, prepend=0)) for _, (docs, _, _) in tails)
+            body += varints(np.concatenate([_gaps(docs) for _, (docs, _, _) in tails]))
             body += b"".join(pack_codes(codes, code_bits(len(values))) for _, (_, codes, values) in tails)
         shards.append((batch[0][0], pack(header, body)))
         batch.clear()
         size = 0
 
+    df = np.diff(index.offsets.astype(np.int64)).tolist()
     for tid, term in enumerate(index.vocab):
-        docs, q, scale = stored_postings(index, tid, head)
-        tail = stored_tail(index, tid, head)
-        batch.append((term, index.doc_freq(term), docs, q, scale, tail))
+        docs, q, scale = heads[tid]
+        tail = stored_tail(index, tid, head) if df[tid] > head else None
+        batch.append((term, df[tid], docs, q, scale, tail))
         size += len(term.encode("utf-8")) + 8 + 2 * len(docs) + (0 if tail is None else len(tail[0]) + 40)
         if size >= 2 * shard_bytes or (size >= shard_bytes // 2 and zlib.crc32(term.encode("utf-8")) % 8 == 0):
             flush()
     if batch:
         flush()
     return shards
+
+
+def _gaps(docs: np.ndarray) -> np.ndarray:
+    """Ascending chunk ids as the first id, then the difference to the previous one."""
+    out = docs.copy()
+    out[1:] -= docs[:-1]
+    return out
+
+
+def _stored_heads(index: BM25Index, head: int) -> list[tuple[np.ndarray, np.ndarray, float]]:
+    """``stored_postings`` of every term: of all the terms in at most ``head`` chunks at
+    once (the same float64 operations, so the same bytes), of the others one by one."""
+    if not index.vocab:
+        return []
+    starts, ends = index.offsets[:-1].astype(np.int64), index.offsets[1:].astype(np.int64)
+    docs, impacts = index.docs.astype(np.int64), index.impacts.astype(np.float64)
+    peak = np.maximum.reduceat(impacts, starts)  # every term has a posting: no empty range
+    scale = np.where(peak > 0, (peak / 255.0).astype(np.float32), np.float32(1e-6)).astype(np.float64)
+    q = np.clip(np.rint(np.maximum(impacts, 0) / np.repeat(scale, ends - starts)), 1, 255).astype(np.uint8)
+    return [(docs[lo:hi], q[lo:hi], float(scale[t])) if hi - lo <= head else stored_postings(index, t, head)
+            for t, (lo, hi) in enumerate(zip(starts.tolist(), ends.tolist()))]
 
 
 def read_term_shard(payload: bytes) -> dict[str, Postings]:

@@ -95,3 +95,18 @@ def test_python_and_browser_tokens_are_equal(texts):
                           capture_output=True, text=True, cwd=REPO, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == [tokenize(t) for t in texts]
+
+
+@given(st.lists(st.integers(min_value=0, max_value=2**64 - 1), max_size=50))
+def test_varints_are_leb128_and_read_back(values):
+    """Each value as 7-bit groups, low first, the high bit set on all but the last."""
+    from sphinx_rag.shards import read_varints, varints
+
+    expected = bytearray()
+    for v in values:
+        while v >= 0x80:
+            expected.append((v & 0x7F) | 0x80)
+            v >>= 7
+        expected.append(v)
+    assert varints(values) == bytes(expected)
+    assert read_varints(varints(values), len(values))[0] == values
