@@ -1,5 +1,6 @@
 """The static index (format 2): content-named shards, determinism, atomic replacement."""
 
+import gc
 import json
 import os
 import re
@@ -292,6 +293,7 @@ def test_an_incremental_build_keeps_the_clusters_until_enough_has_changed(tmp_pa
     assert "stale_chunks" not in refitted["dense"]
     clean = build(tmp_path / "clean")  # no tokens of a previous build: the same keyword index
     assert (clean["dense"], clean["dir"], clean["near"]) == (refitted["dense"], refitted["dir"], refitted["near"])
+    assert gc.isenabled()  # off only while the index is read and written
 
 
 def test_tokens_are_reused_only_from_the_same_tokenizer(tmp_path, monkeypatch):
