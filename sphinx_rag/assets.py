@@ -135,7 +135,8 @@ def _model_files(model_dir: Path) -> tuple[str, dict[str, bytes], dict]:
 def write_assets(out_dir: Path, *, chunks: list[dict], bm25: BM25Index, vectors_i8: np.ndarray | None,
                  scales: np.ndarray | None, model_dir: Path | None, model_info: dict | None,
                  settings: dict, encoder: tuple[bytes, dict] | None = None, keyword_script: bool = True,
-                 kept_centroids: tuple[bytes, int] | None = None, layout: Layout = Layout()) -> dict:
+                 kept_centroids: tuple[bytes, int] | None = None, inputs: str | None = None,
+                 layout: Layout = Layout()) -> dict:
     """Write the index into ``out_dir`` and return its manifest.
 
     ``chunks``: the records of ``Chunk.to_record`` in index order. ``model_dir``: the
@@ -144,8 +145,9 @@ def write_assets(out_dir: Path, *, chunks: list[dict], bm25: BM25Index, vectors_
     also write ``manifest.js`` (pages with the search bar, which may be opened from
     file://). ``kept_centroids``: the previous build's centroid shard and the chunks
     changed since its k-means (an incremental build, ``build.py``): the chunks are assigned
-    to those centroids, no k-means. Shards already present (same content, same name) are
-    not rewritten.
+    to those centroids, no k-means. ``inputs``: a digest of what the index was built from
+    (``extension.py``: a build that changes none of it keeps the index). Shards already
+    present (same content, same name) are not rewritten.
     """
     out_dir = Path(out_dir)
     files: dict[str, bytes] = {}
@@ -218,6 +220,7 @@ def write_assets(out_dir: Path, *, chunks: list[dict], bm25: BM25Index, vectors_
         "model_files": model_entry,
         "encoder": encoder_entry,
         "settings": settings,
+        "inputs": inputs,
     }
     _publish(out_dir, files, manifest, keyword_script)
     return manifest

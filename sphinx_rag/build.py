@@ -44,7 +44,7 @@ def write_index(chunks: list[Chunk], *, urls: dict[str, str], out_dir: Path, mod
                 settings: dict, query_encoder: str = "both", batch_size: int = 32, threads: int | None = None,
                 progress: Progress | None = None, encoder_progress: Progress | None = None,
                 keyword_script: bool = True, changed_chunks: int | None = None, work_dir: Path | None = None,
-                note=None) -> dict:
+                inputs: str | None = None, note=None) -> dict:
     """Index the chunks (in the given order) and write the assets; returns the manifest.
 
     ``urls``: docname -> page URL (the builder's target URI). ``query_encoder``: "static"
@@ -54,7 +54,8 @@ def write_index(chunks: list[Chunk], *, urls: dict[str, str], out_dir: Path, mod
     from ``file://`` (pages with the search bar). ``changed_chunks``: on an incremental
     build, how many chunks come from pages rewritten (or removed) since the previous index;
     None when every page was written. ``work_dir``: where a build leaves what the next one
-    reuses (Sphinx's doctree directory; None: nothing).
+    reuses (Sphinx's doctree directory; None: nothing). ``inputs``: the digest of the
+    pages and configuration indexed, kept in the manifest (``extension.py``).
     """
     records = [c.to_record(urls[c.doc]) for c in chunks]
     bm25 = build_index(_chunk_tokens(chunks, work_dir))
@@ -75,7 +76,7 @@ def write_index(chunks: list[Chunk], *, urls: dict[str, str], out_dir: Path, mod
     return write_assets(out_dir, chunks=records, bm25=bm25, vectors_i8=vectors, scales=scales,
                         model_dir=model_dir if query_encoder != "static" else None, model_info=info,
                         encoder=encoder, settings=settings, keyword_script=keyword_script, kept_centroids=centroids,
-                        layout=LAYOUT)
+                        inputs=inputs, layout=LAYOUT)
 
 
 def _chunk_tokens(chunks: list[Chunk], work_dir: Path | None) -> list[list[str]]:

@@ -18,7 +18,9 @@ from __future__ import annotations
 import contextlib
 import fnmatch
 import gc
+import hashlib
 import inspect
+import json
 import itertools
 import time
 from pathlib import Path
@@ -260,6 +262,11 @@ def on_build_finished(app, exception):
     out_dir = Path(app.outdir) / assets.ASSET_DIR
     fresh = app.sphinx_rag.fresh
     wanted = [d for d in sorted(app.env.found_docs) if not _excluded(d, cfg.sphinx_rag_exclude)]
+    inputs = _index_inputs(app, wanted)
+    if not fresh and not app.sphinx_rag.interrupted and _index_is_current(out_dir, inputs, wants_search_bar(app)):
+        logger.info("[sphinx-rag] no page was written and the configuration is the same: the search index is kept")
+        copy_model_runtime(app, assets.read_json(out_dir / "manifest.json").get("model_files") is not None)
+        return
     if app.sphinx_rag.interrupted:  # its pages may be newer than its index: trust none of it
         previous, problem = {}, "the previous build stopped before its search index was written"
     elif set(fresh) >= set(wanted):
@@ -289,13 +296,41 @@ def on_build_finished(app, exception):
         changed = (sum(len(fresh[d]) for d in wanted if d in fresh)
                    + sum(len(c) for d, c in previous.items() if d not in wanted))
     with _without_cyclic_gc():
-        manifest = _write_index(app, chunks, out_dir, changed)
+        manifest = _write_index(app, chunks, out_dir, changed, inputs)
     copy_model_runtime(app, manifest.get("model_files") is not None)
     _pending_marker(app).unlink(missing_ok=True)
     logger.info(f"[sphinx-rag] indexed {len(chunks)} chunks into {out_dir}")
 
 
-def _write_index(app, chunks: list[Chunk], out_dir: Path, changed: int | None) -> dict:
+def _index_inputs(app, docnames: list[str]) -> str:
+    """A digest of what the index is built from besides the pages' content: which pages,
+    every sphinx_rag_* value, the model, the builder, the versions. A build that writes no
+    page and changes none of this would write the same index (``on_build_finished`` keeps it)."""
+    cfg = app.config
+    model = app.sphinx_rag.model_dir
+    info = model / "model_info.json"
+    parts = {"docs": docnames, "config": {o.name: repr(cfg[o.name]) for o in CONFIG},
+             "model": [str(model), info.read_text(encoding="utf-8") if info.is_file() else ""],
+             "builder": app.builder.name, "search_bar": wants_search_bar(app),
+             "versions": [__version__, CHUNKER_VERSION, assets.FORMAT_VERSION]}
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode("utf-8")).hexdigest()[:32]
+
+
+def _index_is_current(out_dir: Path, inputs: str, keyword_script: bool) -> bool:
+    """The published index was built from ``inputs`` and every file it names is there."""
+    try:
+        reader = assets.IndexReader(out_dir)
+        if reader.manifest.get("inputs") != inputs:
+            return False
+        names = reader.directory_names() + (["manifest.js"] if keyword_script else [])
+        model = reader.manifest.get("model_files")
+        names += [f"{model['dir']}/{name}" for name in model["files"]] if model else []
+        return all((out_dir / name).is_file() for name in names)
+    except (assets.IndexMissing, assets.IndexDamaged, OSError, ValueError, KeyError, TypeError):
+        return False
+
+
+def _write_index(app, chunks: list[Chunk], out_dir: Path, changed: int | None, inputs: str) -> dict:
     """``build.write_index`` with the site's configuration."""
     cfg = app.config
     urls = {d: app.builder.get_target_uri(d) for d in {c.doc for c in chunks}}
@@ -323,6 +358,7 @@ def _write_index(app, chunks: list[Chunk], out_dir: Path, changed: int | None) -
         keyword_script=wants_search_bar(app),
         changed_chunks=changed,
         work_dir=Path(app.doctreedir),
+        inputs=inputs,
         note=logger.info,
     )
 

@@ -247,11 +247,13 @@ def test_incremental_build_keeps_unchanged_pages(tmp_path):
 def test_an_incremental_build_keeps_the_clusters_until_enough_has_changed(tmp_path, monkeypatch):
     """A one-page edit assigns the chunks to the stored centroids (no k-means: 1.5 s of an
     edit at 25k chunks) and counts the chunks changed since; a build with nothing to do
-    rewrites nothing; a build that writes every page clusters again, as a clean build does.
+    keeps the index without re-indexing (unless a file of it is gone); a build that writes
+    every page clusters again, as a clean build does.
     Real builds (in this process, to give the site a small layout: many clusters)."""
     from sphinx.cmd.build import build_main
 
     import sphinx_rag.build
+    import sphinx_rag.extension
 
     monkeypatch.setattr(sphinx_rag.build, "LAYOUT", Layout(exact_up_to=32, cluster_size=16))
     src = tmp_path / "src"
@@ -287,7 +289,16 @@ def test_an_incremental_build_keeps_the_clusters_until_enough_has_changed(tmp_pa
         x = cluster.vectors.astype(np.float64) * cluster.scales[:, None]
         assert (np.argmax(x @ (centroids.astype(np.float64) * scales[:, None]).T, axis=1) == c).all(), ids
     files = _files(out)
-    assert build(out) == edited and _files(out) == files  # nothing to do: nothing rewritten
+
+    def not_called(*args, **kwargs):
+        raise AssertionError("a build that writes no page re-indexed the site")
+
+    with monkeypatch.context() as m:  # nothing to do: the index is kept as it is, without re-indexing
+        m.setattr(sphinx_rag.extension, "write_index", not_called)
+        assert build(out) == edited and _files(out) == files
+    lost = next((out / ASSET_DIR).glob("cluster-*.bin"))
+    lost.unlink()  # ... unless a file of it is gone: then it is written again
+    assert build(out) == edited and _files(out) == files
     assert (out.parent / "html-doctrees" / sphinx_rag.build.TOKENS_FILE).is_file()  # the tokens, for the next build
     refitted = build(out, "-E")
     assert "stale_chunks" not in refitted["dense"]
