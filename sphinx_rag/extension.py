@@ -10,7 +10,9 @@ build-finished (HTML only):  pages not rewritten keep their chunks from the prev
                              chunks cannot be had that way (no, an unreadable or an
                              older index, or a build stopped before its index step) are
                              re-chunked from their doctrees; then weights, BM25,
-                             embeddings and ``_static/sphinx_rag/index/``.
+                             embeddings and ``_static/sphinx_rag/index/``. A build
+                             that wrote no page and changed no input (the manifest's
+                             ``inputs``) keeps the index as it is.
 """
 
 from __future__ import annotations
@@ -20,8 +22,8 @@ import fnmatch
 import gc
 import hashlib
 import inspect
-import json
 import itertools
+import json
 import time
 from pathlib import Path
 
