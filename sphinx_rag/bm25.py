@@ -250,12 +250,20 @@ def stored_postings(index: BM25Index, tid: int, head: int) -> tuple[np.ndarray, 
     if len(docs) > head:  # highest impacts first, ties to the lower chunk id
         keep = np.sort(np.lexsort((docs, -impacts))[:head])
         docs, impacts = docs[keep], impacts[keep]
-    # 1 at least: the chunk still has the term (coverage). BM25Okapi's idf floor can make a
-    # term's impacts <= 0 in a tiny corpus where it is in most chunks: those store 1 * 1e-6.
-    peak = float(impacts.max()) if len(impacts) else 0.0
-    scale = float(np.float32(peak / 255.0)) if peak > 0 else float(np.float32(1e-6))
-    q = np.clip(np.rint(np.maximum(impacts, 0) / scale), 1, 255).astype(np.uint8)
-    return docs, q, scale
+    scale = float(_impact_scales(np.float64(impacts.max() if len(impacts) else 0.0)))
+    return docs, _impact_bytes(impacts, scale), scale
+
+
+def _impact_scales(peaks: np.ndarray) -> np.ndarray:
+    """float32 scale of each head (its peak impact / 255), as float64."""
+    return np.where(peaks > 0, (peaks / 255.0).astype(np.float32), np.float32(1e-6)).astype(np.float64)
+
+
+def _impact_bytes(impacts: np.ndarray, scales) -> np.ndarray:
+    """Impacts as bytes of their scale; 1 at least: the chunk still has the term (coverage).
+    BM25Okapi's idf floor can make a term's impacts <= 0 in a tiny corpus where it is in
+    most chunks: those store 1 * 1e-6."""
+    return np.clip(np.rint(np.maximum(impacts, 0) / scales), 1, 255).astype(np.uint8)
 
 
 TAIL_LEVELS = 8  # impact levels of a tail posting (3 bits); readers count a term's level values
@@ -375,9 +383,8 @@ def _stored_heads(index: BM25Index, head: int) -> list[tuple[np.ndarray, np.ndar
         return []
     starts, ends = index.offsets[:-1].astype(np.int64), index.offsets[1:].astype(np.int64)
     docs, impacts = index.docs.astype(np.int64), index.impacts.astype(np.float64)
-    peak = np.maximum.reduceat(impacts, starts)  # every term has a posting: no empty range
-    scale = np.where(peak > 0, (peak / 255.0).astype(np.float32), np.float32(1e-6)).astype(np.float64)
-    q = np.clip(np.rint(np.maximum(impacts, 0) / np.repeat(scale, ends - starts)), 1, 255).astype(np.uint8)
+    scale = _impact_scales(np.maximum.reduceat(impacts, starts))  # every term has a posting: no empty range
+    q = _impact_bytes(impacts, np.repeat(scale, ends - starts))
     return [(docs[lo:hi], q[lo:hi], float(scale[t])) if hi - lo <= head else stored_postings(index, t, head)
             for t, (lo, hi) in enumerate(zip(starts.tolist(), ends.tolist()))]
 
