@@ -178,12 +178,12 @@ def write_assets(out_dir: Path, *, chunks: list[dict], bm25: BM25Index, vectors_
     dense_entry = model_entry = encoder_entry = None
     clusters: list[list] = []
     if vectors_i8 is not None:
-        if kept_centroids is not None and len(chunks) > layout.exact_up_to:
-            centroid_data, members = dense.assign_clusters(vectors_i8, scales, kept_centroids[0])
+        kept = kept_centroids if len(chunks) > layout.exact_up_to else None  # one cluster: nothing to keep
+        if kept is not None:
+            centroid_data, members = dense.assign_clusters(vectors_i8, scales, kept[0])
         else:
             centroid_data, members = dense.fit_clusters(vectors_i8, scales, layout.exact_up_to, layout.cluster_size,
                                                         layout.max_clusters)
-            kept_centroids = None
         clusters = [[binary("cluster", dense.cluster_shard(ids, vectors_i8, scales)), len(ids)] for ids in members]
         cluster_map: list[str] = []
         if len(members) > 1:  # which cluster holds each chunk, for the probe's keyword guidance
@@ -195,8 +195,8 @@ def write_assets(out_dir: Path, *, chunks: list[dict], bm25: BM25Index, vectors_
                            for s in range(0, len(chunks), step)]
         dense_entry = {"centroids": binary("centroids", centroid_data),
                        "directory": binary("ddir", dumps({"clusters": clusters, "cluster_map": cluster_map}))}
-        if kept_centroids is not None:
-            dense_entry["stale_chunks"] = kept_centroids[1]
+        if kept is not None:
+            dense_entry["stale_chunks"] = kept[1]
         if model_dir is not None:  # None: vectors without a query model (tests, replicated benchmarks)
             model_name, model_data, model_entries = _model_files(model_dir)
             for name, data in model_data.items():

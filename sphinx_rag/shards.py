@@ -36,8 +36,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-__all__ = ["HASH_CHARS", "ShardError", "script_shard", "script_shards", "read_script_shard", "binary_shard", "shard_hash",
-           "dumps", "pack", "unpack", "varints", "read_varints"]
+__all__ = ["HASH_CHARS", "ShardError", "script_shard", "script_shards", "read_script_shard", "binary_shard",
+           "shard_hash", "dumps", "pack", "unpack", "varints", "read_varints"]
 
 HASH_CHARS = 16
 REGISTER = "sphinxRagShard"  # the global a file:// page defines before loading shards
