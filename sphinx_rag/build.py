@@ -7,20 +7,19 @@ in index order; the format itself is ``assets.py``.
 from __future__ import annotations
 
 import hashlib
-import os
-import pickle
 import time
 from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
 
+from . import carry, static_encoder
 from .assets import Layout, read_json, write_assets
 from .bm25 import build_index, document_tokens
+from .carry import Carried
 from .chunk import Chunk
-from .shards import ShardError, check_binary_shard
-from .embed import Progress, embed_cached, embed_chunks, load_tokenizer
-from . import static_encoder
+from .embed import Progress, embed_cached, embed_chunks, embedding_text, load_tokenizer
+from .shards import ShardError, check_binary_shard, dumps
 from .static_encoder import TrainingTooSmall, train_encoder
 
 __all__ = ["write_index"]
@@ -35,16 +34,13 @@ _SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 REFIT_SHARE = 0.05
 #: How a site's index is cut into shards (``assets.Layout``, chosen by measurement).
 LAYOUT = Layout()
-#: In Sphinx's doctree directory: each chunk text's BM25 tokens, for the next build, which
-#: tokenizes only the texts it has not seen (25k chunks: 0.35 s of a one-page edit).
-TOKENS_FILE = "sphinx_rag.tokens.pickle"
 
 
 def write_index(chunks: list[Chunk], *, urls: dict[str, str], out_dir: Path, model_dir: Path, embeddings: bool,
                 settings: dict, query_encoder: str = "both", batch_size: int = 32, threads: int | None = None,
                 progress: Progress | None = None, encoder_progress: Progress | None = None,
                 keyword_script: bool = True, changed_chunks: int | None = None, work_dir: Path | None = None,
-                inputs: str | None = None, note=None) -> dict:
+                carried: Carried | None = None, inputs: str | None = None, note=None) -> dict:
     """Index the chunks (in the given order) and write the assets; returns the manifest.
 
     ``urls``: docname -> page URL (the builder's target URI). ``query_encoder``: "static"
@@ -54,16 +50,20 @@ def write_index(chunks: list[Chunk], *, urls: dict[str, str], out_dir: Path, mod
     from ``file://`` (pages with the search bar). ``changed_chunks``: on an incremental
     build, how many chunks come from pages rewritten (or removed) since the previous index;
     None when every page was written. ``work_dir``: where a build leaves what the next one
-    reuses (Sphinx's doctree directory; None: nothing). ``inputs``: the digest of the
-    pages and configuration indexed, kept in the manifest (``extension.py``).
+    starts from (Sphinx's doctree directory, ``carry.py``; None: nothing). ``carried``: what
+    the previous build left there: its chunks' tokens and vectors are not computed again.
+    ``inputs``: the digest of the pages and configuration indexed, kept in the manifest
+    (``extension.py``).
     """
     records = [c.to_record(urls[c.doc]) for c in chunks]
-    bm25 = build_index(_chunk_tokens(chunks, work_dir))
+    known = carried.tokens_by_text() if carried is not None else {}
+    tokens = [known[c.text] if c.text in known else document_tokens(c.text) for c in chunks]
+    bm25 = build_index(tokens)
     vectors = scales = info = encoder = centroids = None
     if embeddings and chunks:
         info = read_json(Path(model_dir) / "model_info.json")
         vectors, scales = embed_chunks(chunks, model_dir, batch_size=batch_size, threads=threads,
-                                       progress=progress, note=note)
+                                       progress=progress, note=note, known=_known_vectors(carried, info))
         previous = _previous_manifest(out_dir)
         centroids = _kept_centroids(out_dir, previous, info, changed_chunks, len(chunks))
         if query_encoder != "model":
@@ -73,48 +73,21 @@ def write_index(chunks: list[Chunk], *, urls: dict[str, str], out_dir: Path, mod
             if encoder is None:
                 query_encoder = "model"
     settings = {**settings, "query_encoder": query_encoder if vectors is not None else None}
-    return write_assets(out_dir, chunks=records, bm25=bm25, vectors_i8=vectors, scales=scales,
-                        model_dir=model_dir if query_encoder != "static" else None, model_info=info,
-                        encoder=encoder, settings=settings, keyword_script=keyword_script, kept_centroids=centroids,
-                        inputs=inputs, layout=LAYOUT)
+    shards = dict(carried.shards) if carried is not None else {}
+    manifest = write_assets(out_dir, chunks=records, bm25=bm25, vectors_i8=vectors, scales=scales,
+                            model_dir=model_dir if query_encoder != "static" else None, model_info=info,
+                            encoder=encoder, settings=settings, keyword_script=keyword_script,
+                            kept_centroids=centroids, inputs=inputs, layout=LAYOUT, shard_memo=shards)
+    if work_dir is not None:
+        carry.save(work_dir, dumps(manifest), records, tokens, info, vectors, scales, shards)
+    return manifest
 
 
-def _chunk_tokens(chunks: list[Chunk], work_dir: Path | None) -> list[list[str]]:
-    """``document_tokens`` of each chunk, taken from the previous build's tokens where the
-    text is the same, and kept for the next build (``TOKENS_FILE``)."""
-    path = Path(work_dir) / TOKENS_FILE if work_dir is not None else None
-    known = _read_tokens(path) if path is not None else {}
-    tokens = [known[c.text] if c.text in known else document_tokens(c.text) for c in chunks]
-    if path is not None:
-        _write_tokens(path, dict(zip((c.text for c in chunks), tokens)))
-    return tokens
-
-
-def _tokenizer_key() -> str:
-    """Tokens are reused only from the same tokenizer: the code that makes them."""
-    from . import bm25, lexical
-
-    return hashlib.sha256(b"".join(Path(m.__file__).read_bytes() for m in (lexical, bm25))).hexdigest()
-
-
-def _read_tokens(path: Path) -> dict[str, list[str]]:
-    try:
-        with open(path, "rb") as f:
-            saved = pickle.load(f)
-        return saved["tokens"] if saved["key"] == _tokenizer_key() else {}
-    except Exception:  # none, torn, or of another sphinx-rag: tokenize everything
-        return {}
-
-
-def _write_tokens(path: Path, tokens: dict[str, list[str]]):
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(tmp, "wb") as f:
-            pickle.dump({"key": _tokenizer_key(), "tokens": tokens}, f, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, path)
-    except OSError:  # only a cache: the next build tokenizes again
-        tmp.unlink(missing_ok=True)
+def _known_vectors(carried: Carried | None, info: dict):
+    """The previous build's vectors by embedded text, if they come from the same model."""
+    if carried is None or carried.vectors is None or carried.model != info:
+        return None
+    return [embedding_text(r["kind"], r["text"]) for r in carried.records], carried.vectors, carried.scales
 
 
 def _stale_chunks(entry: dict, changed_chunks: int | None, n_chunks: int) -> int | None:

@@ -176,7 +176,12 @@ def embedding_input(chunk) -> str:
     mean-pooled vector (demo docs: dense MRR@10 0.709 -> 0.742, see eval/RESULTS.md).
     The whole chunk is still what BM25 indexes and what is shown and cited.
     """
-    return chunk.text.split("\n\n", 1)[0] if chunk.kind == "api" else chunk.text
+    return embedding_text(chunk.kind, chunk.text)
+
+
+def embedding_text(kind: str, text: str) -> str:
+    """``embedding_input`` of a chunk's kind and text (a record's, say)."""
+    return text.split("\n\n", 1)[0] if kind == "api" else text
 
 
 def quantize_vectors(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -221,12 +226,17 @@ class EmbeddingCache:
             pass
 
 
+#: Texts whose int8 vectors and scales are at hand: (``embedding_input`` texts, vectors, scales).
+Known = tuple[list[str], np.ndarray, np.ndarray]
+
+
 def embed_chunks(chunks, model_dir: Path, *, batch_size: int = 32, threads: int | None = None,
                  progress: Progress | None = None, note: Callable[[str], None] | None = None,
-                 ) -> tuple[np.ndarray, np.ndarray]:
+                 known: Known | None = None) -> tuple[np.ndarray, np.ndarray]:
     """int8 vectors and scales of the chunks (in order), embedding only texts not cached.
 
     ``note`` is told how many come from the cache (the progress bar counts the others).
+    ``known``: the vectors of texts embedded before (the previous build's, ``carry.py``).
     """
     def report(cached: int, total: int, todo: int):
         if note is not None:
@@ -234,36 +244,43 @@ def embed_chunks(chunks, model_dir: Path, *, batch_size: int = 32, threads: int 
                  + (f"; embedding {todo} new chunk texts" if todo else ""))
 
     return embed_cached([embedding_input(c) for c in chunks], model_dir, batch_size=batch_size, threads=threads,
-                        progress=progress, report=report)
+                        progress=progress, report=report, known=known)
 
 
 def embed_cached(texts: list[str], model_dir: Path, *, batch_size: int = 32, threads: int | None = None,
                  progress: Progress | None = None, report: Callable[[int, int, int], None] | None = None,
-                 ) -> tuple[np.ndarray, np.ndarray]:
+                 known: Known | None = None) -> tuple[np.ndarray, np.ndarray]:
     """int8 vectors and scales of ``texts`` (in order), embedding only texts not cached
-    (a small sqlite cache beside the exported model: text sha256 -> stored vector).
+    (``known``, then a small sqlite cache beside the exported model: text sha256 -> stored vector).
 
     ``report(from_cache, total, to_embed)`` is called before embedding.
-    ``SPHINX_RAG_EMBED_CACHE=0`` disables the cache (benchmarks, debugging).
+    ``SPHINX_RAG_EMBED_CACHE=0`` disables both caches (benchmarks, debugging).
     """
     dim = int(_read_info(Path(model_dir))["dim"])
     use_cache = os.environ.get("SPHINX_RAG_EMBED_CACHE", "1") != "0"
+    vectors = np.zeros((len(texts), dim), dtype=np.int8)
+    scales = np.zeros(len(texts), dtype=np.float32)
+    rows = np.full(len(texts), -1, dtype=np.int64)
+    if known is not None and use_cache and known[1].shape[1] == dim:
+        at = {t: i for i, t in enumerate(known[0])}
+        rows = np.fromiter((at.get(t, -1) for t in texts), dtype=np.int64, count=len(texts))
+        have = rows >= 0
+        vectors[have], scales[have] = known[1][rows[have]], known[2][rows[have]]
+    rest = np.flatnonzero(rows < 0).tolist()
     cache = EmbeddingCache(Path(model_dir) / "embedding_cache.sqlite" if use_cache else Path(":memory:"))
-    keys = [EmbeddingCache.key(t) for t in texts]
-    cached = cache.get(sorted(set(keys)))
-    todo = sorted({k: t for k, t in zip(keys, texts) if k not in cached}.items())
+    keys = {i: EmbeddingCache.key(texts[i]) for i in rest}
+    cached = cache.get(sorted(set(keys.values()))) if rest else {}
+    todo = sorted({k: texts[i] for i, k in keys.items() if k not in cached}.items())
     if report is not None:
-        report(sum(k in cached for k in keys), len(keys), len(todo))
+        report(len(texts) - sum(k not in cached for k in keys.values()), len(texts), len(todo))
     if todo:
         fresh = Embedder(model_dir, threads=threads).embed([t for _, t in todo], batch_size=batch_size,
                                                            progress=progress)
         q, s = quantize_vectors(fresh)
-        rows = [(k, q[i].tobytes(), float(s[i])) for i, (k, _) in enumerate(todo)]
-        cache.put(rows)
-        cached.update({k: (qb, sc) for k, qb, sc in rows})
-    vectors = np.zeros((len(texts), dim), dtype=np.int8)
-    scales = np.zeros(len(texts), dtype=np.float32)
-    for i, k in enumerate(keys):
+        rows_new = [(k, q[i].tobytes(), float(s[i])) for i, (k, _) in enumerate(todo)]
+        cache.put(rows_new)
+        cached.update({k: (qb, sc) for k, qb, sc in rows_new})
+    for i, k in keys.items():
         qb, sc = cached[k]
         vectors[i] = np.frombuffer(qb, dtype=np.int8)
         scales[i] = sc

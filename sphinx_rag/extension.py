@@ -34,7 +34,7 @@ from sphinx.util import logging
 from sphinx.util.console import terminal_supports_colour
 from sphinx.util.display import status_iterator
 
-from . import __version__, assets
+from . import __version__, assets, carry
 from .build import write_index
 from .chunk import CHUNKER_VERSION, Chunk
 from .chunk.page import chunk_page
@@ -255,8 +255,9 @@ def on_doctree_resolved(app, doctree, docname):
 OTHER_CHUNKER = "its pages were chunked by another version of the chunker"
 
 
-def _previous_chunks(out_dir: Path) -> tuple[dict[str, list[Chunk]], str]:
-    """Chunks of the last build by page, and why there are none ("" when read)."""
+def _previous_chunks(out_dir: Path, carried: carry.Carried | None) -> tuple[dict[str, list[Chunk]], str]:
+    """Chunks of the last build by page, and why there are none ("" when read): from what
+    that build left in the doctree directory (``carried``), else from the index's shards."""
     if not (out_dir / "manifest.json").is_file():
         return {}, "there is none"
     by_doc: dict[str, list[Chunk]] = {}
@@ -266,7 +267,7 @@ def _previous_chunks(out_dir: Path) -> tuple[dict[str, list[Chunk]], str]:
         chunker = settings.get("chunker", 1) if isinstance(settings, dict) else 1
         if chunker != CHUNKER_VERSION:
             return {}, f"{OTHER_CHUNKER} ({chunker}, now {CHUNKER_VERSION})"
-        for record in assets.load_chunk_records(out_dir):
+        for record in carried.records if carried is not None else assets.load_chunk_records(out_dir):
             by_doc.setdefault(record["doc"], []).append(Chunk.from_record(record))
     except KeyError as exc:  # an index of an earlier sphinx-rag (no display form, say)
         return {}, f"its records have no {exc} field"
@@ -321,13 +322,15 @@ def on_build_finished(app, exception):
         logger.info("[sphinx-rag] no page was written and the configuration is the same: the search index is kept")
         copy_model_runtime(app, assets.read_json(out_dir / "manifest.json").get("model_files") is not None)
         return
+    with _without_cyclic_gc():
+        carried = carry.load(app.doctreedir, out_dir)
     if app.sphinx_rag.interrupted:  # its pages may be newer than its index: trust none of it
         previous, problem = {}, "the previous build stopped before its search index was written"
     elif set(fresh) >= set(wanted):
         previous, problem = {}, ""
     else:
         with _without_cyclic_gc():
-            previous, problem = _previous_chunks(out_dir)
+            previous, problem = _previous_chunks(out_dir, carried)
     missing = [d for d in wanted if d not in fresh and d not in previous]
     if missing:
         if problem.startswith(OTHER_CHUNKER):  # an upgrade, not a fault: no warning (-W builds pass)
@@ -350,7 +353,7 @@ def on_build_finished(app, exception):
         changed = (sum(len(fresh[d]) for d in wanted if d in fresh)
                    + sum(len(c) for d, c in previous.items() if d not in wanted))
     with _without_cyclic_gc():
-        manifest = _write_index(app, chunks, out_dir, changed, inputs)
+        manifest = _write_index(app, chunks, out_dir, changed, inputs, carried)
     copy_model_runtime(app, manifest.get("model_files") is not None)
     _pending_marker(app).unlink(missing_ok=True)
     logger.info(f"[sphinx-rag] indexed {len(chunks)} chunks into {out_dir}")
@@ -384,7 +387,8 @@ def _index_is_current(out_dir: Path, inputs: str, keyword_script: bool) -> bool:
         return False
 
 
-def _write_index(app, chunks: list[Chunk], out_dir: Path, changed: int | None, inputs: str) -> dict:
+def _write_index(app, chunks: list[Chunk], out_dir: Path, changed: int | None, inputs: str,
+                 carried: carry.Carried | None) -> dict:
     """``build.write_index`` with the site's configuration."""
     cfg = app.config
     urls = {d: app.builder.get_target_uri(d) for d in {c.doc for c in chunks}}
@@ -412,6 +416,7 @@ def _write_index(app, chunks: list[Chunk], out_dir: Path, changed: int | None, i
         keyword_script=wants_search_bar(app),
         changed_chunks=changed,
         work_dir=Path(app.doctreedir),
+        carried=carried,
         inputs=inputs,
         note=logger.info,
     )

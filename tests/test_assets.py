@@ -1,5 +1,6 @@
 """The static index (format 2): content-named shards, determinism, atomic replacement."""
 
+import collections
 import gc
 import json
 import os
@@ -244,23 +245,20 @@ def test_incremental_build_keeps_unchanged_pages(tmp_path):
     assert set(second) == set(first)
 
 
-def test_an_incremental_build_keeps_the_clusters_until_enough_has_changed(tmp_path, monkeypatch):
-    """A one-page edit assigns the chunks to the stored centroids (no k-means: 1.5 s of an
-    edit at 25k chunks) and counts the chunks changed since; a build with nothing to do
-    keeps the index without re-indexing (unless a file of it is gone); a build that writes
-    every page clusters again, as a clean build does.
-    Real builds (in this process, to give the site a small layout: many clusters)."""
+def _clustered_site(tmp_path, monkeypatch):
+    """The narrative test root with embeddings and enough chunks that one page is under 5%,
+    given a small layout (many clusters and shards); and a function that builds it in this process."""
     from sphinx.cmd.build import build_main
 
     import sphinx_rag.build
-    import sphinx_rag.extension
 
-    monkeypatch.setattr(sphinx_rag.build, "LAYOUT", Layout(exact_up_to=32, cluster_size=16))
+    monkeypatch.setattr(sphinx_rag.build, "LAYOUT", Layout(exact_up_to=32, cluster_size=16, texts_per_shard=8,
+                                                           term_shard_bytes=1000))
     src = tmp_path / "src"
     shutil.copytree(ROOTS / "test-narrative", src)
     conf = (src / "conf.py").read_text().replace("sphinx_rag_embeddings = False", "sphinx_rag_embeddings = True")
     (src / "conf.py").write_text(conf + '\nsphinx_rag_query_encoder = "model"\n')
-    (src / "topics.rst").write_text("Topics\n======\n\n" + "\n\n".join(  # enough chunks that one page is under 5%
+    (src / "topics.rst").write_text("Topics\n======\n\n" + "\n\n".join(
         f"Topic {i}\n{'-' * (6 + len(str(i)))}\n\n{['The solver', 'A plot', 'The reader'][i % 3]} handles case {i} "
         f"of the {['input', 'figure', 'file'][i % 3]}." for i in range(150)))
     (src / "index.rst").write_text((src / "index.rst").read_text().replace("   guide\n", "   guide\n   topics\n"))
@@ -269,6 +267,20 @@ def test_an_incremental_build_keeps_the_clusters_until_enough_has_changed(tmp_pa
         assert build_main(["-b", "html", "-q", "-d", str(out.parent / f"{out.name}-doctrees"), *options,
                            str(src), str(out)]) == 0
         return json.loads((out / ASSET_DIR / "manifest.json").read_text())
+
+    return src, build
+
+
+def test_an_incremental_build_keeps_the_clusters_until_enough_has_changed(tmp_path, monkeypatch):
+    """A one-page edit assigns the chunks to the stored centroids (no k-means: 1.5 s of an
+    edit at 25k chunks) and counts the chunks changed since; a build with nothing to do
+    keeps the index without re-indexing (unless a file of it is gone); a build that writes
+    every page clusters again, as a clean build does.
+    Real builds (in this process, to give the site a small layout: many clusters)."""
+    import sphinx_rag.build
+    import sphinx_rag.extension
+
+    src, build = _clustered_site(tmp_path, monkeypatch)
 
     def clusters(out) -> list[list[int]]:
         reader = IndexReader(out)
@@ -299,34 +311,83 @@ def test_an_incremental_build_keeps_the_clusters_until_enough_has_changed(tmp_pa
     lost = next((out / ASSET_DIR).glob("cluster-*.bin"))
     lost.unlink()  # ... unless a file of it is gone: then it is written again
     assert build(out) == edited and _files(out) == files
-    assert (out.parent / "html-doctrees" / sphinx_rag.build.TOKENS_FILE).is_file()  # the tokens, for the next build
     refitted = build(out, "-E")
     assert "stale_chunks" not in refitted["dense"]
-    clean = build(tmp_path / "clean")  # no tokens of a previous build: the same keyword index
+    clean = build(tmp_path / "clean")  # nothing left by a previous build: the same index
     assert (clean["dense"], clean["dir"], clean["near"]) == (refitted["dense"], refitted["dir"], refitted["near"])
     assert gc.isenabled()  # off only while the index is read and written
 
 
-def test_tokens_are_reused_only_from_the_same_tokenizer(tmp_path, monkeypatch):
-    """The tokens file is a cache: used when its key is the tokenizer code's, ignored when
-    the key differs or the file is torn, and rewritten with the current chunks' tokens."""
-    from sphinx_rag import build
+def test_an_edit_built_from_what_the_last_build_left_equals_one_built_from_the_shards(tmp_path, monkeypatch):
+    """The carry file (records, tokens, vectors, shards by payload) is exactly the index it
+    was left with, so an incremental build from it writes the same index as one that reads
+    the shards and tokenizes everything; and it compresses only the shards that changed."""
+    from sphinx_rag import assets, carry
     from sphinx_rag.bm25 import document_tokens
-    from sphinx_rag.chunk import Chunk
 
-    chunks = [Chunk(doc="p", anchor="", headings=["P"], kind="guide", text=t)
-              for t in ("Ridge regression\nshrinks the coefficients", "Lasso\nselects features")]
-    path = tmp_path / build.TOKENS_FILE
-    fresh = [document_tokens(c.text) for c in chunks]
-    assert build._chunk_tokens(chunks, tmp_path) == fresh and build._read_tokens(path) == {
-        c.text: t for c, t in zip(chunks, fresh)}
-    build._write_tokens(path, {chunks[0].text: ["planted"]})
-    assert build._chunk_tokens(chunks, tmp_path) == [["planted"], fresh[1]]  # the cache is used ...
-    build._write_tokens(path, {chunks[0].text: ["planted"]})
-    monkeypatch.setattr(build, "_tokenizer_key", lambda: "another tokenizer")
-    assert build._chunk_tokens(chunks, tmp_path) == fresh  # ... only from the same tokenizer
-    path.write_bytes(path.read_bytes()[:20])
-    assert build._chunk_tokens(chunks, tmp_path) == fresh and build._read_tokens(path)[chunks[1].text] == fresh[1]
+    src, build = _clustered_site(tmp_path, monkeypatch)
+    out, work = tmp_path / "html", tmp_path / "html-doctrees"
+    first = build(out)
+    carried = carry.load(work, out / ASSET_DIR)
+    assert carried.records == assets.load_chunk_records(out / ASSET_DIR)
+    assert carried.tokens == [document_tokens(r["text"]) for r in carried.records]
+    reader = IndexReader(out)
+    for c in range(len(reader.cluster_sizes)):
+        cluster = reader.cluster(c)
+        assert (carried.vectors[cluster.ids] == cluster.vectors).all()
+        assert (carried.scales[cluster.ids] == cluster.scales).all()
+    assert len(carried.shards) == sum(1 for f in (out / ASSET_DIR).glob("*.js") if f.name != "manifest.js")
+
+    compressed = collections.Counter()
+    real = assets.script_shards
+
+    def counting(kind, payloads):
+        compressed[kind] += len(payloads)
+        return real(kind, payloads)
+
+    guide = src / "guide.rst"
+    original = guide.read_text()
+    with monkeypatch.context() as m:
+        m.setattr(assets, "script_shards", counting)
+        guide.write_text(original.replace("short introduction paragraph", "brand new opening paragraph"))
+        from_carry = build(out)
+    texts = len(IndexReader(out).directory["texts"])
+    assert texts > 10 and compressed["texts"] == 1  # the edited page's shard, and no other
+    guide.write_text(original)
+    build(out)
+    (work / carry.CARRY_FILE).unlink()
+    guide.write_text(original.replace("short introduction paragraph", "brand new opening paragraph"))
+    from_shards = build(out)
+    from_carry["dense"].pop("stale_chunks"), from_shards["dense"].pop("stale_chunks")  # counts the edits since
+    assert from_shards == from_carry and from_carry["dir"] != first["dir"]
+
+
+def test_what_a_build_leaves_is_read_back_only_for_its_own_index(tmp_path):
+    """The carry file holds what the index step computed, and it is used only while the
+    index it was left with is the one published: another manifest or a torn file give None."""
+    from sphinx_rag import carry
+
+    out = tmp_path / "index"
+    out.mkdir()
+    manifest = b'{"format_version": 2}'
+    (out / "manifest.json").write_bytes(manifest)
+    records = [{"id": "p#:0", "doc": "p", "text": "Ridge regression", "kind": "guide", "weight": 1.0}]
+    vectors, scales = np.array([[3, -127, 5]], dtype=np.int8), np.array([0.25], dtype=np.float32)
+    shards = {"texts:" + "0" * 64: ("texts-0123456789abcdef.js", 120)}
+    carry.save(tmp_path, manifest, records, [["ridg", "regress"]], {"dim": 3}, vectors, scales, shards)
+    carried = carry.load(tmp_path, out)
+    assert (carried.records, carried.tokens, carried.model, carried.shards) == (
+        records, [["ridg", "regress"]], {"dim": 3}, shards)
+    assert carried.vectors.tolist() == vectors.tolist() and carried.scales.tolist() == scales.tolist()
+    assert carried.tokens_by_text() == {"Ridge regression": ["ridg", "regress"]}
+    (out / "manifest.json").write_bytes(manifest + b" ")  # another index was published since
+    assert carry.load(tmp_path, out) is None
+    (out / "manifest.json").write_bytes(manifest)
+    path = tmp_path / carry.CARRY_FILE
+    path.write_bytes(path.read_bytes()[:-10])  # torn
+    assert carry.load(tmp_path, out) is None
+    carry.save(tmp_path, manifest, records, [["ridg", "regress"]], None, None, None, {})  # keyword only
+    assert carry.load(tmp_path, out).vectors is None
 
 
 def test_keyword_only_build_needs_no_model_export(tmp_path):
@@ -469,20 +530,29 @@ def test_each_damaged_file_is_named(demo_html, tmp_path, kind):
 
 
 def test_a_damaged_previous_index_is_not_merged(tmp_path):
+    """Damaged text shards are never read into the next index: without the carry file the
+    build says so and re-chunks; with it (the records as written) the build needs none of
+    them, and writes the damaged shards again."""
+    from sphinx_rag import carry
+
     src = tmp_path / "src"
     shutil.copytree(ROOTS / "test-narrative", src)
     out, doctrees = tmp_path / "html", tmp_path / "doctrees"
     assert _sphinx(src, out, "-d", str(doctrees)).returncode == 0
     before = {c["id"]: c["text"] for c in chunks_of(out)}
-    for shard in (out / ASSET_DIR).glob("texts-*.js"):
-        shard.write_text(shard.read_text()[:50])  # truncated
     guide = src / "guide.rst"
-    guide.write_text(guide.read_text() + "\nOne more paragraph at the end.\n")
-    proc = _sphinx(src, out, "-d", str(doctrees))
-    assert proc.returncode == 0, proc.stderr
-    assert "the previous search index cannot be reused" in proc.stderr and "re-chunking" in proc.stderr
-    after = {c["id"]: c["text"] for c in chunks_of(out)}
-    assert set(after) >= set(before) and all(after[k] == v for k, v in before.items() if not k.startswith("guide#"))
+    for left_carry in (False, True):
+        for shard in (out / ASSET_DIR).glob("texts-*.js"):
+            shard.write_text(shard.read_text()[:50])  # truncated
+        if not left_carry:
+            (doctrees / carry.CARRY_FILE).unlink()
+        guide.write_text(guide.read_text() + "\nOne more paragraph at the end.\n")
+        proc = _sphinx(src, out, "-d", str(doctrees))
+        assert proc.returncode == 0, proc.stderr
+        assert ("the previous search index cannot be reused" in proc.stderr) == (not left_carry)
+        assert ("re-chunking" in proc.stderr) == (not left_carry)
+        after = {c["id"]: c["text"] for c in chunks_of(out)}  # every shard verifies
+        assert set(after) >= set(before) and all(after[k] == v for k, v in before.items() if not k.startswith("guide#"))
 
 
 def test_cli_names_a_damaged_index_in_one_line(demo_html, tmp_path):
