@@ -171,3 +171,25 @@ def test_sphinx_fields_and_google_sections_are_chunked_like_numpydoc(app):
     shown = repr([c["display"] for c in chunks if c["kind"] == "api"])
     for raw in (":param", ":type", ":raises", ":return", ":rtype", ":meta", "Args:", ":term:", ":ref:", "~typing"):
         assert raw not in shown, raw
+
+
+def test_an_objects_location_is_where_inspect_finds_it():
+    """The warning's file:line, read off code objects and one parse per module, is the one
+    ``inspect.getsourcelines`` gives, for classes (nested, decorated), methods and functions."""
+    import dataclasses
+    import http
+    import inspect
+    import json.decoder
+    import re
+
+    from sphinx_rag.extension import _object_location
+
+    objects = [json.decoder.JSONDecoder, json.decoder.JSONDecoder.decode, json.decoder.JSONDecodeError,
+               dataclasses.dataclass, dataclasses.Field, dataclasses.FrozenInstanceError, inspect.Parameter,
+               inspect.Parameter.replace, inspect.Signature.from_callable, inspect.BoundArguments,
+               test_an_objects_location_is_where_inspect_finds_it, pytest.mark.sphinx.__class__,
+               http.HTTPStatus, re.RegexFlag]  # classes under a decorator
+    for obj in objects:
+        expected = f"{inspect.getsourcefile(obj)}:{inspect.getsourcelines(obj)[1]}"
+        assert _object_location(obj) == expected, obj
+    assert _object_location(len) == "" and _object_location(property(lambda self: 1)) == ""
