@@ -3,7 +3,7 @@
 A term in more than ``head_postings`` chunks stores its highest impacts (its head) as
 bytes. Format 2 first dropped the other postings, so a chunk outside a common term's
 head lost both that term's impact and its share of query-term coverage; it now keeps
-them as chunk ids with 3-bit impacts (``bm25.stored_tail``), the ``tail 3 bits`` row. This
+them as chunk ids with 4-bit impacts (``bm25.stored_tail``), the ``tail stored`` row. This
 script scores questions with the exact index and with each choice of what a term shard
 stores beyond the head, and prints the top-10 and top-100 overlap of each keyword
 ranking with exact scoring (typo expansion off: the same unknown words everywhere):
@@ -14,8 +14,9 @@ ranking with exact scoring (typo expansion off: the same unknown words everywher
 - ``tail 1 bit``: the tail's ids and its impacts in 2 levels (each its range's midpoint);
 - ``tail 2 bits``: the tail's ids and 4 equal ranges of its impacts, each at its mean
   (what the format stored until index format 3);
-- ``tail 3 bits``: the tail's ids and 8 levels fitted to its impacts (Lloyd-Max), as the
-  format stores them (``bm25.stored_tail``: each level's mean);
+- ``tail stored``: the tail's ids and ``bm25.TAIL_LEVELS`` levels fitted to its impacts
+  (Lloyd-Max: 16, 4 bits; 8 until November 25, 2026), as the format stores them
+  (``bm25.stored_tail``: each level's mean);
 - ``tail minimum``: the tail's ids, each at the head's lowest impact (an upper bound).
 
     python benchmarks/keyword_overlap.py BUILD_DIR QUESTIONS.json [...] [--head 4096]
@@ -40,7 +41,7 @@ from sphinx_rag.bm25 import (  # noqa: E402
 from sphinx_rag.lexical import tokenize  # noqa: E402
 from sphinx_rag.retrieve import top_k  # noqa: E402
 
-VARIANTS = ["cut", "coverage", "tail mean", "tail 1 bit", "tail 2 bits", "tail 3 bits", "tail minimum"]
+VARIANTS = ["cut", "coverage", "tail mean", "tail 1 bit", "tail 2 bits", "tail stored", "tail minimum"]
 
 
 def tail_impacts(impacts: np.ndarray, tail: np.ndarray, head_min: float, variant: str) -> np.ndarray:
@@ -87,7 +88,7 @@ def main():
                 tail = np.ones(len(docs), dtype=bool)
                 tail[keep] = False
                 impacts = impacts.copy()
-                if variant == "tail 3 bits":  # exactly what the format stores
+                if variant == "tail stored":  # exactly what the format stores
                     _, codes, values = stored_tail(index, i, args.head)
                     impacts[tail] = np.asarray(values)[codes]
                 else:

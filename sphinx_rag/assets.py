@@ -70,7 +70,7 @@ class Layout:
 
     texts_per_shard: int = 40  # records per text shard (200k: 64 misses 100 KB/later query, 32: 598 B/chunk)
     term_shard_bytes: int = 12_000  # a term shard holds about this many payload bytes
-    head_postings: int = 4096  # a term in more chunks: its other postings get 3-bit impacts (bm25.stored_tail)
+    head_postings: int = 4096  # a term in more chunks: its other postings get 4-bit impacts (bm25.stored_tail)
     near_shard_terms: int = 4096  # vocabulary terms per near (typo) shard
     exact_up_to: int = 4096  # up to this many chunks: one cluster, exact dense search
     cluster_size: int = 128  # average chunks per cluster above that ...

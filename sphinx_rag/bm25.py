@@ -5,7 +5,7 @@ contribution (scores equal rank-bm25's). ``term_shards`` then stores, per term, 
 document frequency and its postings: chunk ids as varint gaps and impacts as one byte
 each with a float32 scale per term. A term in very many chunks keeps its
 highest-impact postings (its head) that way, and the rest (its tail) as chunk ids with
-a 3-bit impact level each (eight float32 level values per term), so that a query's
+a 4-bit impact level each (sixteen float32 level values per term), so that a query's
 download grows slowly with the corpus while coverage stays exact and the ranking close
 to exact scoring (``assets.Layout`` sets the sizes; ``benchmarks/keyword_overlap.py``).
 
@@ -266,7 +266,7 @@ def _impact_bytes(impacts: np.ndarray, scales) -> np.ndarray:
     return np.clip(np.rint(np.maximum(impacts, 0) / scales), 1, 255).astype(np.uint8)
 
 
-TAIL_LEVELS = 8  # impact levels of a tail posting (3 bits); readers count a term's level values
+TAIL_LEVELS = 16  # impact levels of a tail posting (4 bits); readers count a term's level values
 
 
 def code_bits(levels: int) -> int:

@@ -4,7 +4,7 @@
 ``tests/fixtures/rankings.json`` holds rankings computed here that the JS tests must
 reproduce with bit-identical scores. Both read the same shards (``assets.py``) and
 make the same approximations: a very common term's postings beyond its head
-(``Layout.head_postings``) have 3-bit impacts, and the dense pass scores only some
+(``Layout.head_postings``) have 4-bit impacts, and the dense pass scores only some
 clusters (``dense.probe_order``).
 
 A query, step by step:

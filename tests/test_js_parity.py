@@ -86,7 +86,7 @@ def test_small_layout_probes_and_cuts(small_index, committed_rankings):
     # shards): for some queries that changes the dense ranking the fusion takes
     assert manifest["layout"]["guide_clusters"] > 0 and len(IndexReader(small_index).dense_directory["cluster_map"]) > 1
     assert any(q["guided_dense_top100"] != q["dense_top100"] for q in rankings["queries"])
-    # terms in more than head_postings chunks store a tail (ids and 3-bit impact levels):
+    # terms in more than head_postings chunks store a tail (ids and 4-bit impact levels):
     # the JS side must decode and merge it, and the fixture's queries must reach one
     reader = IndexReader(small_index)
     head = manifest["layout"]["head_postings"]
