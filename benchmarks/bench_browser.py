@@ -264,6 +264,15 @@ def category(path: str) -> str:
     return "page"
 
 
+KEYWORD_SHARDS = ("manifest.json", "manifest.js", "dir", "terms", "near", "texts")
+
+
+def _shard_kind(path: str) -> str:
+    """"terms" for .../index/terms-0123456789abcdef.js; the name of a manifest."""
+    name = path.rsplit("/", 1)[-1]
+    return name if name.startswith("manifest.") else name.split("-")[0] if path.startswith(INDEX) else ""
+
+
 class GzipSizes:
     """gzip -6 size of each file served (computed locally: http.server sends no Content-Encoding)."""
 
@@ -519,11 +528,16 @@ def report_loads(runs: list[Visit], sizes: GzipSizes, summary: dict) -> None:
                 kb = [(c["index"] + c["model"]) / 1000 for c in later]
                 summary["later_kb"] = statistics.fmean(kb)
                 clusters = [sum(sizes(h) for h in hits if "/cluster-" in h.path) / 1000 for r in rs for hits in r.later]
+                keyword = [sum(sizes(h) for h in hits if _shard_kind(h.path) in KEYWORD_SHARDS) / 1000
+                           for r in rs for hits in r.later]
+                summary["later_kw_kb"] = statistics.fmean(keyword)
                 ms = [m for r in rs for m in r.later_ms]
                 log(f"    each later query ({len(kb)}: hybrid, different queries): mean {statistics.fmean(kb):.1f} KB, "
                     f"median {statistics.median(kb):.1f} KB, max {max(kb):.1f} KB (clusters: mean "
-                    f"{statistics.fmean(clusters):.1f} KB); round trip median {statistics.median(ms):.0f} ms  "
-                    + verdict(statistics.fmean(kb), TARGETS["next_query_kb"]) + " (mean)")
+                    f"{statistics.fmean(clusters):.1f} KB); round trip median {statistics.median(ms):.0f} ms")
+                # the issue's 100 KB: a later query's keyword results (the dense tier's budget is its 2 MB)
+                log(f"      of which term/near/text shards: mean {statistics.fmean(keyword):.1f} KB, max "
+                    f"{max(keyword):.1f} KB  " + verdict(statistics.fmean(keyword), TARGETS["next_query_kb"]) + " (mean)")
             first = rs[0]
             names = sorted({h.path.rsplit("/", 1)[-1].split("-")[0] for h in first.hits if category(h.path) == "index"})
             log(f"    (cold run 1 fetched index shard kinds: {', '.join(names)})")
@@ -599,7 +613,7 @@ def print_summary(rows: list[dict]) -> None:
         return percentile(values, 95) if values else float("nan")
 
     log("\n## summary (gzip -6 KB computed locally; times in ms; warm = index loaded, repeat = shards in memory)")
-    cols = ["site", "chunks", "cold 1st kw KB", "cold 1st hybrid KB", "later query KB", "cold focus->kw ms",
+    cols = ["site", "chunks", "cold 1st kw KB", "cold 1st hybrid KB", "later query KB (keyword shards)", "cold focus->kw ms",
             "warm focus->kw ms", "kw p50/p95 (1st run)", "kw p50/p95 (repeat)", "hybrid p50/p95 (repeat)",
             "beyond embed p50/p95 (1st run)", "beyond embed p50/p95 (repeat)"]
     log("| " + " | ".join(cols) + " |")
@@ -608,7 +622,8 @@ def print_summary(rows: list[dict]) -> None:
         kw, hy, be = r.get("keyword", {}), r.get("hybrid", {}), r.get("beyond", {})
         pair = lambda v: f"{med(v):.1f} / {p95(v):.1f}"  # noqa: E731
         log(f"| {r['name']} | {r['chunks']} | {r.get('first_keyword_kb', float('nan')):.1f} | "
-            f"{r.get('first_hybrid_kb', float('nan')):.0f} | {r.get('later_kb', float('nan')):.1f} | "
+            f"{r.get('first_hybrid_kb', float('nan')):.0f} | {r.get('later_kb', float('nan')):.1f} "
+            f"({r.get('later_kw_kb', float('nan')):.1f}) | "
             f"{r.get('cold_first_keyword_ms', float('nan')):.0f} | {r.get('warm_first_keyword_ms', float('nan')):.0f} | "
             f"{pair(kw.get('first', []))} | {pair(kw.get('repeat', []))} | {pair(hy.get('repeat', []))} | "
             f"{pair(be.get('first', []))} | {pair(be.get('repeat', []))} |")
