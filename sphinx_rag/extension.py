@@ -17,16 +17,12 @@ build-finished (HTML only):  pages not rewritten keep their chunks from the prev
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import fnmatch
-import functools
 import gc
 import hashlib
-import inspect
 import itertools
 import json
-import os
 import time
 from pathlib import Path
 
@@ -40,6 +36,7 @@ from .chunk import CHUNKER_VERSION, Chunk
 from .chunk.page import chunk_page
 from .config import CONFIG, ConfigError, unknown_names, validate
 from .llm.settings import browser_settings
+from .locate import object_location
 from .searchbar import copy_model_runtime, wants_search_bar
 
 logger = logging.getLogger(__name__)
@@ -141,7 +138,7 @@ def on_autodoc_docstring(app, what, name, obj, options, lines):
     previous = source.get("docstring", "")
     source["docstring"] = (previous + "\n\n" if previous else "") + "\n".join(lines)
     source["what"] = what
-    source["location"] = _object_location(obj)
+    source["location"] = object_location(obj)
 
 
 def _excluded(docname: str, patterns) -> bool:
@@ -162,62 +159,6 @@ def _gallery_source(app, docname: str) -> Path | None:
             if script.is_file():
                 return script
     return None
-
-
-def _object_location(obj) -> str:
-    """"file:line" of an object's source, for a warning about its docstring ("" if unknown).
-
-    It runs for every object autodoc documents, on every read, so it reads line numbers
-    off code objects and parses a module at most once: ``inspect.getsourcelines`` parses
-    the whole module again for each class (10 ms a class on scikit-learn)."""
-    try:
-        path = inspect.getsourcefile(obj)
-    except TypeError:  # built-in, or not a module, class, function or code object
-        return ""
-    if not path:
-        return ""
-    line = _first_line(obj, path)
-    return f"{path}:{line}" if line else path
-
-
-def _first_line(obj, path: str) -> int | None:
-    """The line ``inspect.getsourcelines`` would give (a decorator's, if decorated)."""
-    try:
-        target = inspect.unwrap(obj)
-    except ValueError:  # a cycle of __wrapped__
-        target = obj
-    for candidate in (target, getattr(target, "__func__", None)):
-        code = getattr(candidate, "__code__", None)
-        if code is not None:
-            return code.co_firstlineno
-    if inspect.isclass(obj):
-        try:
-            return _definitions(path, os.stat(path).st_mtime_ns).get(obj.__qualname__)
-        except OSError:
-            return None
-    return None
-
-
-@functools.lru_cache(maxsize=32)
-def _definitions(path: str, mtime_ns: int) -> dict[str, int]:
-    """Qualified name -> first line (the first decorator's) of each class and function in a source file."""
-    try:
-        tree = ast.parse(Path(path).read_bytes())
-    except (OSError, SyntaxError, ValueError):
-        return {}
-    lines: dict[str, int] = {}
-
-    def walk(node, prefix: str):
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-                name = prefix + child.name
-                lines.setdefault(name, child.decorator_list[0].lineno if child.decorator_list else child.lineno)
-                walk(child, name + ("." if isinstance(child, ast.ClassDef) else ".<locals>."))
-            else:  # classes defined under an ``if`` or a ``try``
-                walk(child, prefix)
-
-    walk(tree, "")
-    return lines
 
 
 def on_env_purge_doc(app, env, docname):

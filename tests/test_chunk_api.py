@@ -182,7 +182,7 @@ def test_an_objects_location_is_where_inspect_finds_it():
     import json.decoder
     import re
 
-    from sphinx_rag.extension import _object_location
+    from sphinx_rag.locate import object_location
 
     objects = [json.decoder.JSONDecoder, json.decoder.JSONDecoder.decode, json.decoder.JSONDecodeError,
                dataclasses.dataclass, dataclasses.Field, dataclasses.FrozenInstanceError, inspect.Parameter,
@@ -191,5 +191,5 @@ def test_an_objects_location_is_where_inspect_finds_it():
                http.HTTPStatus, re.RegexFlag]  # classes under a decorator
     for obj in objects:
         expected = f"{inspect.getsourcefile(obj)}:{inspect.getsourcelines(obj)[1]}"
-        assert _object_location(obj) == expected, obj
-    assert _object_location(len) == "" and _object_location(property(lambda self: 1)) == ""
+        assert object_location(obj) == expected, obj
+    assert object_location(len) == "" and object_location(property(lambda self: 1)) == ""
