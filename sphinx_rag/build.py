@@ -121,7 +121,7 @@ def _query_encoder(chunks, vectors, scales, model_dir: Path, info: dict, out_dir
 
     An unchanged corpus reuses the previous build's encoder (same digest): the fit is
     deterministic, so it would give the same bytes. An incremental build that changed
-    few chunks keeps it too (``ENCODER_REFIT_SHARE``), counting them in ``stale_chunks``.
+    few chunks keeps it too (``REFIT_SHARE``), counting them in ``stale_chunks``.
     """
     texts = [c.text for c in chunks]
     titles = [c.title for c in chunks]
