@@ -81,11 +81,11 @@ def load(work_dir: Path, out_dir: Path) -> Carried | None:
     another index, other tokenizer code, a torn file)."""
     try:
         manifest = (Path(out_dir) / "manifest.json").read_bytes()
-        data = (Path(work_dir) / CARRY_FILE).read_bytes()
         head = _MAGIC + _key(manifest)
-        if not data.startswith(head):
-            return None
-        body = marshal.loads(memoryview(data)[len(head):])  # loads: load() reads a file object piece by piece
+        with open(Path(work_dir) / CARRY_FILE, "rb") as f:
+            if f.read(len(head)) != head:  # another index's: not worth reading (300 MB at 200k chunks)
+                return None
+            body = marshal.loads(f.read())  # not marshal.load(f): that reads the file piece by piece
         n = len(body["records"])
         vectors = scales = None
         if "vectors" in body:
