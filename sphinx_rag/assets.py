@@ -150,7 +150,7 @@ def write_assets(out_dir: Path, *, chunks: list[dict], bm25: BM25Index, vectors_
     present (same content, same name) are not rewritten. ``shard_memo``: script shards
     by payload (``_payload_key`` -> file name, size), an earlier build's (``carry.py``):
     a payload found there whose file is in ``out_dir`` is not compressed again (at 25k
-    chunks a one-page edit changes a few of 970); replaced by this index's.
+    chunks a one-page edit changes 4 of 971); replaced by this index's.
     """
     out_dir = Path(out_dir)
     files: dict[str, bytes] = {}
