@@ -296,3 +296,20 @@ def test_the_progress_bar_prints_a_bounded_number_of_lines_in_a_log(monkeypatch)
         assert steps[-1] == "16001/16001 chunks"
     steps.clear()
     assert list(extension._progress_bar(app, "chunks")([])) == [] and steps == []
+
+
+def test_vectors_at_hand_are_taken_before_the_caches(model_dir, monkeypatch):
+    """An incremental build passes the previous build's vectors (carry.py): a text found
+    there is not looked up nor embedded; the others are; with the caches off, none is taken."""
+    from sphinx_rag.embed import embed_cached
+
+    texts = ["Ridge regression shrinks the coefficients.", "The imputer fills missing values."]
+    dim = int(json.loads((model_dir / "model_info.json").read_text())["dim"])
+    planted = np.full((1, dim), 7, dtype=np.int8), np.array([0.5], dtype=np.float32)
+    vectors, scales = embed_cached(texts, model_dir, known=([texts[0]], *planted))
+    real_vectors, real_scales = embed_cached(texts, model_dir)
+    assert (vectors[0] == 7).all() and scales[0] == 0.5 and not (real_vectors[0] == 7).all()
+    assert (vectors[1] == real_vectors[1]).all() and scales[1] == real_scales[1]
+    monkeypatch.setenv("SPHINX_RAG_EMBED_CACHE", "0")
+    fresh, _ = embed_cached(texts, model_dir, known=([texts[0]], *planted))
+    assert not (fresh[0] == 7).all()
