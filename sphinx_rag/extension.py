@@ -265,12 +265,11 @@ def on_build_finished(app, exception):
         return
     with _without_cyclic_gc():
         carried = carry.load(app.doctreedir, out_dir)
-    if app.sphinx_rag.interrupted:  # its pages may be newer than its index: trust none of it
-        previous, problem = {}, "the previous build stopped before its search index was written"
-    elif set(fresh) >= set(wanted):
-        previous, problem = {}, ""
-    else:
-        with _without_cyclic_gc():
+        if app.sphinx_rag.interrupted:  # its pages may be newer than its index: trust none of it
+            previous, problem = {}, "the previous build stopped before its search index was written"
+        elif set(fresh) >= set(wanted):
+            previous, problem = {}, ""
+        else:
             previous, problem = _previous_chunks(out_dir, carried)
     missing = [d for d in wanted if d not in fresh and d not in previous]
     if missing:
