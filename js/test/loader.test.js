@@ -4,10 +4,10 @@
 // sphinx_rag/shards.py writes one.
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { test } from "node:test";
+import { after, test } from "node:test";
 import { pathToFileURL } from "node:url";
 import { gzipSync } from "node:zlib";
 
@@ -66,9 +66,14 @@ function pack(header, body) {
 
 const json = (/** @type {any} */ x) => new TextEncoder().encode(JSON.stringify(x));
 
+/** The directories writeIndex made, removed when the file's tests end. */
+const written = /** @type {string[]} */ ([]);
+after(() => { for (const dir of written) rmSync(dir, { recursive: true, force: true }); });
+
 /** A tiny keyword-only index: "fit" in chunk 0, "scaler" in chunks 0 and 1. */
 function writeIndex(version = FORMAT_VERSION) {
   const dir = mkdtempSync(join(tmpdir(), "sphinx-rag-index-"));
+  written.push(dir);
   const [terms, termsText] = scriptShard("terms", pack(
     { terms: ["fit", "scaler"], df: [1, 2], count: [1, 2], scale: [0.5, 0.25] },
     Uint8Array.of(0, 0, 1, 1, 1, 3))); // gaps 0 | 0 1; impact bytes 1 | 1 3
