@@ -54,16 +54,13 @@ def asset_size(data: bytes, chunks: int) -> dict:
     return {"chunks": chunks, "raw": len(data), "gzip": gz(data), "rows": len(enc.token_ids), "rank": enc.rank}
 
 
-def fit_cost(html: Path, sample: int) -> dict:
-    """Fit again with the embedding cache off; the chunks' embedding time, extrapolated."""
+def site_corpus(html: Path):
+    """A built site's index, chunks, int8 vectors and scales (in chunk order), and model directory."""
     import os
 
-    from sphinx_rag import build
     from sphinx_rag.assets import load_chunk_records
     from sphinx_rag.chunk import Chunk
-    from sphinx_rag.embed import Embedder, embedding_input
 
-    os.environ["SPHINX_RAG_EMBED_CACHE"] = "0"
     index = IndexReader(html)
     model_dir = Path(os.environ.get("SPHINX_RAG_MODEL_DIR") or index.model_dir)
     chunks = [Chunk.from_record({"display": [], **r}) for r in load_chunk_records(html)]  # older indexes: no display
@@ -72,6 +69,18 @@ def fit_cost(html: Path, sample: int) -> dict:
     for c in range(len(index.cluster_sizes)):
         cl = index.cluster(c)
         vectors[cl.ids], scales[cl.ids] = cl.vectors, cl.scales
+    return index, chunks, vectors, scales, model_dir
+
+
+def fit_cost(html: Path, sample: int) -> dict:
+    """Fit again with the embedding cache off; the chunks' embedding time, extrapolated."""
+    import os
+
+    from sphinx_rag import build
+    from sphinx_rag.embed import Embedder, embedding_input
+
+    os.environ["SPHINX_RAG_EMBED_CACHE"] = "0"
+    index, chunks, vectors, scales, model_dir = site_corpus(html)
     picked = random.Random(0).sample(chunks, min(sample, len(chunks)))
     embedder = Embedder(model_dir)
     start = time.perf_counter()

@@ -137,6 +137,27 @@ def _query_encoder(chunks, vectors, scales, model_dir: Path, info: dict, out_dir
                  f"chunks changed since its fit (it is fitted again past {REFIT_SHARE:.0%}, "
                  f"and by every build that writes all pages)")
         return previous, {"digest": entry["digest"], "fit": fit, "stale_chunks": stale}
+    start = time.perf_counter()
+    try:
+        encoder = fit_static_encoder(texts, titles, vectors.astype(np.float32) * scales[:, None], model_dir, info,
+                                     batch_size=batch_size, threads=threads, progress=progress, note=note)
+    except TrainingTooSmall as exc:
+        if note is not None:
+            note(f"[sphinx-rag] no static query encoder: {exc}; semantic queries use the full model")
+        return None
+    data = encoder.to_bytes()
+    if note is not None:
+        note(f"[sphinx-rag] static query encoder fitted in {time.perf_counter() - start:.1f} s "
+             f"({len(data) / 1e6:.2f} MB, {len(encoder.token_ids)} tokens, rank {encoder.rank})")
+    return data, {"digest": digest, "fit": fit}
+
+
+def fit_static_encoder(texts: list[str], titles: list[str], docs: np.ndarray, model_dir: Path, info: dict, *,
+                       batch_size: int = 32, threads: int | None = None, progress: Progress | None = None,
+                       note=None, **params) -> static_encoder.StaticEncoder:
+    """Fit the static encoder on the chunks' texts and titles and their float vectors
+    ``docs``, with the model's tokenizer and its embeddings (cached) as the targets.
+    ``params`` go to ``train_encoder`` (the benchmarks vary them); raises TrainingTooSmall."""
     tokenizer = load_tokenizer(model_dir)
     vocab = (Path(model_dir) / "vocab.txt").read_bytes()
     special = [i for i in (tokenizer.token_to_id(t) for t in _SPECIAL_TOKENS) if i is not None]
@@ -153,21 +174,9 @@ def _query_encoder(chunks, vectors, scales, model_dir: Path, info: dict, out_dir
                             report=report)
         return q.astype(np.float32) * s[:, None]
 
-    docs = vectors.astype(np.float32) * scales[:, None]
-    start = time.perf_counter()
-    try:
-        encoder = train_encoder(texts, titles, docs, tokenize, embed, vocab, special,
-                                max_seq_length=int(tokenizer.truncation["max_length"]),
-                                lowercase=bool(info.get("do_lower_case", True)), note=note)
-    except TrainingTooSmall as exc:
-        if note is not None:
-            note(f"[sphinx-rag] no static query encoder: {exc}; semantic queries use the full model")
-        return None
-    data = encoder.to_bytes()
-    if note is not None:
-        note(f"[sphinx-rag] static query encoder fitted in {time.perf_counter() - start:.1f} s "
-             f"({len(data) / 1e6:.2f} MB, {len(encoder.token_ids)} tokens, rank {encoder.rank})")
-    return data, {"digest": digest, "fit": fit}
+    return train_encoder(texts, titles, docs, tokenize, embed, vocab, special,
+                         max_seq_length=int(tokenizer.truncation["max_length"]),
+                         lowercase=bool(info.get("do_lower_case", True)), note=note, **params)
 
 
 def _fit_digest(model_info) -> str:

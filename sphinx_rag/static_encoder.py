@@ -64,7 +64,7 @@ _WORD = re.compile(r"\S+")
 
 
 def pseudo_queries(texts: Sequence[str], titles: Sequence[str], budget: int,
-                   seed: int = SEED) -> list[tuple[str, int]]:
+                   seed: int = SEED, per_chunk: int = QUERIES_PER_CHUNK) -> list[tuple[str, int]]:
     """Queries a reader might type, cut from the chunks, with the chunk each came from:
     each distinct title, then about the same number per chunk (sentences or random word
     spans) until ``budget``.
@@ -86,7 +86,7 @@ def pseudo_queries(texts: Sequence[str], titles: Sequence[str], budget: int,
         digest = hashlib.sha256(f"{seed}\0{text}".encode()).digest()
         rng = np.random.default_rng(int.from_bytes(digest[:8], "little"))
         extra = int.from_bytes(digest[8:16], "little") / 2.0 ** 64 < share - math.floor(share)
-        wanted = min(math.floor(share) + extra, QUERIES_PER_CHUNK)
+        wanted = min(math.floor(share) + extra, per_chunk)
         found = 0
         for _ in range(4 * wanted):
             if found >= wanted or len(out) >= budget:
@@ -260,7 +260,8 @@ def _unpack_int4(packed: np.ndarray, rows: int, rank: int) -> np.ndarray:
 def train_encoder(texts: Sequence[str], titles: Sequence[str], doc_vectors: np.ndarray,
                   tokenize: Callable[[list[str]], list[list[int]]],
                   embed: Callable[[list[str]], np.ndarray], vocab: bytes, special_ids: Sequence[int],
-                  *, max_seq_length: int = 256, lowercase: bool = True, rank: int = RANK, max_queries: int = MAX_QUERIES, ridge: float = RIDGE,
+                  *, max_seq_length: int = 256, lowercase: bool = True, rank: int = RANK, max_queries: int = MAX_QUERIES,
+                  queries_per_chunk: int = QUERIES_PER_CHUNK, seed: int = SEED, ridge: float = RIDGE,
                   note: Callable[[str], None] | None = None) -> StaticEncoder:
     """Fit the encoder for a corpus.
 
@@ -270,8 +271,8 @@ def train_encoder(texts: Sequence[str], titles: Sequence[str], doc_vectors: np.n
     """
     if len(texts) < MIN_CHUNKS:
         raise TrainingTooSmall(f"{len(texts)} chunks (at least {MIN_CHUNKS} are needed)")
-    budget = min(max_queries, QUERIES_PER_CHUNK * len(texts))
-    pairs = pseudo_queries(texts, titles, budget)
+    budget = min(max_queries, queries_per_chunk * len(texts))
+    pairs = pseudo_queries(texts, titles, budget, seed, queries_per_chunk)
     queries = [q for q, _ in pairs]
     special = set(int(s) for s in special_ids)
     doc_ids = tokenize(list(texts))

@@ -30,6 +30,18 @@ def test_pseudo_queries_are_cut_from_the_chunks_deterministically():
         assert 1 <= len(query.split()) <= 20
 
 
+def test_the_sample_per_chunk_and_its_seed_are_parameters():
+    """The benchmarks vary them (benchmarks/static_encoder_sweep.py); the defaults are the build's."""
+    texts = [f"Chunk {i}: the estimator number {i} fits a model on data. It also predicts targets well "
+             f"and scores them with metric {i} on held out folds." for i in range(30)]
+    titles = [""] * 30
+    assert pseudo_queries(texts, titles, 10_000) == pseudo_queries(
+        texts, titles, 10_000, static_encoder.SEED, static_encoder.QUERIES_PER_CHUNK)
+    two = pseudo_queries(texts, titles, 10_000, per_chunk=2)
+    assert [sum(1 for _, s in two if s == i) for i in range(30)] == [2] * 30
+    assert set(two) != set(pseudo_queries(texts, titles, 10_000, seed=1, per_chunk=2))
+
+
 def test_an_added_chunk_leaves_the_other_chunks_pseudo_queries_alone():
     """A page edit that adds a chunk must not re-draw every pseudo-query (each one not in
     the embedding cache costs a model call at build time)."""
