@@ -105,6 +105,15 @@ def alabaster_site(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def dirhtml_site(tmp_path_factory) -> Path:
+    """tests/roots/test-searchbar built with ``-b dirhtml``: every page is a directory."""
+    out = tmp_path_factory.mktemp("dirhtml") / "html"
+    src = tmp_path_factory.mktemp("dirhtml-src")
+    shutil.copytree(ROOTS / "test-searchbar", src, dirs_exist_ok=True)
+    return build_site(src, out, "-b", "dirhtml", "-d", str(out.parent / "dt"))
+
+
+@pytest.fixture(scope="session")
 def theme_site(tmp_path_factory):
     """theme_site(theme, *options) -> tests/roots/test-searchbar built with that html_theme
     (keyword-only index: a few seconds), once per session for each (theme, options)."""

@@ -392,6 +392,23 @@ def test_alabaster_search_box_opens_the_dialog(page, alabaster_site, serve):
     assert problems(page) == []
 
 
+def test_a_dirhtml_site_links_results_from_a_nested_page(page, dirhtml_site, serve):
+    """``-b dirhtml``: every page is a directory (guide/index.html), one level deeper than
+    with ``-b html``; a result still lands on its page and anchor."""
+    assert (dirhtml_site / "guide" / "index.html").is_file()
+    server = serve(dirhtml_site)
+    page.goto(server.url + "guide/")
+    page.locator("#searchbox input[name=q]").click()
+    page.keyboard.type("baseline strategy")
+    ids = results_for(page, "baseline strategy", "keyword")
+    assert ids[0] == "guide#choosing-a-baseline-strategy:0"
+    expect(page.locator("#sphinx-rag-listbox a").first).to_have_attribute(
+        "href", server.url + "guide/#choosing-a-baseline-strategy")
+    page.keyboard.press("Enter")
+    page.wait_for_url(server.url + "guide/#choosing-a-baseline-strategy")
+    assert problems(page) == []
+
+
 def test_sphinx_search_page_still_works(page, alabaster_site, serve):
     server = serve(alabaster_site)
     page.goto(server.url + "search.html?q=baseline")
