@@ -327,11 +327,18 @@ def _index_is_current(out_dir: Path, inputs: str, keyword_script: bool) -> bool:
         return False
 
 
+def page_url(app, docname: str) -> str:
+    """A page's URL from the site root. singlehtml names each document by a fragment of
+    its one file (``#document-guide``), which needs that file in front of it."""
+    uri = app.builder.get_target_uri(docname)
+    return f"{app.config.root_doc}{app.builder.out_suffix}{uri}" if uri.startswith("#") else uri
+
+
 def _write_index(app, chunks: list[Chunk], out_dir: Path, changed: int | None, inputs: str,
                  carried: carry.Carried | None) -> dict:
     """``build.write_index`` with the site's configuration."""
     cfg = app.config
-    urls = {d: app.builder.get_target_uri(d) for d in {c.doc for c in chunks}}
+    urls = {d: page_url(app, d) for d in {c.doc for c in chunks}}
     return write_index(
         chunks,
         urls=urls,

@@ -11,7 +11,7 @@ import pytest
 from bs4 import BeautifulSoup
 
 from sphinx_rag import searchbar
-from sphinx_rag.assets import ASSET_DIR, IndexReader
+from sphinx_rag.assets import ASSET_DIR, IndexReader, load_chunk_records
 from sphinx_rag.shards import read_script_shard
 
 
@@ -62,6 +62,18 @@ def test_missing_client_is_a_warning_not_a_broken_page(app_params, make_app, tmp
     app.build(force_all=True)  # the test root's output may exist from another test
     assert "browser client is missing" in app.warning.getvalue()
     assert "sphinx_rag/searchbar.js" not in (Path(app.outdir) / "index.html").read_text()
+
+
+@pytest.mark.sphinx("singlehtml", testroot="searchbar")
+def test_singlehtml_results_link_into_its_one_page(app):
+    """singlehtml names each document by a fragment of index.html (#document-guide): a
+    chunk's anchor replaces that fragment, never follows it (index.html#a#b finds nothing)."""
+    app.build()
+    out = Path(app.outdir)
+    urls = [r["url"] for r in load_chunk_records(out)]
+    ids = set(re.findall(r'id="([^"]+)"', (out / "index.html").read_text()))
+    assert urls and all(u.startswith("index.html#") and u.partition("#")[2] in ids for u in urls), urls
+    assert "index.html#choosing-a-baseline-strategy" in urls
 
 
 @pytest.mark.sphinx("text", testroot="searchbar")
