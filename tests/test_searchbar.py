@@ -12,6 +12,7 @@ from bs4 import BeautifulSoup
 
 from sphinx_rag import searchbar
 from sphinx_rag.assets import ASSET_DIR, IndexReader, load_chunk_records
+from sphinx_rag.chunk import Chunk
 from sphinx_rag.shards import read_script_shard
 
 
@@ -74,6 +75,10 @@ def test_singlehtml_results_link_into_its_one_page(app):
     ids = set(re.findall(r'id="([^"]+)"', (out / "index.html").read_text()))
     assert urls and all(u.startswith("index.html#") and u.partition("#")[2] in ids for u in urls), urls
     assert "index.html#choosing-a-baseline-strategy" in urls
+    # an incremental build over an index written before the fix heals its chunks' URLs
+    record = next(r for r in load_chunk_records(out) if r["url"] == "index.html#choosing-a-baseline-strategy")
+    old = Chunk.from_record({**record, "url": "#document-guide#choosing-a-baseline-strategy"})
+    assert old.to_record("index.html#document-guide")["url"] == record["url"]
 
 
 @pytest.mark.sphinx("text", testroot="searchbar")

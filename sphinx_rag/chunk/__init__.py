@@ -60,7 +60,10 @@ class Chunk:
     def from_record(cls, record: dict) -> Chunk:
         """The inverse of ``to_record`` (used to keep unchanged pages' chunks; KeyError for a
         record of an index without displays, so that its pages are chunked again)."""
-        return cls(doc=record["doc"], anchor=record["url"].partition("#")[2], headings=record["headings"],
+        # the last fragment: an index of a singlehtml site written before its URLs were
+        # fixed holds "#document-guide#anchor"
+        _, hash_, anchor = record["url"].rpartition("#")
+        return cls(doc=record["doc"], anchor=anchor if hash_ else "", headings=record["headings"],
                    kind=record["kind"], text=record["text"], order=record["order"], id=record["id"],
                    weight=record["weight"], display=record["display"],
                    card_members=record.get("members", 0), card_back=record.get("card", 0))
