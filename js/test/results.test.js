@@ -24,6 +24,17 @@ test("one group per page, ordered by the page's best hit; hits in rank order ben
   assert.equal(pageOf("api/Scaler.html#Scaler.fit"), "api/Scaler.html");
 });
 
+test("a singlehtml site's documents are groups of their own, though they share one file", () => {
+  const single = [
+    hit("guide#scaling:0", "index.html#scaling", "Guide > Scaling", "guide"),
+    hit("api#scaler:0", "index.html#scaler", "API > Scaler", "api"),
+    hit("guide#more:0", "index.html#more", "Guide > More", "guide"),
+  ];
+  const groups = groupResults(single);
+  assert.deepEqual(groups.map((g) => [g.title, g.page, g.entries.length]), [["Guide", "index.html", 2], ["API", "index.html", 1]]);
+  assert.equal(countText(groups), "3 results on 2 pages");
+});
+
 test("hits with the same URL are one entry: the best, and the others merged into it", () => {
   const [scaler] = groupResults(RANKED);
   assert.deepEqual(scaler.entries[0].merged.map((m) => m.id), ["a2"]);

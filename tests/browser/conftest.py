@@ -105,12 +105,20 @@ def alabaster_site(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def dirhtml_site(tmp_path_factory) -> Path:
-    """tests/roots/test-searchbar built with ``-b dirhtml``: every page is a directory."""
-    out = tmp_path_factory.mktemp("dirhtml") / "html"
-    src = tmp_path_factory.mktemp("dirhtml-src")
-    shutil.copytree(ROOTS / "test-searchbar", src, dirs_exist_ok=True)
-    return build_site(src, out, "-b", "dirhtml", "-d", str(out.parent / "dt"))
+def builder_site(tmp_path_factory):
+    """builder_site(name) -> tests/roots/test-searchbar built with ``-b name`` (dirhtml:
+    every page is a directory; singlehtml: one page), once per session for each."""
+    built: dict[str, Path] = {}
+
+    def build(builder: str) -> Path:
+        if builder not in built:
+            out = tmp_path_factory.mktemp(builder) / "html"
+            src = tmp_path_factory.mktemp(f"{builder}-src")
+            shutil.copytree(ROOTS / "test-searchbar", src, dirs_exist_ok=True)
+            built[builder] = build_site(src, out, "-b", builder, "-d", str(out.parent / "dt"))
+        return built[builder]
+
+    return build
 
 
 @pytest.fixture(scope="session")

@@ -392,11 +392,12 @@ def test_alabaster_search_box_opens_the_dialog(page, alabaster_site, serve):
     assert problems(page) == []
 
 
-def test_a_dirhtml_site_links_results_from_a_nested_page(page, dirhtml_site, serve):
+def test_a_dirhtml_site_links_results_from_a_nested_page(page, builder_site, serve):
     """``-b dirhtml``: every page is a directory (guide/index.html), one level deeper than
     with ``-b html``; a result still lands on its page and anchor."""
-    assert (dirhtml_site / "guide" / "index.html").is_file()
-    server = serve(dirhtml_site)
+    site = builder_site("dirhtml")
+    assert (site / "guide" / "index.html").is_file()
+    server = serve(site)
     page.goto(server.url + "guide/")
     page.locator("#searchbox input[name=q]").click()
     page.keyboard.type("baseline strategy")
@@ -406,6 +407,24 @@ def test_a_dirhtml_site_links_results_from_a_nested_page(page, dirhtml_site, ser
         "href", server.url + "guide/#choosing-a-baseline-strategy")
     page.keyboard.press("Enter")
     page.wait_for_url(server.url + "guide/#choosing-a-baseline-strategy")
+    assert problems(page) == []
+
+
+def test_a_singlehtml_site_groups_its_documents_and_scrolls_to_the_result(page, builder_site, serve):
+    """``-b singlehtml``: one file holds every document. Results are grouped by document,
+    and Enter moves to the result's anchor on the same page, closing the dialog."""
+    server = serve(builder_site("singlehtml"))
+    page.goto(server.url + "index.html")
+    open_with_shortcut(page)  # alabaster's singlehtml page has no search box
+    page.keyboard.type("search")
+    ids = results_for(page, "search", "keyword")
+    docs = [i.split("#")[0] for i in ids]
+    groups = page.locator("#sphinx-rag-listbox [role=group]")
+    expect(groups).to_have_count(len(dict.fromkeys(docs)))
+    assert len(set(docs)) > 1, ids  # the index page and the markup page both say "search"
+    page.keyboard.press("Enter")
+    page.wait_for_url(re.compile(r"/index\.html#[\w-]+$"))
+    expect(page.locator("dialog.sphinx-rag")).not_to_have_attribute("open", "")
     assert problems(page) == []
 
 

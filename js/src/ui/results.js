@@ -35,7 +35,17 @@ export function pageOf(url) {
 }
 
 /**
- * Ranked results -> groups by page (ordered by each page's best hit), one entry per URL.
+ * The document a result comes from: its chunk id's part before "#" ("guide#intro:0"),
+ * else its page. A singlehtml site puts every document in one file, and groups them apart.
+ * @param {Result} r
+ */
+export function documentOf(r) {
+  const at = r.id.indexOf("#");
+  return at < 0 ? pageOf(r.url) : r.id.slice(0, at);
+}
+
+/**
+ * Ranked results -> groups by document (ordered by each one's best hit), one entry per URL.
  * @param {Result[]} results  in rank order
  * @returns {Group[]}
  */
@@ -53,11 +63,11 @@ export function groupResults(results) {
     /** @type {Entry} */
     const entry = { result, merged: [], kind: kindOf(result) };
     byUrl.set(result.url, entry);
-    const page = pageOf(result.url);
-    let group = groups.get(page);
+    const doc = documentOf(result);
+    let group = groups.get(doc);
     if (!group) {
-      group = { page, title: titleParts(result.title)[0], entries: [] };
-      groups.set(page, group);
+      group = { page: pageOf(result.url), title: titleParts(result.title)[0], entries: [] };
+      groups.set(doc, group);
     }
     group.entries.push(entry);
   }
