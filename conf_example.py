@@ -51,7 +51,8 @@ sphinx_rag_relevance_floor = 0.3
 # Chunks per onnxruntime batch.
 sphinx_rag_embed_batch_size = 32
 
-# onnxruntime threads for embedding; 0: up to 2 (the build already uses the others).
+# onnxruntime threads for embedding at build time; 0: up to 2 (containers often report
+# more CPUs than they may use). Set your machine's cores to embed faster.
 sphinx_rag_threads = 0
 
 # What the theme's own search box does: replace (focusing or typing in it opens the
