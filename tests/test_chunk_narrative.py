@@ -97,6 +97,24 @@ def test_tables_glossaries_footnotes_and_local_contents(app):
 
 
 @pytest.mark.sphinx("html", testroot="narrative")
+def test_admonitions_read_as_the_page_shows_them(app):
+    """Sphinx's admonition-like nodes read as on the page: "Changed in version 1.3: ...",
+    "See also: ...", a title as the label (a titled admonition, a todo), not the node's
+    class name ("Versionmodified: ..." was on 25 of Flask's chunks)."""
+    app.build()
+    [chunk] = [c for c in chunks_of(app.outdir) if c["doc"] == "notes"]
+    assert chunk["text"].split("\n\n") == [
+        "Release notes\nChanged in version 1.3: The default solver is lbfgs.",
+        "Deprecated since version 1.2: Use fit_transform instead.",
+        "See also: The solver guide.",
+        "Todo: Document the warm start.",
+        "Before you upgrade: Pin the version in your requirements.",
+        "Note: The new default runs: model.fit(X, y)"]  # the display keeps the code apart
+    assert chunk["display"][-2:] == [["p", "Note: The new default runs:"], ["code", "model.fit(X, y)"]]
+    assert ["p", "Before you upgrade: Pin the version in your requirements."] in chunk["display"]
+
+
+@pytest.mark.sphinx("html", testroot="narrative")
 def test_tabs_dropdowns_and_cards_read_as_their_section(app):
     """sphinx-design and sphinx-tabs (scientific Python sites use both): a wrapper's blocks
     join the section's run instead of making chunks of one word, a tab's label opens its

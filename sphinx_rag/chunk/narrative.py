@@ -260,14 +260,27 @@ def _block_text(node: nodes.Node) -> Block | None:
         text = " ".join(_words(c) for c in node.children if not isinstance(c, nodes.label))
         return Block(text) if text else None
     if isinstance(node, nodes.Admonition):
-        kind = node.tagname.replace("_", " ").capitalize()
-        body = _words(node)
-        return Block(body if kind == "Admonition" else f"{kind}: {body}")
+        label = admonition_label(node)
+        body = " ".join(w for w in (_words(c) for c in node.children if not isinstance(c, nodes.title)) if w)
+        return Block(f"{label}: {body}" if label and body else body or label) if body or label else None
     classes = node.get("classes", []) if isinstance(node, nodes.Element) else []
     if "toctree-wrapper" in classes or "contents" in classes or any(c.startswith("sphx-glr-") for c in classes):
         return None  # navigation (toctrees, a page's local contents), gallery thumbnails: not content
     text = _words(node)
     return Block(text) if text else None
+
+
+def admonition_label(node: nodes.Admonition) -> str:
+    """What a reader sees before an admonition's words, as the page shows it: its title
+    (a titled admonition, Sphinx's todo), "See also", "Note"; nothing where the words say
+    it already ("Changed in version 1.3: ...") or where they are not prose (a grammar)."""
+    if node.children and isinstance(node[0], nodes.title):
+        return _words(node[0])
+    if isinstance(node, (nodes.admonition, addnodes.versionmodified, addnodes.productionlist)):
+        return ""
+    if isinstance(node, addnodes.seealso):
+        return "See also"
+    return node.tagname.replace("_", " ").capitalize()
 
 
 def node_display(node: nodes.Node) -> Display:
@@ -283,11 +296,13 @@ def node_display(node: nodes.Node) -> Display:
         return block.display() if block is not None else []
     out: Display = []
     label = ""
-    if isinstance(node, nodes.Admonition) and not isinstance(node, nodes.admonition):
-        label = node.tagname.replace("_", " ").capitalize() + ": "
+    if isinstance(node, nodes.Admonition):
+        label = admonition_label(node)
+        label = label + ": " if label else ""
     bullet = isinstance(node, nodes.list_item) or isinstance(node, nodes.definition_list_item)
     for child in node.children:
-        out += node_display(child)
+        if not (label and isinstance(child, nodes.title)):  # the title is the label
+            out += node_display(child)
     prefix = ("- " if bullet else "") + label
     if prefix:
         if out and out[0][0] == "p":
