@@ -154,6 +154,7 @@ def write_assets(out_dir: Path, *, chunks: list[dict], bm25: BM25Index, vectors_
     """
     out_dir = Path(out_dir)
     files: dict[str, bytes] = {}
+    in_place: set[str] = set()  # script shards of the memo already in out_dir: neither read nor written
     memo: dict[str, tuple[str, int]] = {}
 
     def script(kind: str, payload: bytes) -> str:
@@ -161,14 +162,14 @@ def write_assets(out_dir: Path, *, chunks: list[dict], bm25: BM25Index, vectors_
 
     def scripts(kind: str, payloads: list[bytes]) -> list[str]:
         keys = [_payload_key(kind, p) for p in payloads]
-        made = [_shard_at_hand(out_dir, (shard_memo or {}).get(k)) for k in keys]
-        todo = [i for i, m in enumerate(made) if m is None]
-        for i, shard in zip(todo, script_shards(kind, [payloads[i] for i in todo])):
-            made[i] = shard
-        for key, (name, data) in zip(keys, made):
+        entries = [_shard_at_hand(out_dir, (shard_memo or {}).get(k)) for k in keys]
+        todo = [i for i, e in enumerate(entries) if e is None]
+        for i, (name, data) in zip(todo, script_shards(kind, [payloads[i] for i in todo])):
             files[name] = data
-            memo[key] = (name, len(data))
-        return [name for name, _ in made]
+            entries[i] = (name, len(data))
+        in_place.update(name for name, _ in entries if name not in files)
+        memo.update(zip(keys, entries))
+        return [name for name, _ in entries]
 
     def binary(kind: str, data: bytes) -> str:
         name = binary_shard(kind, data)
@@ -219,7 +220,7 @@ def write_assets(out_dir: Path, *, chunks: list[dict], bm25: BM25Index, vectors_
         "model": model_info,
         "counts": {"chunks": len(chunks), "vocab": len(bm25.vocab), "postings": int(len(bm25.docs)),
                    "dim": int(vectors_i8.shape[1]) if vectors_i8 is not None else 0, "clusters": len(clusters),
-                   "shards": len(files)},
+                   "shards": len(files.keys() | in_place)},
         "bm25": {"k1": bm25.k1, "b": bm25.b, "epsilon": bm25.epsilon, "n_docs": bm25.n_docs, "avgdl": bm25.avgdl},
         "layout": asdict(layout),
         "dir": directory,
@@ -230,7 +231,7 @@ def write_assets(out_dir: Path, *, chunks: list[dict], bm25: BM25Index, vectors_
         "settings": settings,
         "inputs": inputs,
     }
-    _publish(out_dir, files, manifest, keyword_script)
+    _publish(out_dir, files, manifest, keyword_script, in_place)
     if shard_memo is not None:
         shard_memo.clear()
         shard_memo.update(memo)
@@ -241,15 +242,12 @@ def _payload_key(kind: str, payload: bytes) -> str:
     return f"{kind}:{hashlib.sha256(payload).hexdigest()}"
 
 
-def _shard_at_hand(out_dir: Path, entry: tuple[str, int] | None) -> tuple[str, bytes] | None:
-    """The file of a memo entry, if it is in ``out_dir`` with its size (``_publish`` would keep it)."""
-    if entry is None:
-        return None
+def _shard_at_hand(out_dir: Path, entry: tuple[str, int] | None) -> tuple[str, int] | None:
+    """A memo entry whose file is in ``out_dir`` with its size (``_publish`` would keep it)."""
     try:
-        data = (out_dir / entry[0]).read_bytes()
+        return entry if entry is not None and (out_dir / entry[0]).stat().st_size == entry[1] else None
     except OSError:
         return None
-    return (entry[0], data) if len(data) == entry[1] else None
 
 
 def _text_record(c: dict) -> dict:
@@ -273,8 +271,10 @@ def _weight_ranges(weights: list[float]) -> list[list]:
     return out
 
 
-def _publish(out_dir: Path, files: dict[str, bytes], manifest: dict, keyword_script: bool):
-    """New shards, then the manifest (the switch), then removal of what nothing names."""
+def _publish(out_dir: Path, files: dict[str, bytes], manifest: dict, keyword_script: bool,
+             in_place: set[str] = frozenset()):
+    """New shards, then the manifest (the switch), then removal of what nothing names
+    (``in_place``: files of the index already there, named too)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     for name, data in sorted(files.items()):
         path = out_dir / name
@@ -288,7 +288,7 @@ def _publish(out_dir: Path, files: dict[str, bytes], manifest: dict, keyword_scr
         _, data = script_shard("manifest", dumps(manifest))
         _write_file(out_dir / "manifest.js", data)
     _fsync_dir(out_dir)
-    keep = {n.split("/")[0] for n in files} | {"manifest.json"} | ({"manifest.js"} if keyword_script else set())
+    keep = {n.split("/")[0] for n in files} | in_place | {"manifest.json"} | ({"manifest.js"} if keyword_script else set())
     for path in out_dir.iterdir():
         if path.name not in keep:
             shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
