@@ -80,11 +80,13 @@ def share(html: Path, sets: dict[str, list[dict]], resamples: int = 10_000) -> N
         b, s, m = (np.array([r["mrr@10"] for r in scores(searcher, questions)]) for searcher in methods.values())
         rng = np.random.default_rng(0)
         picks = rng.integers(0, len(questions), (resamples, len(questions)))
-        gains, static_gains = m[picks].mean(axis=1) - b[picks].mean(axis=1), s[picks].mean(axis=1) - b[picks].mean(axis=1)
+        base = b[picks].mean(axis=1)
+        gains, static_gains = m[picks].mean(axis=1) - base, s[picks].mean(axis=1) - base
         shares = static_gains[gains > 0.005] / gains[gains > 0.005]  # the ratio means nothing without a gain
         gain = m.mean() - b.mean()
+        low, high = np.percentile(shares, [2.5, 97.5]) if len(shares) else (0.0, 0.0)
         share_cell = "" if gain <= 0.005 or len(shares) < resamples / 2 else (
-            f"{(s.mean() - b.mean()) / gain:.0%} ({np.percentile(shares, 2.5):.0%} to {np.percentile(shares, 97.5):.0%})")
+            f"{(s.mean() - b.mean()) / gain:.0%} ({low:.0%} to {high:.0%})")
         print(f"| {name} ({len(questions)}) | {b.mean():.3f} | {s.mean():.3f} | {m.mean():.3f} | {gain:.3f} "
               f"({np.percentile(gains, 2.5):.3f} to {np.percentile(gains, 97.5):.3f}) | {share_cell} |", flush=True)
 

@@ -260,8 +260,9 @@ def _unpack_int4(packed: np.ndarray, rows: int, rank: int) -> np.ndarray:
 def train_encoder(texts: Sequence[str], titles: Sequence[str], doc_vectors: np.ndarray,
                   tokenize: Callable[[list[str]], list[list[int]]],
                   embed: Callable[[list[str]], np.ndarray], vocab: bytes, special_ids: Sequence[int],
-                  *, max_seq_length: int = 256, lowercase: bool = True, rank: int = RANK, max_queries: int = MAX_QUERIES,
-                  queries_per_chunk: int = QUERIES_PER_CHUNK, seed: int = SEED, ridge: float = RIDGE,
+                  *, max_seq_length: int = 256, lowercase: bool = True, rank: int = RANK,
+                  max_queries: int = MAX_QUERIES, queries_per_chunk: int = QUERIES_PER_CHUNK, seed: int = SEED,
+                  ridge: float = RIDGE,
                   note: Callable[[str], None] | None = None) -> StaticEncoder:
     """Fit the encoder for a corpus.
 
