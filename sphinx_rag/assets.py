@@ -317,25 +317,45 @@ def find_asset_dir(path: Path) -> Path:
 
 
 class IndexReader:
-    """A built index: the manifest at once, every shard on first use (verified, cached)."""
+    """A built index: the manifest at once, every shard on first use (verified, cached).
+
+    Reads a local directory; ``remote.RemoteIndexReader`` reads a published site over
+    HTTP through the same methods (it overrides ``_read``, ``where`` and the model's files).
+    """
 
     def __init__(self, path: Path | str):
         self.root = find_asset_dir(Path(path))
         try:
-            self.manifest = read_json(self.root / "manifest.json")
+            manifest = read_json(self.root / "manifest.json")
         except (OSError, ValueError) as exc:
             raise IndexDamaged(
                 f"[sphinx-rag] {self.root / 'manifest.json'} is unreadable ({exc}): rebuild the docs") from None
-        version = self.manifest.get("format_version") if isinstance(self.manifest, dict) else None
+        self._open(manifest)
+
+    def _open(self, manifest):
+        """Check the manifest's format and read its counts (``IndexDamaged`` if it is not ours)."""
+        version = manifest.get("format_version") if isinstance(manifest, dict) else None
         if version != FORMAT_VERSION:
-            raise IndexDamaged(f"[sphinx-rag] index format {version} in {self.root} is not {FORMAT_VERSION}: rebuild "
-                              "the docs with this sphinx-rag version")
-        self.n_chunks = int(self.manifest["counts"]["chunks"])
-        self.dim = int(self.manifest["counts"]["dim"])
+            raise IndexDamaged(f"[sphinx-rag] index format {version} in {self.where('')} is not {FORMAT_VERSION}: "
+                               f"{self.rebuild_hint}")
+        try:
+            self.n_chunks = int(manifest["counts"]["chunks"])
+            self.dim = int(manifest["counts"]["dim"])
+        except (KeyError, TypeError, ValueError):
+            raise IndexDamaged(f"[sphinx-rag] {self.where('manifest.json')} has no valid counts: "
+                               f"{self.rebuild_hint}") from None
+        self.manifest = manifest
         self._cache: dict[str, object] = {}
         self._dir: dict | None = None
         self._dense_dir: dict | None = None
         self._weights: np.ndarray | None = None
+
+    #: what the reader of a damaged index should do (a remote site's reader cannot rebuild it)
+    rebuild_hint = "rebuild the docs with this sphinx-rag version"
+
+    def where(self, name: str) -> str:
+        """Where shard ``name`` lives, for messages."""
+        return str(self.root / name) if name else str(self.root)
 
     # raw shards
     def _read(self, name: str) -> bytes:
@@ -343,19 +363,21 @@ class IndexReader:
             return (self.root / name).read_bytes()
         except OSError as exc:
             raise IndexDamaged(f"[sphinx-rag] {self.root / name} is missing ({exc.strerror}): the index is "
-                              "incomplete; rebuild the docs") from None
+                               "incomplete; rebuild the docs") from None
 
     def script(self, name: str) -> bytes:
         try:
             return read_script_shard(name, self._read(name))
         except (ShardError, ValueError, OSError, EOFError) as exc:
-            raise IndexDamaged(f"[sphinx-rag] {self.root / name}: {exc}; rebuild the docs") from None
+            if isinstance(exc, IndexDamaged):
+                raise
+            raise IndexDamaged(f"[sphinx-rag] {self.where(name)}: {exc}; {self.rebuild_hint}") from None
 
     def binary(self, name: str) -> bytes:
         try:
             return check_binary_shard(name, self._read(name))
         except ShardError as exc:
-            raise IndexDamaged(f"[sphinx-rag] {self.root / name}: {exc}; rebuild the docs") from None
+            raise IndexDamaged(f"[sphinx-rag] {self.where(name)}: {exc}; {self.rebuild_hint}") from None
 
     def _memo(self, name: str, decode):
         if name not in self._cache:

@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from .assets import IndexReader
+from .remote import open_index
 from .bm25 import expand_tokens, keyword_scores, typo_candidates
 from .dense import dense_scores, probe_order
 from .chunk.display import join_displays, record_display
@@ -136,9 +137,10 @@ def correct_spelling(query: str, known, near, model_words: set[str]) -> str:
 class Searcher:
     """Open a built index once, then answer queries (shards are read on first use)."""
 
-    def __init__(self, path: Path | str, *, fusion: str | None = None, rrf_k: int | None = None,
+    def __init__(self, path: Path | str | IndexReader, *, fusion: str | None = None, rrf_k: int | None = None,
                  probe: int | None = None, encoder: str | None = None):
-        self.index = IndexReader(Path(path))
+        # a local HTML directory, a published site's URL, or an index already open
+        self.index = path if isinstance(path, IndexReader) else open_index(path)
         settings = self.index.manifest.get("settings", {})
         self.fusion = fusion or settings.get("fusion", "rrf")
         if self.fusion not in FUSIONS:
