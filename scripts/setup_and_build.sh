@@ -1,29 +1,47 @@
 #!/usr/bin/env bash
 # Set up sphinx-rag on a fresh Debian machine and build the demo docs.
+# Everything Python goes into the repository's own virtual environment, .venv/ (a fresh
+# Debian has no `python` command, and its system Python refuses pip installs: PEP 668).
 # Idempotent: re-running skips what is already there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# 1. Chromium for the browser tests (Debian's package; never `playwright install`).
-if ! command -v chromium >/dev/null 2>&1; then
-    SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+apt_install() {  # Debian packages, only when missing
     $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
-fi
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "$@" >/dev/null
+}
 
-# 2. Python: torch pinned first (exact CPU build; anything looser pulls a CUDA build),
-#    then sphinx-rag with the model-export and test extras.
-python -m pip install -q "torch==2.13.0"
-python -m pip install -q -e ".[export,dev]"
+# 1. Chromium for the browser tests (Debian's package; never `playwright install`), and
+#    Node.js + npm for the browser client.
+command -v chromium >/dev/null 2>&1 || apt_install chromium
+command -v npm >/dev/null 2>&1 || apt_install nodejs npm
+
+# 2. The virtual environment: torch pinned first (exact CPU build; anything looser pulls
+#    a CUDA build), then sphinx-rag with the model-export and test extras.
+PYTHON3=$(command -v python3 || true)
+[ -n "$PYTHON3" ] || { apt_install python3 python3-venv; PYTHON3=$(command -v python3); }
+if [ ! -x .venv/bin/python ]; then
+    echo "[setup] creating the virtual environment .venv/ ($("$PYTHON3" --version))"
+    "$PYTHON3" -m venv .venv 2>/dev/null || { apt_install python3-venv; "$PYTHON3" -m venv .venv; }
+fi
+PY=.venv/bin/python
+echo "[setup] installing torch==2.13.0 (CPU) and sphinx-rag[export,dev] into .venv/"
+$PY -m pip install -q "torch==2.13.0"
+$PY -m pip install -q -e ".[export,dev]"
 
 # 3. The browser client: onnxruntime-web + esbuild from npm, bundled into the package.
+echo "[setup] building the browser client (js/ -> sphinx_rag/static/sphinx_rag/)"
 (cd js && npm ci --no-audit --no-fund --loglevel=error && npm run build --silent)
 
-# 4. Export the embedding model once (cached under ~/.cache/sphinx-rag) and build the demo.
-python -m sphinx -b html -q demo_docs demo_docs/_build/html
+# 4. Export the embedding model once (cached under ~/.cache/sphinx-rag) and build the demo,
+#    showing Sphinx's progress (the first build exports the model and embeds every chunk).
+echo "[setup] building the demo docs (the first build exports the model and embeds every chunk)"
+$PY -m sphinx -b html demo_docs demo_docs/_build/html
 
 echo
 echo "Demo docs built. Open them with:"
-echo "    python -m http.server --directory demo_docs/_build/html 8000   # then http://127.0.0.1:8000"
+echo "    .venv/bin/python -m http.server --directory demo_docs/_build/html 8000   # then http://127.0.0.1:8000"
 echo "or query the index from a terminal:"
-echo "    sphinx-rag search demo_docs/_build/html \"what values can the strategy of a dummy classifier take?\""
+echo "    .venv/bin/sphinx-rag search demo_docs/_build/html \"what values can the strategy of a dummy classifier take?\""
+echo "Run the tests with:  .venv/bin/python -m pytest -q     (quick loop: -m \"not slow and not browser\")"

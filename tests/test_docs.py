@@ -19,5 +19,5 @@ def test_every_option_is_documented():
 def test_ci_runs_the_readme_commands():
     readme = (REPO / "README.md").read_text()
     ci = (REPO / ".ci" / "run").read_text()
-    for command in ("bash scripts/setup_and_build.sh", "python -m pytest -q"):
+    for command in ("bash scripts/setup_and_build.sh", ".venv/bin/python -m pytest -q"):
         assert command in readme and command in ci

@@ -167,6 +167,9 @@ def test_sdist_and_wheel_from_a_clean_tree_carry_the_client(tmp_path):
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     # built once, for the sdist; the wheel used the sdist's client (no Node.js needed)
     assert proc.stdout.count("sphinx-rag: building the browser client") == 1, proc.stdout[-4000:]
+    # no deprecation of the metadata (the TOML licence table warned until the SPDX string)
+    output = proc.stdout + proc.stderr
+    assert "Deprecat" not in output, output[-4000:]
 
     [sdist] = (tmp_path / "dist").glob("sphinx_rag-*.tar.gz")
     [wheel] = (tmp_path / "dist").glob("sphinx_rag-*.whl")
@@ -186,3 +189,8 @@ def test_sdist_and_wheel_from_a_clean_tree_carry_the_client(tmp_path):
     assert wheel_client == sdist_client
     assert all(len(data) > 1000 for data in wheel_client.values())
     assert wheel_client["ort-wasm-simd-threaded.wasm"][:4] == b"\0asm"
+    assert "sphinx_rag-0.1.0.dist-info/licenses/LICENSE" in names or any(n.endswith("/LICENSE") for n in names)
+    # what PyPI would say of the metadata
+    check = subprocess.run([sys.executable, "-m", "twine", "check", "--strict", str(sdist), str(wheel)],
+                           capture_output=True, text=True, timeout=300)
+    assert check.returncode == 0 and "PASSED" in check.stdout and "WARNING" not in check.stdout, check.stdout
