@@ -71,3 +71,11 @@ sphinx_rag_llm = {}
 
 # For example, answers from a llama.cpp server running on the reader's machine:
 # sphinx_rag_llm = {"endpoint": "http://127.0.0.1:8080/v1", "model": "gemma3"}
+
+# A golden set checked by every build: a JSON file (relative to conf.py) of searches
+# readers depend on, each a query, the page or anchor its answer must come from and
+# optionally the rank it must reach (default 10). Each entry that falls short is a
+# warning (so `sphinx-build -W` fails), then one summary line "golden set: 18/20 within
+# rank". `sphinx-rag golden add FILE "query" URL` appends an entry. Empty: no check.
+sphinx_rag_golden = ""
+# sphinx_rag_golden = "search_golden.json"

@@ -65,3 +65,9 @@ html_theme_options = {
 # Follow the reader's OS light/dark preference (this also silences the theme's
 # "invalid theme mode" console message on a fresh browser profile).
 html_context = {"default_mode": "auto"}
+
+# -- sphinx-rag ----------------------------------------------------------------
+
+# The searches this site's readers depend on, checked by every build (README: "The
+# golden set"); `sphinx-rag golden add search_golden.json "QUERY" URL` adds one.
+sphinx_rag_golden = "search_golden.json"

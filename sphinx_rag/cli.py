@@ -22,6 +22,7 @@ examples:
   sphinx-rag ask docs/_build/html "which strategies does DummyClassifier offer?" \\
       --endpoint http://127.0.0.1:8080/v1
   sphinx-rag evaluate docs/_build/html questions.json --methods bm25,rrf
+  sphinx-rag golden add docs/search_golden.json "impute missing values" user_guide/impute.html
   sphinx-rag COMMAND --help      (the options of one command)"""
 
 BUILD_DIR_HELP = ("the HTML output directory of sphinx-build (e.g. docs/_build/html), or a Sphinx source "
@@ -191,6 +192,29 @@ def _evaluate(args) -> int:
     return 0
 
 
+def _golden_add(args) -> int:
+    from . import golden
+
+    try:
+        entry = golden.add(Path(args.golden_file), args.query, args.url, args.rank)
+    except ValueError as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
+    count = len(golden.load(Path(args.golden_file)))
+    print(f"added to {args.golden_file} ({count} entries): {entry.query!r} -> {entry.url} within rank {entry.rank}")
+    return 0
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number from 1")
+    return value
+
+
 def _methods(text: str) -> list[str]:
     from .evaluate import METHODS
 
@@ -249,7 +273,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("build_dir", metavar="BUILD_DIR", help=BUILD_DIR_HELP)
     p.add_argument("questions", metavar="QUESTIONS",
                    help="JSON file: a list of {id, question, style, relevant: [{url, text_contains}], "
-                        "answer_components: [[context, ...], ...]} (relevant or answer_components or both)")
+                        "answer_components: [[context, ...], ...]} (relevant or answer_components or both), or a "
+                        "golden-set file (sphinx_rag_golden: a list of {query, url, rank})")
     p.add_argument("--methods", type=_methods, metavar="LIST", default=None,
                    help="comma-separated methods: sphinx-rag's rankings bm25, dense, rrf (the last two "
                         "optionally with a query encoder: dense-static, rrf-model, ...), and the same over fixed "
@@ -259,6 +284,20 @@ def build_parser() -> argparse.ArgumentParser:
                    help="heading of the table (default: the questions file's path)")
     p.add_argument("--json-out", metavar="FILE", help="also write the full report (per question) as JSON to this file")
     p.set_defaults(func=_evaluate)
+
+    help_ = "the golden set: searches every build checks (sphinx_rag_golden)"
+    p = sub.add_parser("golden", help=help_, description=help_[0].upper() + help_[1:] + ".")
+    golden_sub = p.add_subparsers(dest="golden_command", required=True, metavar="ACTION")
+    g = golden_sub.add_parser("add", help="append an entry (the file is created if missing)",
+                              description="Append an entry to a golden-set file (created if missing): a query "
+                              "and the page or anchor its answer must come from.")
+    g.add_argument("golden_file", metavar="GOLDEN_FILE", help="the JSON file sphinx_rag_golden names")
+    g.add_argument("query", metavar="QUERY", help="what a reader searches (quote it)")
+    g.add_argument("url", metavar="URL", help="the page (user_guide/impute.html) or anchor "
+                   "(api.html#mlkit.impute.SimpleImputer) that must answer it, relative to the site root")
+    g.add_argument("--rank", type=_positive_int, metavar="N",
+                   help="the rank it must reach (default 10)")
+    g.set_defaults(func=_golden_add)
 
     help_ = "export a model to int8 ONNX (for CI caches)"
     p = sub.add_parser("export-model", help=help_, description=(

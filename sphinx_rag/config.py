@@ -182,6 +182,13 @@ CONFIG = [
            "(60 s of inactivity), `prompt` (template with `{project}`, `{passages}`, `{question}`; "
            "a line `---` splits system and user messages).",
            _llm),
+    Option("sphinx_rag_golden", "", (str,),
+           "A golden set checked by every build: a JSON file (relative to conf.py) of searches readers "
+           "depend on, each a query, the page or anchor its answer must come from and optionally the "
+           "rank it must reach (10), e.g. `[{\"query\": \"impute missing values\", \"url\": "
+           "\"user_guide/impute.html\", \"rank\": 3}]`. Each entry that falls short is a warning "
+           "(`-W` fails the build), then one summary line. `sphinx-rag golden add FILE QUERY URL` "
+           "appends an entry. Empty: no check."),
 ]
 
 _BY_NAME = {o.name: o for o in CONFIG}

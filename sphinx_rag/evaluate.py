@@ -51,7 +51,12 @@ _QUOTES = str.maketrans({"\u201c": '"', "\u201d": '"', "\u2018": "'", "\u2019": 
 
 
 def load_questions(path: Path) -> list[dict]:
+    """A question set, or a golden set (``golden.py``: entries with ``query`` and ``url``)."""
     questions = json.loads(Path(path).read_text(encoding="utf-8"))
+    if isinstance(questions, list) and questions and all(isinstance(q, dict) and "query" in q for q in questions):
+        from . import golden
+
+        return golden.as_questions(golden.load(path))
     for q in questions:
         components = q.get("answer_components")
         if not q.get("question") or not (q.get("relevant") or components):
@@ -72,8 +77,13 @@ def normalize_text(text: str) -> str:
 
 
 def is_relevant(result, relevant: dict) -> bool:
-    """Right passage: its URL (or a chunk it took in, see expand.py) and the phrase."""
-    if relevant["url"] != result.url and relevant["url"] not in getattr(result, "also", ()):
+    """Right passage: its URL (or a chunk it took in, see expand.py) and the phrase. A URL
+    without an anchor (a golden set's page) is met by any passage of that page."""
+    urls = [result.url, *getattr(result, "also", ())]
+    if "#" in relevant["url"]:
+        if relevant["url"] not in urls:
+            return False
+    elif not any(u.split("#", 1)[0] == relevant["url"] for u in urls):
         return False
     phrase = relevant.get("text_contains")
     return not phrase or _fold(phrase) in _fold(result.text)

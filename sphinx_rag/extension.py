@@ -262,6 +262,7 @@ def on_build_finished(app, exception):
     if not fresh and not app.sphinx_rag.interrupted and _index_is_current(out_dir, inputs, wants_search_bar(app)):
         logger.info("[sphinx-rag] no page was written and the configuration is the same: the search index is kept")
         copy_model_runtime(app, assets.read_json(out_dir / "manifest.json").get("model_files") is not None)
+        _check_golden(app, out_dir)
         return
     with _without_cyclic_gc():
         carried = carry.load(app.doctreedir, out_dir)
@@ -297,6 +298,29 @@ def on_build_finished(app, exception):
     copy_model_runtime(app, manifest.get("model_files") is not None)
     _pending_marker(app).unlink(missing_ok=True)
     logger.info(f"[sphinx-rag] indexed {len(chunks)} chunks into {out_dir}")
+    _check_golden(app, out_dir)
+
+
+def _check_golden(app, out_dir: Path):
+    """The golden set (``sphinx_rag_golden``) against the index just published: a warning
+    per entry that falls short (``-W`` fails the build), then a summary line."""
+    if not app.config.sphinx_rag_golden:
+        return
+    from . import golden
+    from .retrieve import Searcher
+
+    path = Path(app.confdir) / app.config.sphinx_rag_golden
+    try:
+        entries = golden.load(path)
+    except ValueError as exc:
+        logger.warning(str(exc), type="sphinx_rag", subtype="golden")
+        return
+    outcomes = golden.check(Searcher(out_dir), entries)
+    for outcome in outcomes:
+        if not outcome.ok:
+            logger.warning(f"[sphinx-rag] {golden.shortfall(outcome)}", type="sphinx_rag", subtype="golden")
+    met = sum(o.ok for o in outcomes)
+    logger.info(f"[sphinx-rag] golden set: {met}/{len(outcomes)} within rank ({path.name})")
 
 
 def _index_inputs(app, docnames: list[str]) -> str:

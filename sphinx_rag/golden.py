@@ -1,0 +1,133 @@
+"""The golden set: the searches a site's readers depend on, checked by every build.
+
+A small JSON file of entries, each a query and the page (``guide/impute.html``) or
+anchor (``api.html#mlkit.impute.SimpleImputer``) its answer must come from, and
+optionally the rank it must reach (default ``DEFAULT_RANK``)::
+
+    [{"query": "how do I impute missing values?", "url": "user_guide/impute.html", "rank": 3}]
+
+``extension.py`` runs ``check`` once the index is written (``sphinx_rag_golden``) and
+warns for every entry that falls short, so ``sphinx-build -W`` fails; ``sphinx-rag
+golden add`` appends an entry; ``sphinx-rag evaluate`` reads the same file
+(``as_questions``). An entry is met when a passage in the top ``rank`` has that URL, or
+took in a chunk with it (``expand.py``); a URL without ``#`` is met by any passage of
+its page. The check uses the Python runtime, which ranks as the browser does.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["DEFAULT_RANK", "GoldenEntry", "Outcome", "load", "add", "check", "shortfall", "as_questions", "page_of", "met_by"]
+
+DEFAULT_RANK = 10  # the results a reader sees without scrolling far, and `sphinx-rag search`'s default
+EXAMPLE = '[{"query": "how do I impute missing values?", "url": "user_guide/impute.html", "rank": 3}]'
+
+
+@dataclass(frozen=True)
+class GoldenEntry:
+    query: str
+    url: str
+    rank: int = DEFAULT_RANK
+
+
+@dataclass(frozen=True)
+class Outcome:
+    entry: GoldenEntry
+    rank: int | None  # where it was found (None: not in the top `searched`)
+    top: list[str]  # the URLs of the first results, for the warning
+
+    @property
+    def ok(self) -> bool:
+        return self.rank is not None and self.rank <= self.entry.rank
+
+
+def _error(path, message: str) -> ValueError:
+    return ValueError(f"[sphinx-rag] golden set {path}: {message}; the file is a JSON list like {EXAMPLE}")
+
+
+def load(path: Path) -> list[GoldenEntry]:
+    """The entries of a golden-set file (ValueError naming the file and the entry if malformed)."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise _error(path, f"cannot be read ({exc.strerror})") from None
+    except ValueError as exc:
+        raise _error(path, f"is not JSON ({exc})") from None
+    if not isinstance(data, list):
+        raise _error(path, "is not a list")
+    return [_entry(item, n, path) for n, item in enumerate(data, start=1)]
+
+
+def _entry(item, n: int, path) -> GoldenEntry:
+    """Entry ``n`` of the file, checked."""
+    if not isinstance(item, dict) or set(item) - {"query", "url", "rank", "note"}:
+        raise _error(path, f"entry {n} must be an object with query, url and optionally rank and note")
+    query, url, rank = item.get("query"), item.get("url"), item.get("rank", DEFAULT_RANK)
+    if not isinstance(query, str) or not query.strip():
+        raise _error(path, f"entry {n} has no query")
+    if not isinstance(url, str) or not url.strip() or "://" in url or url.startswith("/"):
+        raise _error(path, f"entry {n} ({query!r}) needs the url of a page of the site, relative to its root "
+                     "(e.g. \"user_guide/impute.html\" or \"api.html#mlkit.impute.SimpleImputer\")")
+    if not isinstance(rank, int) or isinstance(rank, bool) or rank < 1:
+        raise _error(path, f"entry {n} ({query!r}) has rank {rank!r}: give a whole number from 1")
+    return GoldenEntry(query.strip(), url.strip(), rank)
+
+
+def add(path: Path, query: str, url: str, rank: int | None = None) -> GoldenEntry:
+    """Append an entry to the file (created if missing); returns it. The file is rewritten
+    whole (temp file, rename), one entry per line so that diffs stay readable."""
+    path = Path(path)
+    existing = load(path) if path.exists() else []
+    entry = _entry({"query": query, "url": url, "rank": rank or DEFAULT_RANK}, len(existing) + 1, path)
+    entries = [*existing, entry]
+    lines = [json.dumps({"query": e.query, "url": e.url, **({"rank": e.rank} if e.rank != DEFAULT_RANK else {})},
+                        ensure_ascii=False) for e in entries]
+    text = "[\n" + ",\n".join("  " + line for line in lines) + "\n]\n"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".golden-")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
+    return entry
+
+
+def page_of(url: str) -> str:
+    return url.split("#", 1)[0]
+
+
+def met_by(url: str, result_urls: list[str]) -> bool:
+    """Whether a passage whose chunks have ``result_urls`` answers a golden ``url``."""
+    if "#" in url:
+        return url in result_urls
+    return any(page_of(u) == url for u in result_urls)
+
+
+def check(searcher, entries: list[GoldenEntry]) -> list[Outcome]:
+    """Run every entry's query on ``searcher`` (``retrieve.Searcher``)."""
+    outcomes = []
+    for entry in entries:
+        depth = max(entry.rank, DEFAULT_RANK)
+        results = searcher.search(entry.query, k=depth)
+        rank = next((r.rank for r in results if met_by(entry.url, [r.url, *r.also])), None)
+        outcomes.append(Outcome(entry, rank, [r.url for r in results[:3]]))
+    return outcomes
+
+
+def shortfall(outcome: Outcome) -> str:
+    """One line for an entry that falls short."""
+    e = outcome.entry
+    found = (f"found at rank {outcome.rank}" if outcome.rank is not None
+             else f"not in the top {max(e.rank, DEFAULT_RANK)}")
+    top = ", ".join(outcome.top) or "no results"
+    return f"golden set: {e.query!r} should find {e.url} within rank {e.rank}, {found} (top: {top})"
+
+
+def as_questions(entries: list[GoldenEntry]) -> list[dict]:
+    """The entries as an evaluation question set (``evaluate.load_questions``'s format)."""
+    return [{"id": f"golden-{n}", "question": e.query, "style": "golden", "relevant": [{"url": e.url}]}
+            for n, e in enumerate(entries, start=1)]

@@ -1,0 +1,101 @@
+"""The golden set (golden.py): a build checks the searches readers depend on, warns for
+each that falls short (so -W fails), and `sphinx-rag golden add` / `evaluate` share its file."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sphinx_rag import golden
+from sphinx_rag.cli import main
+from sphinx_rag.evaluate import evaluate, load_questions
+
+ROOTS = Path(__file__).parent / "roots"
+
+
+def test_load_names_the_file_and_the_entry(tmp_path):
+    path = tmp_path / "golden.json"
+    for text, message in ((" [", "is not JSON"), ('{"query": "x"}', "is not a list"),
+                          ('[{"query": "", "url": "a.html"}]', "entry 1 has no query"),
+                          ('[{"query": "q", "url": "https://x.org/a.html"}]', "relative to its root"),
+                          ('[{"query": "q", "url": "a.html", "rank": 0}]', "whole number"),
+                          ('[{"query": "q", "url": "a.html", "weight": 2}]', "entry 1 must be an object")):
+        path.write_text(text)
+        with pytest.raises(ValueError, match=message) as exc:
+            golden.load(path)
+        assert str(path) in str(exc.value) and "\n" not in str(exc.value)
+
+
+def test_a_page_url_is_met_by_any_of_its_passages_an_anchor_only_by_itself():
+    assert golden.met_by("guide.html", ["guide.html#tuning"])
+    assert golden.met_by("guide.html#tuning", ["other.html#x", "guide.html#tuning"])
+    assert not golden.met_by("guide.html#tuning", ["guide.html#scaling"])
+    assert not golden.met_by("guide.html", ["guide2.html#x"])
+
+
+def test_golden_add_creates_and_appends(tmp_path, capsys):
+    path = tmp_path / "docs" / "golden.json"
+    assert main(["golden", "add", str(path), "impute missing values", "guide.html#imputation"]) == 0
+    assert main(["golden", "add", str(path), "install with pip", "install.html", "--rank", "3"]) == 0
+    assert "2 entries" in capsys.readouterr().out
+    assert golden.load(path) == [golden.GoldenEntry("impute missing values", "guide.html#imputation", 10),
+                                 golden.GoldenEntry("install with pip", "install.html", 3)]
+    assert path.read_text().count("\n") == 4  # one entry per line
+    assert main(["golden", "add", str(path), "q", "https://elsewhere.org/x.html"]) == 2
+    assert "relative to its root" in capsys.readouterr().err
+    assert len(golden.load(path)) == 2  # the refused entry was not written
+    with pytest.raises(SystemExit):
+        main(["golden", "add", str(path), "q", "x.html", "--rank", "-1"])
+
+
+def _build(tmp_path: Path, entries: list[dict], *options: str) -> subprocess.CompletedProcess:
+    src = tmp_path / "src"
+    if not src.exists():
+        shutil.copytree(ROOTS / "test-narrative", src)
+        (src / "conf.py").write_text((src / "conf.py").read_text() + '\nsphinx_rag_golden = "golden.json"\n')
+    (src / "golden.json").write_text(json.dumps(entries))
+    return subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-E", *options, str(src),
+                           str(tmp_path / "html")], capture_output=True, text=True, timeout=600)
+
+
+def test_the_build_checks_the_golden_set_and_w_fails_on_a_shortfall(tmp_path):
+    good = [{"query": "median is more robust to outliers", "url": "guide.html", "rank": 3},
+            {"query": "Shell completion", "url": "install.html#shell-completion", "rank": 1}]
+    proc = _build(tmp_path, good, "-W")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "golden set: 2/2 within rank" in proc.stdout
+
+    bad = [*good, {"query": "Shell completion", "url": "guide.html#tuning", "rank": 1}]
+    proc = _build(tmp_path, bad)
+    assert proc.returncode == 0  # without -W a shortfall is a warning
+    [line] = [line for line in proc.stderr.splitlines() if "golden set:" in line]
+    assert "'Shell completion' should find guide.html#tuning within rank 1" in line
+    assert "install.html#shell-completion" in line  # the actual top result is named
+    assert "golden set: 2/3 within rank" in proc.stdout
+    assert _build(tmp_path, bad, "-W").returncode != 0
+
+    proc = _build(tmp_path, [{"query": "x"}])  # a malformed file: one warning naming it, the index stays
+    assert "golden.json" in proc.stderr and "entry 1" in proc.stderr and proc.returncode == 0
+
+
+def test_evaluate_reads_a_golden_file(demo_html):
+    questions = load_questions(Path(__file__).parent.parent / "demo_docs" / "search_golden.json")
+    assert questions[0]["question"] == "SimpleImputer" and questions[0]["style"] == "golden"
+    report = evaluate(demo_html, questions, methods=["bm25"])
+    assert report["bm25"]["overall"]["n"] == len(questions)
+    assert report["bm25"]["overall"]["recall@10"] > 0.8
+
+
+def test_the_demo_ships_a_golden_set_it_meets(demo_html):
+    """CI's demo build checks it (demo_docs/conf.py); here the same check on the session's build."""
+    from sphinx_rag.retrieve import Searcher
+
+    entries = golden.load(Path(__file__).parent.parent / "demo_docs" / "search_golden.json")
+    outcomes = golden.check(Searcher(demo_html), entries)
+    assert len(outcomes) >= 15
+    assert [golden.shortfall(o) for o in outcomes if not o.ok] == []
