@@ -79,3 +79,17 @@ sphinx_rag_llm = {}
 # rank". `sphinx-rag golden add FILE "query" URL` appends an entry. Empty: no check.
 sphinx_rag_golden = ""
 # sphinx_rag_golden = "search_golden.json"
+
+# Questions the empty search dialog suggests. "auto" stands for up to 6 mined from the
+# site at build time (section titles and object cards turned into questions, kept only
+# when their own first result is where they came from); other strings are shown as
+# given, in order: ["How do I install mlkit?", "auto"] extends the mined ones,
+# ["How do I install mlkit?"] replaces them, [] shows none.
+sphinx_rag_suggestions = ["auto"]
+
+# Adds "Report a bad result" to the search dialog: a URL template, e.g. a new-issue
+# form. {query} becomes the query, {results} the results shown and a golden-set entry
+# to complete (both URL-encoded). The page sends nothing itself: the reader lands on the
+# prefilled form. Empty: no link.
+sphinx_rag_feedback_url = ""
+# sphinx_rag_feedback_url = "https://github.com/ORG/REPO/issues/new?title=Search:+{query}&body={results}"

@@ -49,7 +49,7 @@ from .shards import (ShardError, binary_shard, check_binary_shard, dumps, read_s
                      script_shards)
 
 __all__ = ["FORMAT_VERSION", "ASSET_DIR", "Layout", "MODEL_FILES", "IndexMissing", "IndexDamaged",
-           "write_assets", "IndexReader", "find_asset_dir", "read_json", "load_chunk_records"]
+           "write_assets", "amend_manifest", "IndexReader", "find_asset_dir", "read_json", "load_chunk_records"]
 
 FORMAT_VERSION = 3
 ASSET_DIR = Path("_static") / "sphinx_rag" / "index"
@@ -235,6 +235,18 @@ def write_assets(out_dir: Path, *, chunks: list[dict], bm25: BM25Index, vectors_
     if shard_memo is not None:
         shard_memo.clear()
         shard_memo.update(memo)
+    return manifest
+
+
+def amend_manifest(out_dir: Path, manifest: dict, keyword_script: bool = True, **fields) -> dict:
+    """The published manifest with ``fields`` added, switched in atomically (what is known
+    only once the index can be searched: the suggested questions, ``suggest.py``)."""
+    manifest = {**manifest, **fields}
+    _write_file(out_dir / "manifest.json", dumps(manifest))
+    if keyword_script:
+        _, data = script_shard("manifest", dumps(manifest))
+        _write_file(out_dir / "manifest.js", data)
+    _fsync_dir(out_dir)
     return manifest
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from . import carry, static_encoder
-from .assets import Layout, read_json, write_assets
+from .assets import Layout, amend_manifest, read_json, write_assets
 from .bm25 import build_index, document_tokens
 from .carry import Carried
 from .chunk import Chunk
@@ -40,7 +40,8 @@ def write_index(chunks: list[Chunk], *, urls: dict[str, str], out_dir: Path, mod
                 settings: dict, query_encoder: str = "both", batch_size: int = 32, threads: int | None = None,
                 progress: Progress | None = None, encoder_progress: Progress | None = None,
                 keyword_script: bool = True, changed_chunks: int | None = None, work_dir: Path | None = None,
-                carried: Carried | None = None, inputs: str | None = None, note=None) -> dict:
+                carried: Carried | None = None, inputs: str | None = None, suggestions=("auto",),
+                note=None) -> dict:
     """Index the chunks (in the given order) and write the assets; returns the manifest.
 
     ``urls``: docname -> page URL (the builder's target URI). ``query_encoder``: "static"
@@ -53,7 +54,8 @@ def write_index(chunks: list[Chunk], *, urls: dict[str, str], out_dir: Path, mod
     starts from (Sphinx's doctree directory, ``carry.py``; None: nothing). ``carried``: what
     the previous build left there: its chunks' tokens and vectors are not computed again.
     ``inputs``: the digest of the pages and configuration indexed, kept in the manifest
-    (``extension.py``).
+    (``extension.py``). ``suggestions``: ``sphinx_rag_suggestions`` (the maintainer's
+    questions, "auto" standing for the mined ones, ``suggest.py``).
     """
     records = [c.to_record(urls[c.doc]) for c in chunks]
     known = carried.tokens_by_text() if carried is not None else {}
@@ -74,13 +76,39 @@ def write_index(chunks: list[Chunk], *, urls: dict[str, str], out_dir: Path, mod
                 query_encoder = "model"
     settings = {**settings, "query_encoder": query_encoder if vectors is not None else None}
     shards = dict(carried.shards) if carried is not None else {}
+    previous_suggestions = _previous_manifest(out_dir).get("suggestions") or []
     manifest = write_assets(out_dir, chunks=records, bm25=bm25, vectors_i8=vectors, scales=scales,
                             model_dir=model_dir if query_encoder != "static" else None, model_info=info,
                             encoder=encoder, settings=settings, keyword_script=keyword_script,
                             kept_centroids=centroids, inputs=inputs, layout=LAYOUT, shard_memo=shards)
+    shown = _suggested_questions(out_dir, records, list(suggestions), previous_suggestions, changed_chunks)
+    if shown:
+        manifest = amend_manifest(out_dir, manifest, keyword_script, settings={**manifest["settings"], "suggestions": shown})
     if work_dir is not None:
         carry.save(work_dir, dumps(manifest), records, tokens, info, vectors, scales, shards)
     return manifest
+
+
+def _suggested_questions(out_dir: Path, records: list[dict], wanted: list[str], previous: list,
+                         changed_chunks: int | None) -> list[list[str]]:
+    """The empty dialog's questions, ``[question, url]`` (url "": the maintainer's own):
+    the maintainer's in order, "auto" replaced by the mined ones that the index answers
+    (``suggest.py``). An incremental build that changed few chunks keeps the previous
+    mined ones whose pages are still indexed: verifying costs a query each."""
+    if "auto" not in wanted:
+        return [[q, ""] for q in wanted]
+    urls = {r["url"] for r in records}
+    mined = [s for s in previous if isinstance(s, list) and len(s) == 2 and s[1]]
+    if not (mined and changed_chunks is not None and changed_chunks <= REFIT_SHARE * len(records)
+            and all(url in urls for _, url in mined)):
+        from .retrieve import Searcher
+        from .suggest import choose
+
+        mined = [[s.question, s.url] for s in choose(records, Searcher(out_dir))] if records else []
+    out = []
+    for q in wanted:
+        out += mined if q == "auto" else [[q, ""]]
+    return out
 
 
 def _known_vectors(carried: Carried | None, info: dict):

@@ -59,6 +59,19 @@ def _weights(v):
     return None
 
 
+def _feedback_url(v):
+    if v and (not v.startswith(("https://", "http://")) or ("{query}" not in v and "{results}" not in v)):
+        return ("must be an http(s) URL template with {query} and/or {results}, e.g. "
+                "'https://github.com/ORG/REPO/issues/new?title=Search:+{query}&body={results}'")
+    return None
+
+
+def _questions(v):
+    if not all(isinstance(q, str) and q.strip() for q in v):
+        return 'must be a list of questions (strings), "auto" for the mined ones, e.g. ["How do I install?", "auto"]'
+    return None
+
+
 # -- sphinx_rag_llm: a dict, checked key by key --------------------------------------
 
 LLM_DEFAULTS = {
@@ -182,6 +195,18 @@ CONFIG = [
            "(60 s of inactivity), `prompt` (template with `{project}`, `{passages}`, `{question}`; "
            "a line `---` splits system and user messages).",
            _llm),
+    Option("sphinx_rag_suggestions", ["auto"], (list, tuple),
+           "Questions the empty search dialog suggests. `\"auto\"` stands for up to 6 mined from the "
+           "site at build time (section titles and object cards turned into questions, kept only "
+           "when their own first result is where they came from); other strings are shown as "
+           "given, in order. E.g. `[\"How do I install mlkit?\", \"auto\"]` extends the mined ones, "
+           "`[\"How do I install mlkit?\"]` replaces them, `[]` shows none.", _questions),
+    Option("sphinx_rag_feedback_url", "", (str,),
+           "Adds \"Report a bad result\" to the search dialog: a URL template, e.g. a new-issue form "
+           "`https://github.com/ORG/REPO/issues/new?title=Search:+{query}&body={results}`. `{query}` "
+           "becomes the query, `{results}` the results shown and a golden-set entry to complete (both "
+           "URL-encoded). The page sends nothing itself: the reader lands on the prefilled form. Empty: no link.",
+           _feedback_url),
     Option("sphinx_rag_golden", "", (str,),
            "A golden set checked by every build: a JSON file (relative to conf.py) of searches readers "
            "depend on, each a query, the page or anchor its answer must come from and optionally the "

@@ -389,6 +389,7 @@ def _write_index(app, chunks: list[Chunk], out_dir: Path, changed: int | None, i
         work_dir=Path(app.doctreedir),
         carried=carried,
         inputs=inputs,
+        suggestions=cfg.sphinx_rag_suggestions,
         note=logger.info,
     )
 

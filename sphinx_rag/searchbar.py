@@ -11,7 +11,8 @@ builder-inited:  copies the built client (``sphinx_rag/static/sphinx_rag/``, mad
                  ``data-search-page`` (Sphinx's search page, from the site root) and
                  ``data-project`` (the project name, for the LLM prompt of "Ask"
                  when only the reader configured an LLM server) and
-                 ``data-theme-search`` (``sphinx_rag_theme_search``).
+                 ``data-theme-search`` (``sphinx_rag_theme_search``) and
+                 ``data-feedback-url`` (``sphinx_rag_feedback_url``, when set).
 The index step (``build.write_index``) also writes ``index/manifest.js`` for the
 pages that get the bar (``wants_search_bar``): the entry of the index as a classic
 script for pages opened from ``file://``, where fetch and workers fail (the
@@ -68,6 +69,8 @@ def on_builder_inited(app):
             "data-project": str(app.config.project or ""),
             # "replace": the theme's search box opens the dialog; "both": a button beside it
             "data-theme-search": app.config.sphinx_rag_theme_search,
+            # "Report a bad result": the URL template, or no attribute (no link)
+            **({"data-feedback-url": app.config.sphinx_rag_feedback_url} if app.config.sphinx_rag_feedback_url else {}),
         },
     )
 

@@ -16,6 +16,7 @@ from site_helpers import QuietHandler, StaticServer
 from test_search_e2e import INPUT, OPTIONS, STATUS, open_with_shortcut, problems, results_for, search, wait_hybrid
 
 LISTBOX = "#sphinx-rag-listbox"
+RECENT = LISTBOX + " .sphinx-rag-recent"  # (the empty box also suggests questions: test_empty_dialog.py)
 CHIPS = ".sphinx-rag-filters button"
 
 
@@ -175,7 +176,7 @@ def test_recent_searches(page, site, serve):
     server = serve(site)
     page.goto(server.url + "index.html")
     open_with_shortcut(page)
-    expect(page.locator(OPTIONS)).to_have_count(0)  # nothing yet
+    expect(page.locator(RECENT)).to_have_count(0)  # nothing yet
     for query in ("KFold n_splits", "dummy classifier strategy"):
         wait_hybrid(page)  # Enter must open the result read, not one a tier upgrade put first
         search(page, query, "hybrid")
@@ -183,9 +184,9 @@ def test_recent_searches(page, site, serve):
         open_with_shortcut(page)
     search(page, "typed but never opened")
     page.fill(INPUT, "")
-    recent = page.locator(OPTIONS)
+    recent = page.locator(RECENT)
     expect(recent).to_have_text(["dummy classifier strategy", "KFold n_splits"])
-    expect(page.locator(LISTBOX + " [role=group]")).to_have_attribute("aria-labelledby", "sphinx-rag-recent-title")
+    expect(page.locator(LISTBOX + " [role=group]").first).to_have_attribute("aria-labelledby", "sphinx-rag-recent-title")
     expect(page.locator("#sphinx-rag-recent-title")).to_have_text("Recent searches")
     expect(page.locator(INPUT)).to_have_attribute("aria-expanded", "true")
     page.keyboard.press("ArrowDown")
@@ -195,11 +196,11 @@ def test_recent_searches(page, site, serve):
     assert results_for(page, "KFold n_splits")
     page.fill(INPUT, "")
     page.locator("button.sphinx-rag-clear-recent").click()
-    expect(page.locator(OPTIONS)).to_have_count(0)
+    expect(page.locator(RECENT)).to_have_count(0)
     expect(page.locator("button.sphinx-rag-clear-recent")).to_be_hidden()
     page.reload()
     open_with_shortcut(page)
-    expect(page.locator(OPTIONS)).to_have_count(0)
+    expect(page.locator(RECENT)).to_have_count(0)
     assert page.log.errors == []  # (other pages of the demo ask for external resources: not ours)
 
 
@@ -211,7 +212,7 @@ def test_recent_searches_are_capped_and_per_site(page, site, serve):
                   [key, json.dumps([f"query {i}" for i in range(20)])])
     page.evaluate("localStorage.setItem('sphinx-rag-recent:/other-project/', JSON.stringify(['elsewhere']))")
     open_with_shortcut(page)
-    expect(page.locator(OPTIONS)).to_have_count(6)
+    expect(page.locator(RECENT)).to_have_count(6)
     assert "elsewhere" not in page.locator(LISTBOX).inner_text()
     search(page, "KFold n_splits")
     open_first(page)
@@ -244,7 +245,7 @@ def test_nothing_is_stored_when_the_browser_refuses_storage(browser, site, serve
         page.wait_for_load_state("networkidle")
         theme_errors = len(errors)  # the theme again, on the new page
         open_with_shortcut(page)
-        expect(page.locator(OPTIONS)).to_have_count(0)  # nothing was remembered
+        expect(page.locator(RECENT)).to_have_count(0)  # nothing was remembered
         search(page, "cross validation")
         expect(page.locator(CHIPS + "[data-kind=all]")).to_have_attribute("aria-pressed", "true")
         assert errors[theme_errors:] == []

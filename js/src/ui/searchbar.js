@@ -14,7 +14,9 @@
  * - dialog: ARIA combobox + grouped listbox (results.js: one group per page); `/`,
  *   Ctrl+K or Cmd+K opens, arrows move, PageUp/PageDown jump between pages, Enter opens
  *   the selected result, Esc closes. Kind chips filter the results (filters.js); an
- *   empty box lists recent searches (recent.js). Colours follow the theme's switch.
+ *   empty box lists recent searches (recent.js) and the site's suggested questions
+ *   (suggestions.js). Colours follow the theme's switch. With data-feedback-url, a
+ *   "Report a bad result" link opens a prefilled form (feedback.js).
  * - "Ask" (ask.js): when the site or the reader set an LLM endpoint, an Ask button
  *   (and Ctrl/Cmd+Enter) streams an answer from the top results into the dialog's
  *   askSlot; a gear button opens the reader's settings panel.
@@ -25,7 +27,8 @@
  *
  * Runtime config: data- attributes of this script's tag (data-sphinx-rag = version,
  * data-search-page = Sphinx's search page relative to the site root, data-project = the
- * project name for the LLM prompt, data-theme-search = "replace" | "both"). The site root
+ * project name for the LLM prompt, data-theme-search = "replace" | "both",
+ * data-feedback-url = sphinx_rag_feedback_url's template, if set). The site root
  * and the asset directory come from this script's URL (<root>/_static/sphinx_rag/searchbar.js).
  */
 
@@ -37,6 +40,8 @@ import { h } from "./dom.js";
 import { countText, filterGroups, groupResults, kindCounts, renderGroups } from "./results.js";
 import { KindFilter } from "./filters.js";
 import { RecentSearches } from "./recent.js";
+import { suggestedQuestions, suggestionGroup } from "./suggestions.js";
+import { feedbackUrl } from "./feedback.js";
 import { addSearchButton, followColorScheme, takeOverSearchBox, themeSearchInputs } from "./theme.js";
 import { historyIcon, searchIcon } from "./icons.js";
 
@@ -70,10 +75,14 @@ function isEditable(el) {
 
 export class SearchDialog {
   /**
-   * @param {{assetBase: URL, siteRoot: URL, searchPage: string, project?: string}} options
+   * @param {{assetBase: URL, siteRoot: URL, searchPage: string, project?: string, feedback?: string}} options
+   *   feedback: the "Report a bad result" URL template ("": no link)
    */
-  constructor({ assetBase, siteRoot, searchPage, project = "" }) {
+  constructor({ assetBase, siteRoot, searchPage, project = "", feedback = "" }) {
     this.assetBase = assetBase;
+    this.feedback = feedback;
+    /** The site's suggested questions (manifest settings.suggestions), shown in the empty box. @type {string[]} */
+    this.suggested = [];
     this.siteRoot = siteRoot;
     this.searchPage = searchPage;
     /** @type {import("./backend.js").Backend | null} */
@@ -143,6 +152,11 @@ export class SearchDialog {
     this.shareLink = /** @type {HTMLAnchorElement} */ (
       h("a", { class: id("share"), href: shareUrl(""), hidden: "" }, ["Link to this search"])
     );
+    // "Report a bad result" (sphinx_rag_feedback_url): a prefilled form, nothing sent by the page
+    this.feedbackLink = /** @type {HTMLAnchorElement} */ (
+      h("a", { class: id("feedback"), href: "#", target: "_blank", rel: "noopener noreferrer", hidden: "" },
+        ["Report a bad result"])
+    );
     this.bar = h("div", { class: id("bar") }, [searchIcon(), this.input, this.closeButton]);
     const hints = h("p", { class: id("hints"), "aria-hidden": "true" }, [
       h("kbd", {}, ["↑"]), h("kbd", {}, ["↓"]), " select ", h("kbd", {}, ["PgDn"]), " next page ",
@@ -157,7 +171,7 @@ export class SearchDialog {
           this.empty,
           this.toolbar,
           this.listbox,
-          h("div", { class: id("footer") }, [hints, this.shareLink, this.fullSearch]),
+          h("div", { class: id("footer") }, [hints, this.feedbackLink, this.shareLink, this.fullSearch]),
         ]),
       ])
     );
@@ -197,9 +211,10 @@ export class SearchDialog {
     this.listbox.addEventListener("click", (e) => {
       const li = /** @type {HTMLElement} */ (e.target).closest?.("[role=option]");
       if (!li) return;
-      if (li.hasAttribute("data-recent")) {
+      const query = li.getAttribute("data-recent") ?? li.getAttribute("data-search"); // a recent or suggested query
+      if (query !== null) {
         e.preventDefault();
-        this.searchFor(li.getAttribute("data-recent") || "");
+        this.searchFor(query);
         return;
       }
       this.recent.add(this.query); // the reader opened a result of this query
@@ -216,7 +231,11 @@ export class SearchDialog {
     const onStatus = (/** @type {Status} */ s) => this.setStatus(s);
     const onResults = (/** @type {number} */ id, /** @type {string} */ mode, /** @type {Result[]} */ results,
       /** @type {boolean | undefined} */ weak) => this.showResults(id, mode, results, Boolean(weak));
-    const onSettings = (/** @type {Record<string, any>} */ settings) => this.ask.setSiteSettings(settings);
+    const onSettings = (/** @type {Record<string, any>} */ settings) => {
+      this.ask.setSiteSettings(settings);
+      this.suggested = suggestedQuestions(settings.suggestions);
+      if (this.dialog.open && !this.input.value.trim()) this.showRecent(); // they came after the dialog opened
+    };
     if (location.protocol === "file:") {
       this.backend = new LocalBackend({
         base: new URL("index/", this.assetBase).href,
@@ -342,6 +361,7 @@ export class SearchDialog {
       passage: (r) => passageBody(r, tokens),
     });
     this.listbox.removeAttribute("data-recent");
+    this.updateFeedback();
     this.count.textContent = countText(shown);
     this.clearRecent.hidden = true;
     this.empty.hidden = !(this.query && !this.results.length && this.mode !== "loading");
@@ -349,7 +369,14 @@ export class SearchDialog {
     this.afterRender();
   }
 
-  /** The empty box: the reader's recent searches (none stored: nothing). */
+  /** The feedback link for the results shown (hidden without a template or a query). */
+  updateFeedback() {
+    const href = this.feedback && this.query ? feedbackUrl(this.feedback, this.query, this.results) : null;
+    this.feedbackLink.hidden = !href;
+    this.feedbackLink.href = href ?? "#";
+  }
+
+  /** The empty box: the reader's recent searches and the site's suggested questions. */
   showRecent() {
     const recent = this.recent.list();
     this.results = [];
@@ -375,7 +402,10 @@ export class SearchDialog {
       });
       this.listbox.append(group);
     }
+    const suggested = this.suggested.filter((q) => !recent.includes(q));
+    if (suggested.length) this.listbox.append(suggestionGroup(suggested, recent.length, searchIcon));
     this.clearRecent.hidden = !recent.length;
+    this.updateFeedback();
     this.afterRender();
   }
 
@@ -450,8 +480,9 @@ export class SearchDialog {
     } else if (e.key === "Enter") {
       e.preventDefault();
       const option = this.options()[this.active];
-      if (option?.hasAttribute("data-recent")) {
-        this.searchFor(option.getAttribute("data-recent") || "");
+      const query = option?.getAttribute("data-recent") ?? option?.getAttribute("data-search");
+      if (query !== null && query !== undefined) {
+        this.searchFor(query);
       } else if (option) {
         const href = /** @type {HTMLAnchorElement} */ (option.querySelector("a")).href;
         this.recent.add(this.query);
@@ -489,6 +520,7 @@ function main() {
     siteRoot,
     searchPage: thisScript.dataset.searchPage || "search.html",
     project: thisScript.dataset.project || "",
+    feedback: thisScript.dataset.feedbackUrl || "",
   });
 
   // pydata-sphinx-theme (and themes built on it): its buttons, our dialog. Other themes:
