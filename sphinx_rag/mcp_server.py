@@ -14,6 +14,10 @@ from __future__ import annotations
 import ipaddress
 from typing import Annotated, Literal
 
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import Field
+
 from . import __version__
 from .docs_tools import MAX_K, DocsError, Library, Site
 
@@ -46,12 +50,8 @@ the names of its methods. Use it when you know the name and need its exact refer
 when you know only what it does."""
 
 
-def build_server(library: Library):
+def build_server(library: Library) -> MCPServer:
     """The MCP server (``mcp.server.MCPServer``) with the three tools over ``library``."""
-    from mcp.server.mcpserver import MCPServer
-    from mcp.server.mcpserver.exceptions import ToolError
-    from pydantic import Field
-
     sites = ", ".join(s.name for s in library.sites)
     server = MCPServer(name="sphinx-rag", version=__version__, instructions=INSTRUCTIONS.format(sites=sites),
                        log_level="WARNING")
