@@ -17,12 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 
-from .assets import IndexDamaged, IndexMissing, IndexReader, site_root_of
+from .assets import ASSET_DIR, IndexDamaged, IndexMissing, IndexReader, site_root_of
 from .bm25 import keyword_scores, expand_tokens
 from .chunk.display import display_text
 from .lexical import tokenize
 from .markdown import display_markdown, page_markdown, twin_name
-from .remote import RemoteIndexReader, is_url
+from .remote import RemoteIndexReader, index_url, is_url
 from .retrieve import Result, Searcher, top_k
 
 __all__ = ["DocsError", "Site", "Library", "KINDS", "MAX_K", "RRF_K"]
@@ -69,6 +69,16 @@ class Site:
     @property
     def name(self) -> str:
         return self.location
+
+    def claims(self, url: str) -> bool:
+        """Whether ``url`` is one of this site's (known without opening it: a site that
+        cannot be read does not answer for the others' URLs)."""
+        if self.remote:
+            root = index_url(self.location)[: -len(ASSET_DIR.as_posix() + "/")]
+            return url.startswith(root)
+        if url.startswith("file:"):
+            return url.startswith(Path(self.location).resolve().as_uri())
+        return "://" not in url
 
     def _open(self) -> Searcher:
         if self._searcher is None:
@@ -321,9 +331,10 @@ class Library:
 
     def _site_of(self, url: str):
         for site in self.sites:
-            answer = site.read_page(url)
-            if answer is not None:
-                return site, answer
+            if site.claims(url):
+                answer = site.read_page(url)
+                if answer is not None:
+                    return site, answer
         return None, None
 
     def read_page(self, url: str) -> str:
