@@ -61,6 +61,11 @@ sphinx_rag_threads = 0
 # pydata-sphinx-theme's search button opens the dialog either way.
 sphinx_rag_theme_search = "replace"
 
+# Files for coding agents at the site root: llms.txt, llms-full.txt (capped at this many
+# bytes; 0: no cap) and a Markdown twin of every indexed page (page URL + ".md").
+sphinx_rag_llms_txt = True
+sphinx_rag_llms_full_bytes = 5_000_000
+
 # Optional answers from a local OpenAI-compatible LLM server (llama.cpp server, Ollama's
 # /v1, vLLM). Empty: off (readers can still set their own endpoint in the search
 # dialog). Keys: endpoint (required, e.g. http://127.0.0.1:8080/v1), model (required),

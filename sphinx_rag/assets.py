@@ -21,11 +21,17 @@ Layout of ``<html>/_static/sphinx_rag/index/`` (``ARCHITECTURE.md`` has the deta
                          sphinx_rag_query_encoder = "model"
     model-<h>/           the int8 ONNX model, its tokenizer and vocab.txt, unless
                          sphinx_rag_query_encoder = "static"
+    pages-<h>.bin        the pages (doc, URL, Markdown twin, first chunk, chunks) and the
+                         files for agents at the site root (llms.txt, llms-full.txt, the
+                         twins: ``markdown.py``) with their sizes and hashes, unless
+                         sphinx_rag_llms_txt = False
 
 Every name but the manifest's carries the hash of its content (``shards.py``), so a
 reader fetches only what a query needs and caches it forever, a rebuild writes only
 the shards whose content changed, and the index is replaced atomically: new shards
-first, then the manifest (one rename), then the files no manifest names are removed.
+(and the files for agents at the site root) first, then the manifest (one rename), then
+the files no manifest names are removed (and the agents' files the previous index named
+that this one does not).
 """
 
 from __future__ import annotations
@@ -49,7 +55,8 @@ from .shards import (ShardError, binary_shard, check_binary_shard, dumps, read_s
                      script_shards)
 
 __all__ = ["FORMAT_VERSION", "ASSET_DIR", "Layout", "MODEL_FILES", "IndexMissing", "IndexDamaged",
-           "write_assets", "amend_manifest", "IndexReader", "find_asset_dir", "read_json", "load_chunk_records"]
+           "write_assets", "amend_manifest", "IndexReader", "find_asset_dir", "read_json", "load_chunk_records",
+           "site_root_of"]
 
 FORMAT_VERSION = 3
 ASSET_DIR = Path("_static") / "sphinx_rag" / "index"
@@ -136,7 +143,8 @@ def write_assets(out_dir: Path, *, chunks: list[dict], bm25: BM25Index, vectors_
                  scales: np.ndarray | None, model_dir: Path | None, model_info: dict | None,
                  settings: dict, encoder: tuple[bytes, dict] | None = None, keyword_script: bool = True,
                  kept_centroids: tuple[bytes, int] | None = None, inputs: str | None = None,
-                 layout: Layout = Layout(), shard_memo: dict[str, tuple[str, int]] | None = None) -> dict:
+                 layout: Layout = Layout(), shard_memo: dict[str, tuple[str, int]] | None = None,
+                 site_files: dict[str, bytes] | None = None, pages: list[list] | None = None) -> dict:
     """Write the index into ``out_dir`` and return its manifest.
 
     ``chunks``: the records of ``Chunk.to_record`` in index order. ``model_dir``: the
@@ -150,7 +158,10 @@ def write_assets(out_dir: Path, *, chunks: list[dict], bm25: BM25Index, vectors_
     present (same content, same name) are not rewritten. ``shard_memo``: script shards
     by payload (``_payload_key`` -> file name, size), an earlier build's (``carry.py``):
     a payload found there whose file is in ``out_dir`` is not compressed again (at 25k
-    chunks a one-page edit changes 4 of 971); replaced by this index's.
+    chunks a one-page edit changes 4 of 971); replaced by this index's. ``site_files``: the
+    files for agents (``markdown.site_files``: name relative to the site root -> bytes) and
+    ``pages`` their page list, written in the same publish (None: none, and those of the
+    previous index are removed).
     """
     out_dir = Path(out_dir)
     files: dict[str, bytes] = {}
@@ -215,6 +226,10 @@ def write_assets(out_dir: Path, *, chunks: list[dict], bm25: BM25Index, vectors_
             data, fields = encoder
             encoder_entry = {"file": binary("encoder", data), **fields}
     directory = script("dir", dumps({"terms": terms, "texts": texts, "weights": weights}))
+    llms_entry = None
+    if site_files is not None:
+        listing = {"pages": pages or [], "files": {n: [len(b), _digest16(b)] for n, b in sorted(site_files.items())}}
+        llms_entry = {"pages": binary("pages", dumps(listing))}
     manifest = {
         "format_version": FORMAT_VERSION,
         "model": model_info,
@@ -230,8 +245,9 @@ def write_assets(out_dir: Path, *, chunks: list[dict], bm25: BM25Index, vectors_
         "encoder": encoder_entry,
         "settings": settings,
         "inputs": inputs,
+        "llms": llms_entry,
     }
-    _publish(out_dir, files, manifest, keyword_script, in_place)
+    _publish(out_dir, files, manifest, keyword_script, in_place, site_files or {})
     if shard_memo is not None:
         shard_memo.clear()
         shard_memo.update(memo)
@@ -283,15 +299,53 @@ def _weight_ranges(weights: list[float]) -> list[list]:
     return out
 
 
+def _digest16(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+def site_root_of(out_dir: Path) -> Path | None:
+    """The site root of an index directory ``<html>/_static/sphinx_rag/index`` (None when
+    the index is elsewhere: it has no site around it)."""
+    out_dir = Path(out_dir)
+    n = len(ASSET_DIR.parts)
+    return out_dir.parents[n - 1] if len(out_dir.parts) > n and out_dir.parts[-n:] == ASSET_DIR.parts else None
+
+
+def _agent_file_name(name) -> bool:
+    """A name the agents' files may have: relative, inside the site, a twin or llms*.txt."""
+    if not isinstance(name, str) or not name or name.startswith(("/", "\\")) or "\\" in name:
+        return False
+    return ".." not in name.split("/") and (name.endswith(".md") or name in ("llms.txt", "llms-full.txt"))
+
+
+def _previous_site_files(out_dir: Path) -> dict[str, list]:
+    """The agents' files the index in ``out_dir`` wrote (name -> [size, hash]; {}: none or unreadable)."""
+    try:
+        manifest = read_json(out_dir / "manifest.json")
+        name = (manifest.get("llms") or {})["pages"]
+        listing = json.loads(check_binary_shard(name, (out_dir / name).read_bytes()))
+        return {n: v for n, v in listing["files"].items() if _agent_file_name(n)}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, ShardError):
+        return {}
+
+
 def _publish(out_dir: Path, files: dict[str, bytes], manifest: dict, keyword_script: bool,
-             in_place: set[str] = frozenset()):
-    """New shards, then the manifest (the switch), then removal of what nothing names
-    (``in_place``: files of the index already there, named too)."""
+             in_place: set[str] = frozenset(), site_files: dict[str, bytes] | None = None):
+    """New shards and the agents' ``site_files`` (at the site root), then the manifest (the
+    switch), then removal of what nothing names (``in_place``: files of the index already
+    there, named too; the agents' files of the previous index that this one has not)."""
     out_dir.mkdir(parents=True, exist_ok=True)
+    site_root = site_root_of(out_dir)
+    previous_site = _previous_site_files(out_dir) if site_root is not None else {}
     for name, data in sorted(files.items()):
         path = out_dir / name
         if not (path.is_file() and path.stat().st_size == len(data)):
             _write_file(path, data)
+    for name, data in sorted((site_files or {}).items()):
+        path = site_root / name
+        if previous_site.get(name) == [len(data), _digest16(data)] and path.is_file() and path.stat().st_size == len(data):
+            continue  # written by the previous index, unchanged
+        _write_file(path, data)
     for sub in {n.split("/")[0] for n in files if "/" in n}:
         _fsync_dir(out_dir / sub)
     _fsync_dir(out_dir)
@@ -304,6 +358,8 @@ def _publish(out_dir: Path, files: dict[str, bytes], manifest: dict, keyword_scr
     for path in out_dir.iterdir():
         if path.name not in keep:
             shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
+    for name in sorted(set(previous_site) - set(site_files or {})):  # pages gone, excluded, or llms off
+        (site_root / name).unlink(missing_ok=True)
     old = out_dir.parent  # format 1 lived in _static/sphinx_rag/ itself
     for name in FORMAT_1_FILES:
         (old / name).unlink(missing_ok=True)
@@ -486,7 +542,16 @@ class IndexReader:
             dd = self.dense_directory
             names += [self.manifest["dense"]["centroids"], self.manifest["dense"]["directory"],
                       *(n for n, _ in dd["clusters"]), *dd["cluster_map"]]
+        names += [self.manifest["llms"]["pages"]] if self.manifest.get("llms") else []
         return names + ([self.manifest["encoder"]["file"]] if self.has_encoder else [])
+
+    def pages(self) -> dict | None:
+        """The pages and the agents' files (``{"pages": [[doc, url, twin, first chunk,
+        chunks]], "files": {name: [bytes, hash]}}``), or None: the site writes none."""
+        entry = self.manifest.get("llms")
+        if not entry:
+            return None
+        return self._memo(entry["pages"], lambda n: json.loads(self.binary(n)))
 
     @property
     def has_encoder(self) -> bool:

@@ -19,6 +19,7 @@ from .bm25 import build_index, document_tokens
 from .carry import Carried
 from .chunk import Chunk
 from .embed import Progress, embed_cached, embed_chunks, embedding_text, load_tokenizer
+from .markdown import LlmsSite, site_files
 from .shards import ShardError, check_binary_shard, dumps
 from .static_encoder import TrainingTooSmall, train_encoder
 
@@ -41,7 +42,7 @@ def write_index(chunks: list[Chunk], *, urls: dict[str, str], out_dir: Path, mod
                 progress: Progress | None = None, encoder_progress: Progress | None = None,
                 keyword_script: bool = True, changed_chunks: int | None = None, work_dir: Path | None = None,
                 carried: Carried | None = None, inputs: str | None = None, suggestions=("auto",),
-                note=None) -> dict:
+                note=None, llms: LlmsSite | None = None) -> dict:
     """Index the chunks (in the given order) and write the assets; returns the manifest.
 
     ``urls``: docname -> page URL (the builder's target URI). ``query_encoder``: "static"
@@ -55,9 +56,12 @@ def write_index(chunks: list[Chunk], *, urls: dict[str, str], out_dir: Path, mod
     the previous build left there: its chunks' tokens and vectors are not computed again.
     ``inputs``: the digest of the pages and configuration indexed, kept in the manifest
     (``extension.py``). ``suggestions``: ``sphinx_rag_suggestions`` (the maintainer's
-    questions, "auto" standing for the mined ones, ``suggest.py``).
+    questions, "auto" standing for the mined ones, ``suggest.py``). ``llms``: write
+    llms.txt, llms-full.txt and a Markdown twin of every page for coding agents
+    (``markdown.py``), in the same publish (None: none).
     """
     records = [c.to_record(urls[c.doc]) for c in chunks]
+    agents, pages = site_files(records, llms) if llms is not None else (None, None)
     known = carried.tokens_by_text() if carried is not None else {}
     tokens = [known[c.text] if c.text in known else document_tokens(c.text) for c in chunks]
     bm25 = build_index(tokens)
@@ -80,7 +84,8 @@ def write_index(chunks: list[Chunk], *, urls: dict[str, str], out_dir: Path, mod
     manifest = write_assets(out_dir, chunks=records, bm25=bm25, vectors_i8=vectors, scales=scales,
                             model_dir=model_dir if query_encoder != "static" else None, model_info=info,
                             encoder=encoder, settings=settings, keyword_script=keyword_script,
-                            kept_centroids=centroids, inputs=inputs, layout=LAYOUT, shard_memo=shards)
+                            kept_centroids=centroids, inputs=inputs, layout=LAYOUT, shard_memo=shards,
+                            site_files=agents, pages=pages)
     shown = _suggested_questions(out_dir, records, list(suggestions), previous_suggestions, changed_chunks)
     if shown:
         manifest = amend_manifest(out_dir, manifest, keyword_script, settings={**manifest["settings"], "suggestions": shown})

@@ -23,6 +23,7 @@ examples:
       --endpoint http://127.0.0.1:8080/v1
   sphinx-rag evaluate docs/_build/html questions.json --methods bm25,rrf
   sphinx-rag golden add docs/search_golden.json "impute missing values" user_guide/impute.html
+  sphinx-rag mcp https://docs.example.org/en/stable    (an MCP server for coding agents)
   sphinx-rag COMMAND --help      (the options of one command)"""
 
 BUILD_DIR_HELP = ("the HTML output directory of sphinx-build (e.g. docs/_build/html), or a Sphinx source "
@@ -173,6 +174,20 @@ def _ask(args) -> int:
     return code
 
 
+def _mcp(args) -> int:
+    try:
+        from .mcp_server import parse_http, serve
+    except ImportError as exc:  # the SDK is the mcp extra
+        print(f"[sphinx-rag] the MCP server needs the MCP SDK ({exc}): pip install \"sphinx-rag[mcp]\"",
+              file=sys.stderr)
+        return 2
+    if args.http:
+        parse_http(args.http)  # a bad address: one line before anything starts
+    serve(args.sites, http=args.http, encoder=args.encoder, cache_dir=args.cache_dir, offline=args.offline,
+          timeout=args.timeout)
+    return 0
+
+
 def _export(args) -> int:
     from .export_model import export_model
 
@@ -298,6 +313,24 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--rank", type=_positive_int, metavar="N",
                    help="the rank it must reach (default 10)")
     g.set_defaults(func=_golden_add)
+
+    help_ = "serve one or more sites' docs to coding agents (an MCP server: search_docs, read_page, lookup_api)"
+    p = sub.add_parser("mcp", help=help_, description=(
+        "An MCP server (Model Context Protocol) for coding agents over the sites' static search indexes: "
+        "search_docs, read_page and lookup_api. SITE is a built HTML directory or the URL of a published "
+        "site: its manifest, then only the index files a query needs are fetched, verified by hash and "
+        "cached on disk, so nothing runs on the docs' side and a site that is offline still answers from "
+        "the cache. Several SITEs: results merged, each naming its site. Speaks stdio unless --http."))
+    p.add_argument("sites", nargs="+", metavar="SITE", help="an HTML output directory or an http(s) URL of a site")
+    p.add_argument("--http", metavar="HOST:PORT", help="serve the streamable HTTP transport on localhost "
+                   "(e.g. 127.0.0.1:8765, endpoint /mcp) instead of stdio")
+    p.add_argument("--encoder", choices=ENCODERS, help="what embeds queries: static (the site's fitted encoder, "
+                   "no model download) or model; default: the site's, the static encoder without onnxruntime")
+    p.add_argument("--cache-dir", metavar="DIR", default=None, help="where fetched index files are kept "
+                   "(default $SPHINX_RAG_CACHE/remote, else ~/.cache/sphinx-rag/remote)")
+    p.add_argument("--offline", action="store_true", help="answer from the cache only (no network)")
+    p.add_argument("--timeout", type=float, metavar="SECONDS", help="per request to a site (default 10)")
+    p.set_defaults(func=_mcp)
 
     help_ = "export a model to int8 ONNX (for CI caches)"
     p = sub.add_parser("export-model", help=help_, description=(

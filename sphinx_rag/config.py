@@ -187,6 +187,15 @@ CONFIG = [
            "keeps Sphinx's search page and a sphinx-rag search button is added beside it). "
            "pydata-sphinx-theme's search button opens the dialog either way.",
            choices=("replace", "both")),
+    Option("sphinx_rag_llms_txt", True, (bool,),
+           "Files for coding agents at the site root, from the same chunks as the index: "
+           "`llms.txt` (llmstxt.org: the project, a summary, the root toctree's captions as sections "
+           "of links), a Markdown twin of every indexed page (its URL with `.md` appended; "
+           "`index.html.md` for a URL ending in `/`, as `dirhtml` writes them) and `llms-full.txt` "
+           "(every page in one file). False: none, and those of an earlier build are removed."),
+    Option("sphinx_rag_llms_full_bytes", 5_000_000, (int,),
+           "The size cap of `llms-full.txt` in bytes: whole pages up to it, then a note saying "
+           "where it is cut (the rest is in `llms.txt`). 0: no cap.", _non_negative),
     Option("sphinx_rag_llm", {}, (dict,),
            "Optional answers from a local OpenAI-compatible LLM server (llama.cpp server, "
            "Ollama's /v1, vLLM). Empty: off (readers can still set their own endpoint in the "

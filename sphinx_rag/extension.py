@@ -37,6 +37,7 @@ from .chunk.page import chunk_page
 from .config import CONFIG, ConfigError, unknown_names, validate
 from .llm.settings import browser_settings
 from .locate import object_location
+from .markdown import LlmsSite
 from .searchbar import copy_model_runtime, wants_search_bar
 
 logger = logging.getLogger(__name__)
@@ -323,6 +324,48 @@ def _check_golden(app, out_dir: Path):
     logger.info(f"[sphinx-rag] golden set: {met}/{len(outcomes)} within rank ({path.name})")
 
 
+def _llms_site(app) -> LlmsSite | None:
+    """What llms.txt says besides the pages (None: ``sphinx_rag_llms_txt`` is off): the
+    project, the theme's description if it has one (else the root page's first paragraph),
+    and the root toctree's captions with the documents each reaches, in reading order."""
+    cfg = app.config
+    if not cfg.sphinx_rag_llms_txt:
+        return None
+    description = (getattr(cfg, "html_theme_options", None) or {}).get("description")
+    return LlmsSite(project=str(cfg.project or ""), summary=description if isinstance(description, str) else "",
+                    sections=_toctree_sections(app), root=cfg.root_doc,
+                    base_url=str(getattr(cfg, "html_baseurl", "") or ""), full_bytes=cfg.sphinx_rag_llms_full_bytes)
+
+
+def _toctree_sections(app) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Each toctree of the root document: (its caption, the documents it reaches depth
+    first through the toctrees of its pages)."""
+    from sphinx import addnodes
+
+    env = app.env
+    try:
+        doctree = env.get_doctree(app.config.root_doc)
+    except (OSError, KeyError, ValueError):
+        return ()
+    seen: set[str] = {app.config.root_doc}
+
+    def reach(doc: str, out: list[str]):
+        if doc in seen or doc not in env.found_docs:
+            return
+        seen.add(doc)
+        out.append(doc)
+        for child in env.toctree_includes.get(doc, []):
+            reach(child, out)
+
+    sections = []
+    for toc in doctree.findall(addnodes.toctree):
+        docs: list[str] = []
+        for _title, ref in toc.get("entries", []):
+            reach(ref, docs)
+        sections.append((str(toc.get("caption") or ""), tuple(docs)))
+    return tuple(sections)
+
+
 def _index_inputs(app, docnames: list[str]) -> str:
     """A digest of what the index is built from besides the pages' content: which pages,
     every sphinx_rag_* value, the model, the builder, the versions. A build that writes no
@@ -333,6 +376,7 @@ def _index_inputs(app, docnames: list[str]) -> str:
     parts = {"docs": docnames, "config": {o.name: repr(cfg[o.name]) for o in CONFIG},
              "model": [str(model), info.read_text(encoding="utf-8") if info.is_file() else ""],
              "builder": app.builder.name, "search_bar": wants_search_bar(app),
+             "llms": repr(_llms_site(app)),
              "versions": [__version__, CHUNKER_VERSION, assets.FORMAT_VERSION]}
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode("utf-8")).hexdigest()[:32]
 
@@ -346,7 +390,12 @@ def _index_is_current(out_dir: Path, inputs: str, keyword_script: bool) -> bool:
         names = reader.directory_names() + (["manifest.js"] if keyword_script else [])
         model = reader.manifest.get("model_files")
         names += [f"{model['dir']}/{name}" for name in model["files"]] if model else []
-        return all((out_dir / name).is_file() for name in names)
+        if not all((out_dir / name).is_file() for name in names):
+            return False
+        listing = reader.pages()  # the agents' files at the site root: there, with their sizes
+        root = assets.site_root_of(out_dir)
+        return listing is None or all((root / name).is_file() and (root / name).stat().st_size == size
+                                      for name, (size, _digest) in listing["files"].items())
     except (assets.IndexMissing, assets.IndexDamaged, OSError, ValueError, KeyError, TypeError):
         return False
 
@@ -391,6 +440,7 @@ def _write_index(app, chunks: list[Chunk], out_dir: Path, changed: int | None, i
         inputs=inputs,
         suggestions=cfg.sphinx_rag_suggestions,
         note=logger.info,
+        llms=_llms_site(app),
     )
 
 

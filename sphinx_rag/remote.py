@@ -25,7 +25,7 @@ import tempfile
 import urllib.error
 import urllib.request
 from pathlib import Path
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import quote, urljoin, urlsplit
 
 from .assets import ASSET_DIR, MODEL_FILES, IndexDamaged, IndexMissing, IndexReader
 
@@ -156,6 +156,33 @@ class RemoteIndexReader(IndexReader):
 
     def where(self, name: str) -> str:
         return urljoin(self.url, name) if name else self.url
+
+    @property
+    def site_url(self) -> str:
+        """The site's root URL (ending in /): the index directory's URL without ``ASSET_DIR``."""
+        return self.url[: -len(ASSET_DIR.as_posix() + "/")]
+
+    def site_file(self, name: str, size: int, digest: str) -> bytes:
+        """A file at the site root that the index names with its size and hash (the agents'
+        Markdown, ``pages()``): from the cache, else fetched and verified; IndexDamaged
+        naming the URL if it does not match."""
+        if not re.fullmatch(r"[0-9a-f]{16}", str(digest)) or not isinstance(size, int) or size > MAX_SHARD_BYTES:
+            raise IndexDamaged(f"[sphinx-rag] {self.url} lists {name[:80]!r} without a valid size and hash")
+        path = self.cache / "files" / f"{digest}.bin" if self.cache is not None else None
+        if path is not None and path.is_file():
+            data = path.read_bytes()
+            if hashlib.sha256(data).hexdigest()[:16] == digest:
+                return data
+        url = urljoin(self.site_url, quote(name, safe="/"))
+        try:
+            data = self._get(url, max(size, 1))
+        except RemoteError as exc:
+            raise IndexDamaged(str(exc)) from None
+        if len(data) != size or hashlib.sha256(data).hexdigest()[:16] != digest:
+            raise IndexDamaged(f"[sphinx-rag] {url} does not match its hash in the index: refused")
+        if path is not None:
+            _store(path, data)
+        return data
 
     # -- the manifest: fresh when the site answers, the last one kept when it does not ----------
     def _manifest_cache(self) -> Path | None:

@@ -149,24 +149,24 @@ def demo_chunks(demo_html):
 def test_demo_displays_have_no_markup_template_or_header(demo_chunks):
     assert all(c["display"] or c["text"] == c["title"] for c in demo_chunks)  # only title-only pages are empty
     for c in demo_chunks:
-        shown = "\n".join(text for _, text in c["display"])
+        shown = "\n".join(text for _, text, *_ in c["display"])
         assert not re.search(r":\w+:`|`_|``|^\.\. \w|\.\. \w[\w-]*::", shown, re.M), (c["id"], shown)
         assert not any(w in shown for w in TEMPLATE_WORDING), (c["id"], shown)
         assert not re.search(r"^(Parameter|Attribute) \w+ of ", shown, re.M), (c["id"], shown)
         header = c["text"].split("\n", 1)[0]
         if c["kind"] != "api":  # narrative and examples: the heading path line is not shown
             assert shown.split("\n", 1)[0] != header, c["id"]
-        assert all(kind in KINDS and text.strip() for kind, text in c["display"]), c["id"]
+        assert all(kind in KINDS and text.strip() for kind, text, *_ in c["display"]), c["id"]
     raw = [c for c in demo_chunks if ":class:`" in c["text"] or ".. warning::" in c["text"]]
     assert len(raw) >= 10  # the embedded text keeps what it was tuned on
 
 
 def test_demo_code_blocks_keep_their_lines(demo_chunks):
-    code = [text for c in demo_chunks for kind, text in c["display"] if kind == "code"]
+    code = [text for c in demo_chunks for kind, text, *_ in c["display"] if kind == "code"]
     assert sum("\n" in t for t in code) >= 30
     assert any("X_scaled = StandardScaler().fit_transform(X)\ncross_val_score(" in t for t in code)
     assert any(t.startswith(">>> ") for t in code)  # doctest examples of the API pages
-    example = [c for c in demo_chunks if c["kind"] == "example" and any(k == "code" for k, _ in c["display"])]
+    example = [c for c in demo_chunks if c["kind"] == "example" and any(k == "code" for k, *_ in c["display"])]
     assert example
 
 
@@ -176,7 +176,7 @@ def test_demo_api_parameter_reads_naturally(demo_chunks):
     assert param["display"][:2] == [["label", "Parameters"], ["term", "strategy : str, default='mean'"]]
     head = next(c for c in demo_chunks if c["text"].startswith("mlkit.impute.SimpleImputer (class)"))
     assert head["display"][0][1].startswith("class SimpleImputer(")
-    assert "Read more in the User Guide." in [t for _, t in head["display"]]  # after the card's paragraph
+    assert "Read more in the User Guide." in [t for _, t, *_ in head["display"]]  # after the card's paragraph
     card = next(c for c in demo_chunks if c["text"].startswith("SimpleImputer (class in mlkit.impute"))
     assert card["display"][:2] == [["term", "class SimpleImputer"],
                                    ["p", "Univariate imputer for completing missing values with simple strategies."]]
@@ -184,7 +184,7 @@ def test_demo_api_parameter_reads_naturally(demo_chunks):
 
 def test_demo_ellipses_sit_between_words(demo_chunks):
     for c in demo_chunks:
-        for _, text in c["display"]:
+        for _, text, *_ in c["display"]:
             for m in re.finditer(ELLIPSIS, text):
                 before, after = text[m.start() - 1:m.start()], text[m.end():m.end() + 1]
                 assert before in ("", " ", "\n") or after in ("", " ", "\n"), (c["id"], text)
@@ -198,9 +198,9 @@ def test_malformed_rest_in_a_docstring_still_builds(app, warning):
     chunks = chunks_of(app.outdir)
     broken = [c for c in chunks if "badmod.broken" in c["title"]]
     # the narrative fallback is displayed from the doctree, without its header line
-    assert any("Do something useful with x." in t for c in broken for _, t in c["display"])
-    assert not any(t.startswith("Malformed") for c in broken for _, t in c["display"])
+    assert any("Do something useful with x." in t for c in broken for _, t, *_ in c["display"])
+    assert not any(t.startswith("Malformed") for c in broken for _, t, *_ in c["display"])
     odd = [c for c in chunks if c["url"].endswith("#badmod.odd")]
     assert len(odd) >= 3 and all(c["display"] for c in odd)
-    shown = "\n".join(t for c in odd for _, t in c["display"])
+    shown = "\n".join(t for c in odd for _, t, *_ in c["display"])
     assert "Body kept." in shown and "Warning:" in shown and ".. " not in shown

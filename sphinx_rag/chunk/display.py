@@ -7,8 +7,10 @@ read it: a list of blocks ``[type, text]``, in order:
 ``["p", text]``
     prose; inline markup already plain text; a ``\\n`` separates lines that must stay
     apart (list items), any other run of whitespace is one space.
-``["code", text]``
-    code, doctest or math: newlines and indentation kept (shown in ``<pre><code>``).
+``["code", text]`` or ``["code", text, language]``
+    code, doctest or math: newlines and indentation kept (shown in ``<pre><code>``);
+    its language third where the source names one (``code_language``: ``python``,
+    ``pycon`` for a doctest, ``math``, ``bash``...): the Markdown twins fence it with it.
 ``["term", text]``
     the line that names an API item: a signature ``SimpleImputer(strategy='mean')``
     or a numpydoc entry ``strategy : {"mean", "median"}, default="mean"``.
@@ -36,13 +38,36 @@ from __future__ import annotations
 import re
 import textwrap
 
-__all__ = ["ELLIPSIS", "HEADING", "Display", "rst_inline", "rst_blocks", "join_displays", "display_text", "prose",
+__all__ = ["ELLIPSIS", "HEADING", "code_block", "code_language", "Display", "rst_inline", "rst_blocks", "join_displays", "display_text", "prose",
            "record_display", "clip_display", "cut_words"]
 
 Display = list[list[str]]
 ELLIPSIS = "…"
 HEADING = "heading"  # a block naming the section a passage's next text comes from (join_displays)
 TITLE_SEPARATOR = " > "  # between the heading path's parts in a chunk's title
+
+# -- code -------------------------------------------------------------------------------------
+
+#: Pygments names written otherwise, and names that say "no language" (Sphinx's "default"
+#: highlights as Python 3).
+_LANGUAGE_ALIASES = {"default": "python", "python3": "python", "py": "python", "py3": "python", "pycon3": "pycon",
+                     "ipython3": "ipython", "sh": "bash", "shell": "bash", "console": "console", "none": "",
+                     "text": "", "rst": "rst", "restructuredtext": "rst"}
+
+
+def code_language(name: str | None) -> str:
+    """A code block's language as a Markdown fence names it ("" for none): ``Python`` and
+    Sphinx's ``default`` -> ``python``, ``none``/``text`` -> ""."""
+    name = (name or "").strip().lower()
+    return _LANGUAGE_ALIASES.get(name, name if name.replace("-", "").replace("+", "").isalnum() else "")
+
+
+def code_block(text: str, language: str | None = "") -> list[str]:
+    """A ``code`` display block, with its language when there is one (no third element
+    otherwise: every byte of a display is downloaded)."""
+    language = code_language(language)
+    return ["code", text, language] if language else ["code", text]
+
 
 # -- inline markup ---------------------------------------------------------------------------
 
@@ -168,6 +193,14 @@ def _paragraph(lines: list[str]) -> str:
     return "\n".join(rst_inline(x) for x in out)
 
 
+def _directive_language(name: str, arg: str) -> str:
+    """The language of a code directive: its argument (``code-block:: bash``), a doctest's
+    ``pycon``, math's ``math``."""
+    if name in ("code-block", "code", "sourcecode", "highlight"):
+        return arg.split()[0] if arg else ""
+    return {"doctest": "pycon", "ipython": "ipython", "math": "math", "testcode": "python"}.get(name, "")
+
+
 def rst_blocks(text: str) -> Display:
     """A raw reST fragment (a docstring section, a gallery text cell) -> display blocks."""
     lines = textwrap.dedent(text.expandtabs(8).strip("\n")).split("\n")
@@ -189,7 +222,7 @@ def rst_blocks(text: str) -> Display:
             if name in _CODE_DIRECTIVES:
                 code = "\n".join(body).strip("\n") or (arg if name == "math" else "")
                 if code:
-                    out.append(["code", code])
+                    out.append(code_block(code, _directive_language(name, arg)))
             elif name in _VERSIONS:
                 version, _, same_line = arg.partition(" ")  # ".. versionadded:: 2.1 Text on the same line."
                 lead = [] if not same_line.strip() else [same_line] if body and body[0].strip() else [same_line, ""]
@@ -219,7 +252,7 @@ def rst_blocks(text: str) -> Display:
             j = i
             while j < len(lines) and lines[j].strip():
                 j += 1
-            out.append(["code", textwrap.dedent("\n".join(lines[i:j]))])
+            out.append(code_block(textwrap.dedent("\n".join(lines[i:j])), "pycon"))
             i = j
             continue
         j = i  # a paragraph: up to a blank line, a doctest, or a directive at its own level
@@ -288,7 +321,7 @@ def display_text(display: Display) -> str:
     a section heading on the line above its text."""
     parts: list[str] = []
     glue = ""
-    for kind, text in display:
+    for kind, text, *_ in display:
         piece = textwrap.indent(text, "    ") if kind == "code" else text
         if kind == "label":
             piece += ":"
@@ -302,7 +335,7 @@ def clip_display(display: Display, max_chars: int, code_lines: int = 12) -> Disp
     at a word boundary with "…", code cut after a whole line (at most ``code_lines``)."""
     out: Display = []
     left = max_chars
-    for kind, text in display:
+    for kind, text, *language in display:
         if left <= 0:
             if out and out[-1][0] != "code" and not out[-1][1].endswith(ELLIPSIS):
                 out[-1][1] += f" {ELLIPSIS}"
@@ -314,7 +347,7 @@ def clip_display(display: Display, max_chars: int, code_lines: int = 12) -> Disp
                 if keep and len("\n".join(keep + [line])) > max(left, 80):
                     break
                 keep.append(line)
-            out.append([kind, "\n".join(keep) + (f"\n{ELLIPSIS}" if len(keep) < len(lines) else "")])
+            out.append([kind, "\n".join(keep) + (f"\n{ELLIPSIS}" if len(keep) < len(lines) else ""), *language])
             left -= len("\n".join(keep))
         elif len(text) <= left or kind in ("label", "term", HEADING):
             out.append([kind, text])

@@ -62,13 +62,13 @@ def example_sections(source: str | Path) -> tuple[str, bool, list[ExampleSection
 
     if not tutorial:
         texts = [intro] + [Block(b.content.strip(), shown="rst") for b in rest if b.type == "text"]
-        code = [Block(b.content.strip("\n"), code=True) for b in rest if b.type == "code"]
+        code = [Block(b.content.strip("\n"), code=True, language="python") for b in rest if b.type == "code"]
         return title, False, [ExampleSection(title, texts), ExampleSection(None, code)]
 
     sections = [ExampleSection(title, [intro])]
     for b in rest:
         if b.type == "code":
-            sections[-1].blocks.append(Block(b.content.strip("\n"), code=True))
+            sections[-1].blocks.append(Block(b.content.strip("\n"), code=True, language="python"))
             continue
         for heading, body in _split_headings(b.content):
             if heading:

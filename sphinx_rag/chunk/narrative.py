@@ -18,7 +18,7 @@ from docutils import nodes
 from sphinx import addnodes
 
 from . import Chunk
-from .display import ELLIPSIS, Display, prose, rst_blocks, rst_inline
+from .display import ELLIPSIS, Display, code_block, prose, rst_blocks, rst_inline
 
 __all__ = ["Block", "Run", "ObjectNode", "pack", "pack_blocks", "walk", "run_chunks", "block_text", "page_title"]
 
@@ -39,25 +39,27 @@ class Block:
     prose), "code", or "rst" (a raw reST source: rendered by ``display.rst_blocks``), or
     ``blocks``, a display built from the doctree (a list item holding code, say).
     ``cut_before`` / ``cut_after``: the piece starts or ends inside a sentence.
+    ``language``: code's language, as its source names it (``display.code_language``).
     """
 
-    __slots__ = ("text", "code", "shown", "blocks", "cut_before", "cut_after")
+    __slots__ = ("text", "code", "shown", "blocks", "cut_before", "cut_after", "language")
 
     def __init__(self, text: str, code: bool = False, shown: str = "", blocks: Display | None = None,
-                 cut_before: bool = False, cut_after: bool = False):
+                 cut_before: bool = False, cut_after: bool = False, language: str = ""):
         self.text, self.code = text, code
         self.shown = shown or ("code" if code else "p")
         self.blocks, self.cut_before, self.cut_after = blocks, cut_before, cut_after
+        self.language = language
 
     def piece(self, text: str, cut_before: bool = False, cut_after: bool = False) -> Block:
         """A part of this block, shown the same way (a doctree display does not split: plain)."""
-        return Block(text, self.code, self.shown, None, cut_before, cut_after)
+        return Block(text, self.code, self.shown, None, cut_before, cut_after, self.language)
 
     def display(self) -> Display:
         if self.blocks is not None:
             out = [list(b) for b in self.blocks]
         elif self.shown == "code":
-            return [["code", self.text.strip("\n")]] if self.text.strip() else []
+            return [code_block(self.text.strip("\n"), self.language)] if self.text.strip() else []
         elif self.shown == "rst":
             out = rst_blocks(self.text)
         else:
@@ -202,6 +204,16 @@ def pack(header: str, blocks: Iterable[Block], count: CountTokens, budget: int,
 _CODE_NODES = (nodes.literal_block, nodes.doctest_block, nodes.math_block)
 
 
+def _language(node: nodes.Element) -> str:
+    """A code node's language: a doctest is ``pycon``, math ``math``, a literal block the
+    language Sphinx highlights it in (``default`` is Python)."""
+    if isinstance(node, nodes.doctest_block):
+        return "pycon"
+    if isinstance(node, nodes.math_block):
+        return "math"
+    return node.get("language") or ""
+
+
 def _holds_code(node: nodes.Node) -> bool:
     return any(True for _ in node.findall(lambda n: isinstance(n, _CODE_NODES)))
 
@@ -234,9 +246,9 @@ def _block_text(node: nodes.Node) -> Block | None:
     if isinstance(node, _SKIP):
         return None
     if isinstance(node, (nodes.literal_block, nodes.doctest_block)):
-        return Block(node.astext().rstrip(), code=True)
+        return Block(node.astext().rstrip(), code=True, language=_language(node))
     if isinstance(node, nodes.math_block):
-        return Block(node.astext().strip(), shown="code")
+        return Block(node.astext().strip(), shown="code", language="math")
     if isinstance(node, (nodes.bullet_list, nodes.enumerated_list)):
         items = [_words(i) for i in node.children if isinstance(i, nodes.list_item)]
         return Block("\n".join(f"- {i}" for i in items)) if items else None
@@ -290,7 +302,7 @@ def node_display(node: nodes.Node) -> Display:
         return []
     if isinstance(node, _CODE_NODES):
         text = node.astext().rstrip() if not isinstance(node, nodes.math_block) else node.astext().strip()
-        return [["code", text.strip("\n")]] if text.strip() else []
+        return [code_block(text.strip("\n"), _language(node))] if text.strip() else []
     if not _holds_code(node):
         block = _block_text(node)
         return block.display() if block is not None else []

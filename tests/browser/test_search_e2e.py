@@ -114,7 +114,7 @@ def test_a_passage_over_several_sections_shows_their_headings(page, site, serve,
     results_for(page, query, "hybrid")
     results = page.evaluate("window.sphinxRag.dialog.results")
     kfold = next(r for r in results if r["id"] == "user_guide/cross_validation#k-fold:0")
-    headings = [text for kind, text in kfold["display"] if kind == "heading"]
+    headings = [text for kind, text, *_ in kfold["display"] if kind == "heading"]
     assert headings[:2] == ["Cross-validation iterators", "K-fold"], headings
     # the dialog shows the passage from its best block, under the heading of that block's section
     shown = page.locator(f'{OPTIONS}:has(a[href$="#k-fold"]) .sphinx-rag-block--heading')

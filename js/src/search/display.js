@@ -2,7 +2,7 @@
 /**
  * The display form of a chunk (sphinx_rag/chunk/display.py): what a reader sees, apart
  * from the text that was embedded. A display is a list of blocks [type, text]:
- * "p" prose ("\n" keeps list items apart), "code" (newlines kept), "term" (a signature or
+ * "p" prose ("\n" keeps list items apart), "code" (newlines kept; its language third, if known), "term" (a signature or
  * a numpydoc entry line), "label" (the numpydoc section), "lead" (the overlap repeated
  * from the previous chunk: dropped when the passage shows that chunk too), "heading" (the
  * section a passage's next text comes from, added by joinDisplays).
@@ -11,7 +11,8 @@
  * @module display
  */
 
-/** @typedef {[string, string]} DisplayBlock */
+/** A block; a code block may name its language third: ["code", "x = 1", "python"].
+ * @typedef {[string, string] | [string, string, string]} DisplayBlock */
 /** @typedef {DisplayBlock[]} Display */
 
 /**
@@ -54,7 +55,7 @@ export function joinDisplays(displays, titles, shownTitle = "") {
     const title = titles ? titles[n] : null;
     if (title && title !== current) out.push(["heading", sectionName(title)]);
     current = title || current;
-    for (const b of display) if (!(n && b[0] === "lead")) out.push([b[0], b[1]]);
+    for (const b of display) if (!(n && b[0] === "lead")) out.push(/** @type {DisplayBlock} */ ([...b]));
   });
   return out;
 }

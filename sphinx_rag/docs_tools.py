@@ -1,0 +1,376 @@
+"""What a coding agent asks of published docs: search them, read a page, look up an API
+object. Plain Python over ``retrieve.Searcher`` (no MCP here: ``mcp_server.py`` serves
+these to agents), for one site or several.
+
+A site is a local HTML directory or the URL of a published site (``remote.py``: the
+manifest, then only the shards a query needs, verified and cached by hash). Every
+failure is a ``DocsError`` of one line (a site that is not a sphinx-rag site, another
+index format, a network failure on a shard that is not cached, a file that does not
+match its hash, a file too large): the caller reports it and goes on.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urljoin, urlsplit
+
+from .assets import ASSET_DIR, IndexDamaged, IndexMissing, IndexReader, site_root_of
+from .bm25 import keyword_scores, expand_tokens
+from .chunk.display import display_text
+from .lexical import tokenize
+from .markdown import display_markdown, page_markdown, twin_name
+from .remote import RemoteIndexReader, index_url, is_url
+from .retrieve import Result, Searcher, top_k
+
+__all__ = ["DocsError", "Site", "Library", "KINDS", "MAX_K", "RRF_K"]
+
+KINDS = ("any", "api", "guide", "example")
+MAX_K = 20  # passages a search returns at most
+RRF_K = 60  # several sites' results merged by 1 / (RRF_K + rank)
+API_HITS = 40  # keyword hits read to find an API object by name
+
+
+class DocsError(Exception):
+    """A failure an agent is told about in one line; the server goes on."""
+
+
+@dataclass
+class Hit:
+    result: Result
+    site: Site
+    url: str  # absolute
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+class Site:
+    """One documentation site, opened on first use (and again after a failure).
+
+    ``encoder``: the query encoder (None: the site's own final tier, except that a site
+    whose tier is the model falls back to its static encoder when onnxruntime is not
+    installed). ``cache_dir``, ``offline``, ``timeout``: see ``RemoteIndexReader``.
+    """
+
+    def __init__(self, location: str, *, encoder: str | None = None, cache_dir=None, offline: bool = False,
+                 timeout: float | None = None):
+        self.location = location
+        self.remote = is_url(location)
+        self.encoder = encoder
+        self.options = {"cache_dir": cache_dir, "offline": offline, **({"timeout": timeout} if timeout else {})}
+        self._searcher: Searcher | None = None
+        self._lock = threading.Lock()
+
+    # -- opening -----------------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self.location
+
+    def claims(self, url: str) -> bool:
+        """Whether ``url`` is one of this site's (known without opening it: a site that
+        cannot be read does not answer for the others' URLs)."""
+        if self.remote:
+            root = index_url(self.location)[: -len(ASSET_DIR.as_posix() + "/")]
+            return url.startswith(root)
+        if url.startswith("file:"):
+            return url.startswith(Path(self.location).resolve().as_uri())
+        return "://" not in url
+
+    def _open(self) -> Searcher:
+        if self._searcher is None:
+            if self.remote:
+                reader: IndexReader = RemoteIndexReader(self.location, **self.options)
+            else:
+                reader = IndexReader(Path(self.location))
+            self._searcher = Searcher(reader, encoder=self._encoder_for(reader))
+        return self._searcher
+
+    def _encoder_for(self, reader: IndexReader) -> str | None:
+        if self.encoder is not None or not reader.has_vectors:
+            return self.encoder
+        tier = "static" if reader.manifest.get("settings", {}).get("query_encoder") == "static" else "model"
+        if tier == "model" and reader.has_encoder and importlib.util.find_spec("onnxruntime") is None:
+            return "static"  # the model needs onnxruntime; the static encoder does not
+        return tier
+
+    def call(self, work):
+        """``work(searcher)`` under this site's lock, failures as one-line DocsErrors. A
+        remote site whose shard is gone (a new deploy) is opened again once."""
+        with self._lock:
+            try:
+                return work(self._open())
+            except (IndexMissing, IndexDamaged, ValueError, OSError) as exc:
+                first = exc
+            if self.remote and self._searcher is not None and not self.options["offline"]:
+                old = self._searcher.manifest
+                self._searcher = None
+                try:
+                    searcher = self._open()
+                    if searcher.manifest != old:
+                        return work(searcher)
+                except (IndexMissing, IndexDamaged, ValueError, OSError) as exc:
+                    raise DocsError(_one_line(exc)) from None
+            raise DocsError(_one_line(first)) from None
+
+    @property
+    def fetched(self) -> dict:
+        reader = self._searcher.index if self._searcher is not None else None
+        return dict(reader.fetched) if isinstance(reader, RemoteIndexReader) else {"bytes": 0, "requests": 0}
+
+    # -- URLs --------------------------------------------------------------------------------
+    def root_url(self, searcher: Searcher) -> str:
+        """The site's root as an absolute URL (file:// for a local directory), ending in /."""
+        index = searcher.index
+        if isinstance(index, RemoteIndexReader):
+            return index.site_url
+        root = site_root_of(index.root)
+        return (root or index.root).resolve().as_uri() + "/"
+
+    def relative(self, searcher: Searcher, url: str) -> str | None:
+        """``url`` relative to this site's root (None: not one of its URLs)."""
+        root = self.root_url(searcher)
+        if url.startswith(root):
+            return url[len(root):]
+        if "://" not in url:
+            return url.lstrip("/")
+        return None
+
+    # -- the tools ---------------------------------------------------------------------------
+    def search(self, query: str, k: int, kind: str = "any") -> tuple[list[Hit], bool]:
+        def work(searcher: Searcher):
+            vector = None if searcher.fusion == "bm25" else searcher.query_vector(query)
+            depth = k if kind == "any" else min(4 * k, 50)  # a kind is filtered from a deeper ranking
+            results, weak = searcher.search_with_match(query, k=depth, vector=vector)
+            results = [r for r in results if kind == "any" or r.kind == kind][:k]
+            root = self.root_url(searcher)
+            return [Hit(r, self, urljoin(root, r.url)) for r in results], weak and bool(results)
+
+        return self.call(work)
+
+    def read_page(self, url: str) -> tuple[str, str] | None:
+        """(absolute page URL, its Markdown) or None when ``url`` is not this site's."""
+        def work(searcher: Searcher):
+            rel = self.relative(searcher, url)
+            if rel is None:
+                return None
+            rel = rel.partition("#")[0]
+            page = rel[: -len(".md")] if rel.endswith(".md") else rel
+            root = self.root_url(searcher)
+            return urljoin(root, page), self._page_markdown(searcher, page)
+
+        return self.call(work)
+
+    def _page_markdown(self, searcher: Searcher, page: str) -> str:
+        index = searcher.index
+        listing = index.pages()
+        name = twin_name(page) if not page.endswith(".md") else page
+        if listing is not None:
+            entry = listing["files"].get(name)
+            if entry is None and page.endswith("index.html"):  # a dirhtml page given by its file
+                entry = listing["files"].get(name := page + ".md")
+            if entry is None:
+                raise DocsError(f"[sphinx-rag] {page or '/'} is not an indexed page of {self.location} "
+                                "(search_docs gives the URLs of its pages)")
+            if isinstance(index, RemoteIndexReader):
+                return index.site_file(name, entry[0], entry[1]).decode("utf-8")
+            try:
+                return (site_root_of(index.root) / name).read_text(encoding="utf-8")
+            except (OSError, TypeError):
+                pass  # a copy of the index without its site: built from the text shards
+        records = _page_records(index, page)
+        if not records:
+            raise DocsError(f"[sphinx-rag] {page or '/'} is not an indexed page of {self.location} "
+                            "(search_docs gives the URLs of its pages)")
+        return page_markdown(records)
+
+    def lookup_api(self, name: str) -> tuple[str, list[str], str, list[str]] | None:
+        """(owner, its chunks' Markdown as one text, absolute URL, members) of the API
+        object ``name`` (exact or dotted suffix), None if there is none; DocsError
+        listing the candidates when the name is ambiguous."""
+        def work(searcher: Searcher):
+            index = searcher.index
+            tokens = tokenize(name.replace(".", " "))
+            if not tokens:
+                return None
+            scores = keyword_scores(index.n_chunks, tokens, expand_tokens(tokens, index.postings, index.near))
+            owners: dict[str, int] = {}
+            for i in top_k(scores, API_HITS):
+                c = index.chunk(i)
+                owner = c["headings"][-1] if c["kind"] == "api" and c["headings"] else ""
+                if owner == name or owner.endswith("." + name):
+                    owners.setdefault(owner, i)
+            if not owners:
+                return None
+            exact = [o for o in owners if o == name]
+            if exact:
+                owner = exact[0]
+            elif len(owners) == 1:
+                owner = next(iter(owners))
+            else:
+                ranked = sorted(owners, key=lambda o: (o.count("."), o))
+                raise DocsError(f"[sphinx-rag] {name!r} names several objects in {self.location}: "
+                                f"{', '.join(ranked[:10])}; call lookup_api with one of these")
+            records, members = _object_records(index, owners[owner], owner)
+            root = self.root_url(searcher)
+            return owner, page_markdown(records), urljoin(root, records[0]["url"]), members
+
+        return self.call(work)
+
+
+def _anchor(record: dict) -> str:
+    """The part of a chunk id between the page and the number: the object's full name for API chunks."""
+    return record["id"].partition("#")[2].rpartition(":")[0]
+
+
+def _object_records(index: IndexReader, hit: int, owner: str) -> tuple[list[dict], list[str]]:
+    """The chunks of the API object holding chunk ``hit`` (its id's anchor), and the names
+    of the objects nested in it (a class's methods: those of its card's members)."""
+    anchor = _anchor(index.chunk(hit))
+    start = hit - int(index.chunk(hit)["id"].rpartition(":")[2])
+    records = []
+    i = max(start, 0)
+    while i < index.n_chunks and _anchor(index.chunk(i)) == anchor:
+        records.append(index.chunk(i))
+        i += 1
+    members: list[str] = []
+    span = records[0].get("members", 0) if records else 0
+    for j in range(i, min(start + span + 1, index.n_chunks)):
+        nested = index.chunk(j)["headings"][-1]
+        if nested.startswith(owner + ".") and nested not in members:
+            members.append(nested)
+    return records, members
+
+
+def _page_records(index: IndexReader, page: str) -> list[dict]:
+    """The chunk records of a page (its URL relative to the site root, no fragment) from the
+    text shards, for a site that writes no Markdown: the index is sorted by document, so a
+    binary search over the shards' first records finds it (a few shards, not all)."""
+    per = index.manifest["layout"]["texts_per_shard"]
+    n_shards = -(-index.n_chunks // per)
+    for doc in _doc_candidates(page):
+        lo, hi = 0, n_shards
+        while lo < hi:  # the last shard whose first record's doc is <= doc
+            mid = (lo + hi) // 2
+            if index.chunk(mid * per)["doc"] <= doc:
+                lo = mid + 1
+            else:
+                hi = mid
+        i = max(lo - 1, 0) * per
+        out = []
+        while i < index.n_chunks and index.chunk(i)["doc"] <= doc:
+            record = index.chunk(i)
+            if record["doc"] == doc and _same_page(record["url"].partition("#")[0], page):
+                out.append(record)
+            i += 1
+        if out:
+            return out
+    return []
+
+
+def _same_page(a: str, b: str) -> bool:
+    """Two URLs of one page (``x/`` is ``x/index.html``, the root is ``index.html``)."""
+    return a.removesuffix("index.html") == b.removesuffix("index.html")
+
+
+def _doc_candidates(page: str) -> list[str]:
+    """The documents a page URL can be: ``a/b.html`` -> ``a/b``; ``a/b/`` (dirhtml) ->
+    ``a/b``, ``a/b/index``; the root -> ``index``."""
+    path = urlsplit(page).path
+    if path.endswith(".html"):
+        base = path[: -len(".html")]
+        return [base] + ([base[: -len("/index")] or "index"] if base.endswith("index") else [])
+    path = path.rstrip("/")
+    return [path, f"{path}/index"] if path else ["index"]
+
+
+class Library:
+    """One or more sites behind the three tools; several sites' results merged by
+    reciprocal rank, each naming its site."""
+
+    def __init__(self, sites: list[Site]):
+        if not sites:
+            raise ValueError("[sphinx-rag] give at least one site")
+        self.sites = sites
+
+    def search(self, query: str, k: int = 5, kind: str = "any") -> str:
+        query = " ".join(str(query).split())
+        if not query:
+            raise DocsError("[sphinx-rag] the query is empty: give words or a question")
+        if kind not in KINDS:
+            raise DocsError(f"[sphinx-rag] kind must be one of {', '.join(KINDS)}; got {kind!r}")
+        k = max(1, min(int(k), MAX_K))
+        merged: dict[int, tuple[float, Hit]] = {}
+        weak_all, failures = True, []
+        for n, site in enumerate(self.sites):
+            try:
+                hits, weak = site.search(query, k, kind)
+            except DocsError as exc:
+                failures.append(str(exc))
+                continue
+            weak_all = weak_all and weak
+            for rank, hit in enumerate(hits, start=1):
+                merged[len(merged)] = (1.0 / (RRF_K + rank) - n * 1e-9, hit)
+        if failures and len(failures) == len(self.sites):
+            raise DocsError(failures[0] if len(failures) == 1 else "; ".join(failures))
+        ranked = [hit for _, hit in sorted(merged.values(), key=lambda x: -x[0])][:k]
+        lines = []
+        if not ranked:
+            lines.append(f"No results for {query!r}.")
+        elif weak_all:
+            lines.append(f"No good match for {query!r}: these are only the nearest passages.")
+        lines += [f"Not searched: {f}" for f in failures]
+        for rank, hit in enumerate(ranked, start=1):
+            r = hit.result
+            lines += ["", f"## {rank}. {r.title}", f"URL: {hit.url}", f"Kind: {r.kind} | Site: {hit.site.name}", "",
+                      display_markdown(r.display) or display_text(r.display)]
+        return "\n".join(lines).strip() + "\n"
+
+    def _site_of(self, url: str):
+        for site in self.sites:
+            if site.claims(url):
+                answer = site.read_page(url)
+                if answer is not None:
+                    return site, answer
+        return None, None
+
+    def read_page(self, url: str) -> str:
+        url = str(url).strip()
+        if not url:
+            raise DocsError("[sphinx-rag] give a page URL (as search_docs returns them)")
+        if "://" not in url and len(self.sites) > 1:
+            raise DocsError(f"[sphinx-rag] {url!r} is relative and several sites are served: give the absolute URL")
+        site, answer = self._site_of(url)
+        if answer is None:
+            sites = ", ".join(s.name for s in self.sites)
+            raise DocsError(f"[sphinx-rag] {url} is not a page of the sites served ({sites})")
+        page_url, markdown = answer
+        return f"<!-- {page_url} (site: {site.name}) -->\n{markdown}"
+
+    def lookup_api(self, name: str) -> str:
+        name = str(name).strip().strip("`").removesuffix("()")
+        if not name:
+            raise DocsError("[sphinx-rag] give an API name, e.g. DummyClassifier or mlkit.dummy.DummyClassifier.fit")
+        found, failures = [], []
+        for site in self.sites:
+            try:
+                answer = site.lookup_api(name)
+            except DocsError as exc:
+                failures.append(str(exc))
+                continue
+            if answer is not None:
+                found.append((site, answer))
+        if not found:
+            if failures:
+                raise DocsError("; ".join(failures))
+            raise DocsError(f"[sphinx-rag] no API object named {name!r} in {', '.join(s.name for s in self.sites)}: "
+                            "try search_docs with words of what it does")
+        parts = []
+        for site, (owner, markdown, url, members) in found:
+            parts.append(f"<!-- {owner}: {url} (site: {site.name}) -->\n{markdown}")
+            if members:
+                parts.append(f"Members (lookup_api gives each): {', '.join(members)}\n")
+        return "\n".join(parts)

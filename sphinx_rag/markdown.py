@@ -1,0 +1,307 @@
+"""Markdown for coding agents, made from the chunks' display forms (``chunk/display.py``):
+each indexed page's twin, ``llms.txt`` and ``llms-full.txt`` (the llmstxt.org convention).
+
+No second HTML parser: a page's twin is its chunks' displays in page order, under the
+headings of their heading paths (``# Page``, ``## Section``, ``## module.Object``), the
+overlap a chunk repeats from the one before dropped, an object card's signature first,
+code fenced with its language, API entries as inline code under their numpydoc section.
+
+Where a twin lives (``twin_name``): the page's URL with ``.md`` appended
+(``guide.html`` -> ``guide.html.md``); a URL without a file name, as a ``dirhtml`` site
+has (``guide/``), gets ``index.html.md`` appended, as llmstxt.org says: the twin sits
+beside the ``index.html`` that serves the page. A ``singlehtml`` site's documents share
+one file, so they share one twin (in index order).
+
+Everything here is deterministic (sorted inputs, no timestamps): two builds of the same
+sources write the same bytes. ``build.py`` calls ``site_files``; ``assets._publish``
+writes the files inside the index's atomic publish.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from urllib.parse import quote
+
+from .chunk.display import HEADING, Display
+
+__all__ = ["LlmsSite", "twin_name", "display_markdown", "page_markdown", "site_files", "llms_txt", "LLMS_TXT",
+           "LLMS_FULL_TXT", "DESCRIPTION_CHARS"]
+
+LLMS_TXT = "llms.txt"
+LLMS_FULL_TXT = "llms-full.txt"
+DESCRIPTION_CHARS = 160  # a link's description in llms.txt: the page's first sentences, about this long
+SUMMARY_CHARS = 300  # the blockquote summary (agent fetchers are said to cut longer ones)
+
+
+@dataclass(frozen=True)
+class LlmsSite:
+    """What llms.txt says besides the pages: ``project`` (its H1), ``summary`` (its
+    blockquote; "" = the root page's first paragraph), ``sections`` (the root toctree's
+    captions, each with its documents in reading order), ``root`` (the root document),
+    ``base_url`` (absolute links when the site sets html_baseurl; "" = links relative to
+    the site root), ``full_bytes`` (the cap of llms-full.txt; 0 = none)."""
+
+    project: str
+    summary: str = ""
+    sections: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    root: str = "index"
+    base_url: str = ""
+    full_bytes: int = 0
+    notes: tuple[str, ...] = field(default=())
+
+
+def twin_name(page_url: str) -> str:
+    """Where a page's Markdown twin lives, relative to the site root (see the module doc)."""
+    path = page_url.partition("#")[0]
+    return f"{path}index.html.md" if path == "" or path.endswith("/") else f"{path}.md"
+
+
+# -- text ----------------------------------------------------------------------------------
+
+_LINE_START = re.compile(r"^(\s*)([#>|=+]|\d+[.)](?=\S))", re.M)
+_RULE = re.compile(r"^(\s*)([-*_])(?=(\s*\2){2,}\s*$)", re.M)
+_TAG = re.compile(r"<(?=[A-Za-z/!?])")
+
+
+def _prose(text: str) -> str:
+    """Prose as Markdown: what would start a heading, a quote, a rule or an HTML tag is
+    escaped; list lines (``- item``) stay lists."""
+    text = _TAG.sub(r"\\<", text)
+    text = _LINE_START.sub(lambda m: f"{m.group(1)}\\{m.group(2)}", text)
+    return _RULE.sub(lambda m: f"{m.group(1)}\\{m.group(2)}", text)
+
+
+def _inline_code(text: str) -> str:
+    text = " ".join(text.split())
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    ticks = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+def _fence(text: str, language: str = "") -> str:
+    longest = max((len(run) for run in re.findall(r"`{3,}", text)), default=0)
+    ticks = "`" * max(3, longest + 1)
+    return f"{ticks}{language}\n{text}\n{ticks}"
+
+
+def _heading(level: int, text: str) -> str:
+    text = " ".join(text.split())
+    return "#" * min(max(level, 1), 6) + " " + ("\\" + text if text.startswith("#") else text)
+
+
+def _block(kind: str, text: str, extra: list[str], after_label: bool) -> str:
+    if kind == "code":
+        return _fence(text, extra[0] if extra else "")
+    if kind == "term":  # a signature gets a fence, an entry line (after its section's label) inline code
+        if not after_label and "(" in text:
+            return _fence(text, "python")
+        return _inline_code(text)
+    if kind == HEADING:
+        return f"**{_prose(' '.join(text.split()))}**"
+    return _prose(text)
+
+
+def display_markdown(display: Display) -> str:
+    """One passage's display as Markdown (a search result): labels and headings bold."""
+    parts: list[str] = []
+    after_label = False
+    for kind, text, *extra in display:
+        if kind == "label":
+            parts.append(f"**{_prose(text)}**")
+        else:
+            parts.append(_block(kind, text, extra, after_label))
+        after_label = kind == "label"
+    return "\n\n".join(p for p in parts if p.strip())
+
+
+def _card_first(records: list[dict]) -> list[Display]:
+    """The displays of a page's chunks, an object card's signature moved to its top: a
+    card says ``class X`` and its summary, the chunk after it starts with the signature."""
+    displays = [[list(b) for b in (r.get("display") or [])] for r in records]
+    for i, r in enumerate(records[:-1]):
+        this, after = displays[i], displays[i + 1]
+        if r.get("members") and this and this[0][0] == "term" and after and after[0][0] == "term":
+            displays[i] = [after[0]] + this[1:]
+            displays[i + 1] = after[1:]
+    return displays
+
+
+def page_markdown(records: list[dict]) -> str:
+    """The Markdown twin of one page from its chunk records in page order: each heading of
+    a chunk's path that differs from the chunk before it, then the chunk's blocks (a lead
+    repeated from the chunk before dropped, a numpydoc section's label once per run)."""
+    out: list[str] = []
+    path: list[str] = []
+    label = None
+    for record, display in zip(records, _card_first(records)):
+        headings = list(record.get("headings") or [])
+        same_section = headings == path
+        common = 0
+        while common < min(len(headings), len(path)) and headings[common] == path[common]:
+            common += 1
+        for level in range(common, len(headings)):
+            if headings[level]:
+                out.append(_heading(level + 1, headings[level]))
+        if not same_section:
+            label = None
+        path = headings
+        after_label = False
+        for kind, text, *extra in display:
+            if kind == "lead" and same_section:
+                continue
+            if kind == "label":
+                if text != label:
+                    out.append(_heading(len([h for h in headings if h]) + 1, text))
+                label = text
+                after_label = True
+                continue
+            out.append(_block("p" if kind == "lead" else kind, text, extra, after_label))
+            after_label = False
+    return "\n\n".join(p for p in out if p.strip()) + "\n"
+
+
+# -- llms.txt and llms-full.txt --------------------------------------------------------------
+
+def _one_line(text: str, limit: int) -> str:
+    """``text`` on one line, cut after a sentence or a word to about ``limit`` characters."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    stop = head.rfind(". ")
+    if stop >= limit // 2:
+        return head[:stop + 1]
+    return head[:max(head.rfind(" "), limit // 2)].rstrip(" ,;:") + " …"
+
+
+def _first_paragraph(records: list[dict]) -> str:
+    for r in records:
+        for kind, text, *_ in r.get("display") or []:
+            if kind == "p" and text.strip():
+                return text
+    return ""
+
+
+def _link_text(text: str) -> str:
+    return " ".join(text.replace("[", "(").replace("]", ")").split())
+
+
+def _href(base_url: str, name: str) -> str:
+    url = quote(name, safe="/:#%@!$&'*+,;=~-._")
+    return f"{base_url.rstrip('/')}/{url}" if base_url else url
+
+
+@dataclass
+class _Page:
+    twin: str
+    title: str
+    description: str
+    docs: list[str]
+
+
+def site_files(records: list[dict], site: LlmsSite) -> tuple[dict[str, bytes], list[list]]:
+    """Every file for agents: ``{name relative to the site root: bytes}`` (the twins,
+    llms.txt, llms-full.txt), and the pages ``[[doc, url, twin, first chunk, chunks]]`` in
+    index order (``records`` is the index's chunk records, in index order)."""
+    by_doc: dict[str, list[int]] = {}
+    for i, r in enumerate(records):
+        by_doc.setdefault(r["doc"], []).append(i)
+    pages: list[list] = []
+    twins: dict[str, _Page] = {}
+    texts: dict[str, list[str]] = {}
+    for doc, at in by_doc.items():
+        recs = [records[i] for i in at]
+        url = recs[0]["url"].partition("#")[0]
+        name = twin_name(url)
+        pages.append([doc, url, name, at[0], len(at)])
+        texts.setdefault(name, []).append(page_markdown(recs))
+        if name not in twins:
+            title = next((h for h in recs[0].get("headings") or [] if h), doc)
+            twins[name] = _Page(name, title, _one_line(_first_paragraph(recs), DESCRIPTION_CHARS), [doc])
+        else:
+            twins[name].docs.append(doc)
+    files = {name: "\n".join(parts).encode("utf-8") for name, parts in texts.items()}
+    doc_twin = {p[0]: p[2] for p in pages}
+    listed = _sections(site, doc_twin, twins)
+    summary = site.summary or _first_paragraph([records[i] for i in by_doc.get(site.root, [])]) or site.project
+    files[LLMS_TXT] = llms_txt(site, _one_line(summary, SUMMARY_CHARS), listed).encode("utf-8")
+    order = [p for _, section in listed for p in section]
+    files[LLMS_FULL_TXT] = _llms_full(site, [(p, files[p.twin]) for p in order]).encode("utf-8")
+    return files, pages
+
+
+def _sections(site: LlmsSite, doc_twin: dict[str, str], twins: dict[str, _Page]) -> list[tuple[str, list[_Page]]]:
+    """The llms.txt sections: the root page first, then each caption of the root toctree
+    with its pages, then "Optional": indexed pages no captioned toctree reaches (orphans,
+    or a root toctree without a caption: then its pages are "Docs")."""
+    seen: set[str] = set()
+
+    def take(docs) -> list[_Page]:
+        out = []
+        for doc in docs:
+            name = doc_twin.get(doc)
+            if name is not None and name not in seen:
+                seen.add(name)
+                out.append(twins[name])
+        return out
+
+    out = []
+    first = take([site.root])
+    for caption, docs in site.sections:
+        pages = take(docs)
+        if first:  # the root page opens the first section
+            pages, first = first + pages, []
+        if pages:
+            out.append((caption or "Docs", pages))
+    rest = take(sorted(doc_twin))
+    if first or rest:
+        out.append(("Docs" if not out else "Optional", first + rest))
+    return out
+
+
+def llms_txt(site: LlmsSite, summary: str, sections: list[tuple[str, list[_Page]]]) -> str:
+    """llms.txt (llmstxt.org): H1 project, a one-line blockquote summary, a paragraph on the
+    files, then an H2 per section, a ``- [title](url): description`` line per page."""
+    lines = [f"# {' '.join(site.project.split()) or 'Documentation'}", "", f"> {summary}", ""]
+    full = _href(site.base_url, LLMS_FULL_TXT)
+    lines += [f"Each link below is a page of this documentation as Markdown (its HTML URL with .md appended). "
+              f"[{LLMS_FULL_TXT}]({full}) has every page in one file. Agents can also search this site "
+              "without reading it all: `sphinx-rag mcp <this site's URL>` serves its static search index "
+              "to any MCP client.", ""]
+    lines += [*site.notes, *([""] if site.notes else [])]
+    for caption, pages in sections:
+        lines += [f"## {' '.join(caption.split())}", ""]
+        for page in pages:
+            link = f"- [{_link_text(page.title)}]({_href(site.base_url, page.twin)})"
+            lines.append(f"{link}: {page.description}" if page.description else link)
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _llms_full(site: LlmsSite, pages: list[tuple[_Page, bytes]]) -> str:
+    """Every twin in llms.txt's order, whole pages up to ``site.full_bytes`` (then a note
+    says where it is cut and how many pages llms.txt lists beyond)."""
+    head = f"# {' '.join(site.project.split()) or 'Documentation'}\n\n"
+    parts = [head]
+    size = len(head.encode("utf-8"))
+    for n, (_page, data) in enumerate(pages):
+        text = data.decode("utf-8") + "\n"
+        more = len(pages) - n
+        note = (f"> {LLMS_FULL_TXT} is cut here: the whole site would exceed {site.full_bytes:,} bytes "
+                f"(sphinx_rag_llms_full_bytes). The {more} pages not included are listed in {LLMS_TXT}, "
+                "each as its own Markdown file.\n")
+        need = len(text.encode("utf-8"))
+        reserve = len(note.encode("utf-8")) if more > 1 else 0  # the last page needs no note after it
+        if site.full_bytes and size + need + reserve > site.full_bytes:
+            parts.append(note)
+            break
+        parts.append(text)
+        size += need
+    return "\n".join(parts)
+
+
+def file_digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:16]
