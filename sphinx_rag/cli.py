@@ -302,7 +302,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     help_ = "the golden set: searches every build checks (sphinx_rag_golden)"
     p = sub.add_parser("golden", help=help_, description=help_[0].upper() + help_[1:] + ".")
-    golden_sub = p.add_subparsers(dest="golden_command", required=True, metavar="ACTION")
+    golden_sub = p.add_subparsers(dest="golden_command", required=True, metavar="ACTION",
+                                  help="add (sphinx-rag golden ACTION --help: its arguments)")
     g = golden_sub.add_parser("add", help="append an entry (the file is created if missing)",
                               description="Append an entry to a golden-set file (created if missing): a query "
                               "and the page or anchor its answer must come from.")

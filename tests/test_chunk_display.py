@@ -49,8 +49,8 @@ def test_code_stays_code():
                         ">>> from x import y\n>>> y(1)\n2\n\n.. code-block:: python\n   :caption: c\n\n"
                         "   a = 1\n   b = 2\n\n.. math::\n\n   x^2\n")
     assert blocks == [["p", "Minimizes the objective function:"], ["code", "||y - Xw||^2\n  + alpha"],
-                      ["p", "Then:"], ["code", ">>> from x import y\n>>> y(1)\n2"], ["code", "a = 1\nb = 2"],
-                      ["code", "x^2"]]
+                      ["p", "Then:"], ["code", ">>> from x import y\n>>> y(1)\n2", "pycon"],
+                      ["code", "a = 1\nb = 2", "python"], ["code", "x^2", "math"]]  # with their languages, when known
 
 
 def test_lists_keep_their_lines():
@@ -65,7 +65,8 @@ def test_lists_keep_their_lines():
 def test_any_rest_renders_without_error(text):
     """Malformed reST (unclosed roles, stray directives, odd indentation) still renders."""
     blocks = rst_blocks(text)
-    assert all(kind in KINDS and isinstance(s, str) and s.strip() for kind, s in blocks)
+    assert all(b[0] in KINDS and isinstance(b[1], str) and b[1].strip() and len(b) in (2, 3) for b in blocks)
+    assert all(b[0] == "code" and b[2] for b in blocks if len(b) == 3)  # a language only on code
     rst_inline(text)
 
 
@@ -83,7 +84,7 @@ def test_api_parts_read_naturally():
     assert displays[2] == [["label", "Parameters"], ["term", 'strategy : {"mean", "median"}, default="mean"'],
                            ["p", "The rule, see Other."]]
     assert displays[3] == [["label", "Returns"], ["term", "X : ndarray"], ["p", "Imputed."]]
-    assert displays[4] == [["label", "Examples"], ["code", ">>> f(1)\n2"]]
+    assert displays[4] == [["label", "Examples"], ["code", ">>> f(1)\n2", "pycon"]]
     assert display_text(displays[2]) == 'Parameters:\nstrategy : {"mean", "median"}, default="mean"\nThe rule, see Other.'
 
 
