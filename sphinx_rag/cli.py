@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import signal
 import sys
 import textwrap
 from pathlib import Path
 
 from . import __version__
 from .assets import IndexDamaged, IndexMissing
+from .terminal import StreamCleaner, clean, well_formed
 
 DESCRIPTION = """\
 Search a Sphinx site's sphinx-rag index from a terminal (the same ranking as the
@@ -37,16 +40,28 @@ SHOWN_CHARS = 400  # of each result's passage printed by `search` (the head of i
 __all__ = ["main"]
 
 
+def _text_argument(text: str, what: str, example: str) -> str | None:
+    """A query or question from the command line, well-formed (argv may carry undecodable
+    bytes as lone surrogates); None, after a one-line message, when it is blank."""
+    text = well_formed(text)
+    if not text.strip():
+        print(f"[sphinx-rag] the {what} is empty: give {example}", file=sys.stderr)
+        return None
+    return text
+
+
 def _search(args) -> int:
-    from .chunk.display import clip_display, display_text
     from .retrieve import Searcher
 
+    query = _text_argument(args.query, "query", 'search words or a question, e.g. "imputer strategy"')
+    if query is None:
+        return 2
     searcher = Searcher(args.build_dir, fusion=args.fusion, encoder=args.encoder)
-    vector = None if searcher.fusion == "bm25" else searcher.query_vector(args.query)  # embedded once
-    results, weak = searcher.search_with_match(args.query, k=args.k, vector=vector)
+    vector = None if searcher.fusion == "bm25" else searcher.query_vector(query)  # embedded once
+    results, weak = searcher.search_with_match(query, k=args.k, vector=vector)
     weak = weak and bool(results)
-    note = f"No good match for {args.query!r}. The nearest results:"
-    if args.json:
+    note = f"No good match for {query!r}. The nearest results:"
+    if args.json:  # exact: JSON escapes control characters itself
         if weak:
             print(f"[sphinx-rag] {note}", file=sys.stderr)  # stdout stays the JSON list
         json.dump([r.to_json() for r in results], sys.stdout, ensure_ascii=False, indent=2)
@@ -55,14 +70,45 @@ def _search(args) -> int:
     if not results:
         print("no results")
     elif weak:
-        print(note)
-    for r in results:
-        print(f"{r.rank:2d}. [{r.kind}] {r.title}  ({r.score:.4f})")
-        print(f"    {r.url}")
-        shown = display_text(clip_display(r.display, SHOWN_CHARS))
-        if shown:
-            print(textwrap.indent(_wrapped(shown), "    "))
+        print(clean(note))
+    (_print_flat if args.flat else _print_grouped)(results)
     return 0
+
+
+def _print_passage(r, indent: str):
+    """The head of a result's passage as a reader reads it (display form), terminal-safe."""
+    from .chunk.display import clip_display, display_text
+
+    shown = clean(display_text(clip_display(r.display, SHOWN_CHARS)))
+    if shown:
+        print(textwrap.indent(_wrapped(shown), indent))
+
+
+def _print_flat(results):
+    """The ranked list: rank, kind, title path, score, URL, passage."""
+    for r in results:
+        print(f"{r.rank:2d}. [{clean(r.kind)}] {clean(r.title)}  ({r.score:.4f})")
+        print(f"    {clean(r.url)}")
+        _print_passage(r, "    ")
+
+
+def _print_grouped(results):
+    """As the search dialog shows them: a heading per page, each place in it once (its best
+    hit, and how many more matched there), with its rank."""
+    from .result_groups import group_results, title_parts
+
+    for g, group in enumerate(group_results(results)):
+        print(("\n" if g else "") + clean(group.title))
+        for entry in group.entries:
+            r = entry.result
+            parts = title_parts(r.title)
+            place = " > ".join(parts[1:] if len(parts) > 1 else parts)  # the section inside the page
+            print(f"  {r.rank:2d}. [{clean(r.kind)}] {clean(place)}  ({r.score:.4f})")
+            print(f"      {clean(r.url)}")
+            _print_passage(r, "      ")
+            if entry.merged:
+                n = len(entry.merged)
+                print(f"      +{n} more match{'es' if n > 1 else ''} here")
 
 
 def _wrapped(text: str, width: int = 96) -> str:
@@ -92,9 +138,9 @@ def passage_lines(results, sent, max_context_tokens: int) -> list[str]:
         if r.id in by_id:
             n, p = by_id[r.id]
             note = "" if p.text == r.text else f"  (cut to fit max_context_tokens={max_context_tokens})"
-            lines.append(f"[{n}] {r.title} \u2014 {r.url}{note}")
+            lines.append(f"[{n}] {clean(r.title)} \u2014 {clean(r.url)}{note}")
         else:
-            lines.append(f"[-] {r.title} \u2014 {r.url}  (not sent: does not fit in "
+            lines.append(f"[-] {clean(r.title)} \u2014 {clean(r.url)}  (not sent: does not fit in "
                          f"max_context_tokens={max_context_tokens})")
     return lines
 
@@ -106,10 +152,13 @@ def _ask(args) -> int:
     from .llm.settings import merge_settings
     from .retrieve import Searcher
 
+    question = _text_argument(args.question, "question", 'a question, e.g. "how do I impute missing values?"')
+    if question is None:
+        return 2
     searcher = Searcher(args.build_dir, fusion=args.fusion, encoder=args.encoder)
     flags = {"endpoint": args.endpoint, "model": args.model, "timeout": args.timeout,
              "temperature": args.temperature, "max_context_tokens": args.max_context_tokens,
-             "project": args.project}  # None: not given
+             "max_answer_chars": args.max_answer_chars, "project": args.project}  # None: not given
     settings = merge_settings([flags, _manifest_llm(searcher)])
     if settings is None:
         print("[sphinx-rag] no LLM endpoint: pass --endpoint URL (e.g. http://127.0.0.1:8080/v1 for "
@@ -119,21 +168,21 @@ def _ask(args) -> int:
     try:
         endpoint = normalize_endpoint(settings["endpoint"])
     except ValueError as exc:
-        print(f"[sphinx-rag] {exc}", file=sys.stderr)
+        print(clean(f"[sphinx-rag] {exc}"), file=sys.stderr)
         return 2
     model = settings["model"]  # "": the server's only model
     timeout, temperature = settings["timeout"], settings["temperature"]
     max_tokens = settings["max_context_tokens"]
 
-    results = [llm_passage(r) for r in searcher.search(args.question, k=args.k)]
+    results = [llm_passage(r) for r in searcher.search(question, k=args.k)]
     if not results:
         print("no results: nothing to ask the LLM about")
         return 0
     try:
-        built = build_messages(args.question, results, project=settings["project"],
+        built = build_messages(question, results, project=settings["project"],
                                prompt=settings["prompt"], max_context_tokens=max_tokens)
     except ValueError as exc:  # a bad prompt in the manifest
-        print(str(exc), file=sys.stderr)
+        print(clean(str(exc)), file=sys.stderr)
         return 2
     sent = built.passages
     print("Retrieved passages:")
@@ -145,7 +194,15 @@ def _ask(args) -> int:
               "the LLM gets the question alone (raise --max-context-tokens)", file=sys.stderr)
 
     code = 0
+    cleaner = StreamCleaner()  # the answer reaches the terminal without its escape sequences
     written = ["\n"]  # the last text written to stdout
+
+    def write(text: str):
+        if text:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+            written.append(text)
+
     try:
         if not model:
             models = client.list_models(endpoint, timeout=timeout)
@@ -154,21 +211,15 @@ def _ask(args) -> int:
                 raise client.LLMError(f"no LLM model given: pass --model NAME (the server at {endpoint} "
                                       f"offers: {offered}) or set sphinx_rag_llm[\"model\"].")
             model = models[0]
-
-        def on_token(text: str):
-            sys.stdout.write(text)
-            sys.stdout.flush()
-            written.append(text)
-
         client.stream_chat(endpoint, model, built.messages, temperature=temperature, timeout=timeout,
-                           on_token=on_token)
+                           max_chars=settings["max_answer_chars"], on_token=lambda t: write(cleaner.feed(t)))
     except client.LLMError as exc:
+        write(cleaner.end())
         if not written[-1].endswith("\n"):
-            sys.stdout.write("\n")
-            written.append("\n")
-        sys.stdout.flush()
-        print(f"[sphinx-rag] {exc}", file=sys.stderr, flush=True)
+            write("\n")
+        print(clean(f"[sphinx-rag] {exc}"), file=sys.stderr, flush=True)
         code = 3
+    write(cleaner.end())
     if not written[-1].endswith("\n"):  # the answer's last line
         print()
     return code
@@ -226,7 +277,7 @@ def _positive_int(text: str) -> int:
     except ValueError:
         value = 0
     if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number from 1")
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive integer (e.g. 10)")
     return value
 
 
@@ -251,10 +302,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("search", help=help_, description=help_[0].upper() + help_[1:] + ".")
     p.add_argument("build_dir", metavar="BUILD_DIR", help=BUILD_DIR_HELP)
     p.add_argument("query", metavar="QUERY", help="the search words or question (quote it)")
-    p.add_argument("--k", type=int, default=10, metavar="N", help="number of results (default 10)")
+    p.add_argument("--k", type=_positive_int, default=10, metavar="N", help="number of results (default 10)")
+    p.add_argument("--flat", action="store_true",
+                   help="one ranked list (default: grouped by page as in the search dialog, each place once "
+                   "with its best passage and how many more matched there)")
     p.add_argument("--json", action="store_true",
-                   help="print a JSON list of results (rank, score, url, title, kind, text: what was "
-                   "indexed, display: the passage as shown, a list of [type, text] blocks, id)")
+                   help="print the ranked results as a JSON list, not grouped (rank, score, url, title, kind, "
+                   "text: what was indexed, display: the passage as shown, a list of [type, text] blocks, id)")
     p.add_argument("--fusion", choices=FUSIONS, help="override the site's fusion method: rrf (keyword and "
                    "semantic rankings fused), bm25 (keyword only) or dense (semantic only)")
     p.add_argument("--encoder", choices=ENCODERS, help=ENCODER_HELP)
@@ -270,7 +324,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--endpoint", metavar="URL", help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1 "
                    "(default: sphinx_rag_llm of the built site)")
     p.add_argument("--model", metavar="NAME", help="model name (default: the site's, else the server's only model)")
-    p.add_argument("--k", type=int, default=8, metavar="N", help="passages retrieved (default 8)")
+    p.add_argument("--k", type=_positive_int, default=8, metavar="N", help="passages retrieved (default 8)")
     p.add_argument("--timeout", type=float, metavar="SECONDS", help="seconds without any data from the server before "
                    "giving up (default: the site's, else 60)")
     p.add_argument("--temperature", type=float, metavar="T",
@@ -278,6 +332,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-context-tokens", type=int, metavar="N",
                    help="the model's context window; passages that do not fit are not sent "
                    "(default: the site's, else 4096)")
+    p.add_argument("--max-answer-chars", type=_positive_int, metavar="N",
+                   help="cut the answer after N characters, with a note (default: the site's, else 20000)")
     p.add_argument("--project", metavar="NAME", help="project name in the prompt (default: the site's)")
     p.add_argument("--fusion", choices=FUSIONS, help="override the site's fusion method (see search --help)")
     p.add_argument("--encoder", choices=ENCODERS, help=ENCODER_HELP)
@@ -344,8 +400,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _missing_index_message(args, exc: IndexMissing) -> str:
-    """A source directory given instead of the HTML output says so; other errors as they are."""
-    path = Path(getattr(args, "build_dir", "") or "")
+    """A missing directory, or a source directory given instead of the HTML output, says
+    so; other errors as they are."""
+    from .remote import is_url
+
+    given = getattr(args, "build_dir", "") or ""
+    path = Path(given)
+    if given and not is_url(given) and not path.is_dir():
+        what = "is not a directory" if path.exists() else "does not exist"
+        return clean(f"[sphinx-rag] {path} {what}: give the HTML output directory of sphinx-build "
+                     "(e.g. docs/_build/html) or its source directory")
     if str(path) and (path / "conf.py").is_file():
         return (f"[sphinx-rag] no search index in {path} nor in {path / '_build' / 'html'}: {path} is a Sphinx "
                 f"source directory (it has conf.py); give the HTML output directory of `sphinx-build -b html "
@@ -353,10 +417,27 @@ def _missing_index_message(args, exc: IndexMissing) -> str:
     return str(exc)
 
 
+def _quiet_broken_pipe() -> int:
+    """The reader of stdout went away (``| head -1``): stop without a traceback, as unix
+    tools do (exit status 128 + SIGPIPE); stdout goes to /dev/null so that the final
+    flush at exit does not fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # a stdout without a file descriptor (tests)
+        pass
+    return 128 + getattr(signal, "SIGPIPE", 13)
+
+
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return args.func(args)
+        code = args.func(args)
+        sys.stdout.flush()  # a closed pipe fails here, not in the interpreter's last flush
+        return code
+    except BrokenPipeError:
+        return _quiet_broken_pipe()
     except IndexMissing as exc:
         print(_missing_index_message(args, exc), file=sys.stderr)
         return 2

@@ -80,6 +80,7 @@ LLM_DEFAULTS = {
     "max_context_tokens": 4096,
     "temperature": 0.1,
     "timeout": 60.0,  # seconds of inactivity (see llm/client.py)
+    "max_answer_chars": 20000,  # an answer is cut there (a server that never stops)
     "prompt": DEFAULT_PROMPT,
 }
 
@@ -123,6 +124,9 @@ def llm_settings(config: dict | None) -> dict:
     if isinstance(to, bool) or not isinstance(to, (int, float)) or not to > 0:
         raise err("timeout", "must be a number of seconds > 0, e.g. 60")
     out["timeout"] = float(to)
+    cap = out["max_answer_chars"]
+    if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1:
+        raise err("max_answer_chars", "must be an int >= 1 (characters after which an answer is cut), e.g. 20000")
     message = validate_prompt(out["prompt"])
     if message:
         raise err("prompt", message)
@@ -201,7 +205,7 @@ CONFIG = [
            "Ollama's /v1, vLLM). Empty: off (readers can still set their own endpoint in the "
            "search dialog). Keys: `endpoint` (required, e.g. `http://127.0.0.1:8080/v1`), "
            "`model` (required), `max_context_tokens` (4096), `temperature` (0.1), `timeout` "
-           "(60 s of inactivity), `prompt` (template with `{project}`, `{passages}`, `{question}`; "
+           "(60 s of inactivity), `max_answer_chars` (20000: a longer answer is cut, with a note), `prompt` (template with `{project}`, `{passages}`, `{question}`; "
            "a line `---` splits system and user messages).",
            _llm),
     Option("sphinx_rag_suggestions", ["auto"], (list, tuple),

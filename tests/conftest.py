@@ -1,4 +1,5 @@
-"""Shared fixtures: Sphinx test roots, and one build of the demo docs per session."""
+"""Shared fixtures: Sphinx test roots, one build of the demo docs per session, and a
+small site of hostile pages (terminal escape sequences in titles and text)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from site_helpers import DEMO, build_site
+from site_helpers import DEMO, HOSTILE_SECTION, HOSTILE_TEXT, HOSTILE_TITLE, build_site
 
 pytest_plugins = ("sphinx.testing.fixtures",)
 
@@ -30,3 +31,20 @@ def static_site(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("static") / "html"
     build_site(DEMO, out, "-d", str(out.parent / "doctrees"), "-D", "sphinx_rag_query_encoder=static")
     return out
+
+
+@pytest.fixture(scope="session")
+def hostile_site(tmp_path_factory) -> Path:
+    """A keyword-only site whose page title, section title and text hold terminal escapes."""
+    src = tmp_path_factory.mktemp("hostile-src")
+    (src / "conf.py").write_text('project = "hostile"\nextensions = ["sphinx_rag"]\nhtml_theme = "alabaster"\n'
+                                 "sphinx_rag_embeddings = False\n")
+
+    def heading(text: str, char: str) -> str:
+        return f"{text}\n{char * (len(text) + 4)}\n\n"
+
+    (src / "index.rst").write_text(heading("Hostile docs", "=") + ".. toctree::\n\n   escapes\n")
+    (src / "escapes.rst").write_text(heading(HOSTILE_TITLE, "=") + heading(HOSTILE_SECTION, "-")
+                                     + HOSTILE_TEXT + "\n", encoding="utf-8")
+    out = tmp_path_factory.mktemp("hostile") / "html"
+    return build_site(src, out, "-d", str(out.parent / "doctrees"))

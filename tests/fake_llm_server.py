@@ -11,7 +11,14 @@ Ollama and vLLM)::
     GET  /v1/models            {"object": "list", "data": [{"id": <mode>}, ...]}
     POST /v1/chat/completions  SSE "data: {chat.completion.chunk}\\n\\n" ... "data: [DONE]\\n\\n"
     GET  /_last_request        the JSON body of the last POST (null before any)
+    GET  /_last_stream         {"mode", "sent": characters of answer sent, "complete": bool,
+                               "disconnected": bool} of the last streamed answer (null before)
+    GET  /_other_requests      [[method, path, body bytes], ...]: what the *other* server got
+    GET  /_answer?mode=M       the whole answer mode M streams (text/plain)
     OPTIONS *                  CORS preflight (204)
+
+A second listener on another port, the "other host", records every request made to it
+(redirects point there) and answers like ``normal`` with "ANSWER FROM THE OTHER HOST".
 
 The behaviour ("mode") is the requested model name, or a path prefix
 (``/<mode>/v1/...``: lets a browser test pick a mode that even the preflight
@@ -25,20 +32,38 @@ json        ignores "stream": one non-streaming chat.completion JSON body
 error500    HTTP 500 {"error": {"message": "model crashed: out of memory", ...}}
 nocors      like normal, without any CORS header (with the path prefix: preflight too)
 xss         an answer with <script>, <img onerror>, a javascript: link and **bold**
+redirect307 every GET and POST answered "307 Temporary Redirect" to the other host (same
+            path), with CORS headers, as a hostile endpoint would; preflights answered 204
+redirect302 the same with "302 Found"
+escapes     an answer with terminal escape sequences cut across tokens (title change, screen
+            clear, OSC 8 link, bidi override), then a stream error whose message holds one
+huge        50 MB of Markdown in 1,000-character tokens, as fast as the client reads
+md<N>       N characters of varied Markdown (paragraphs, lists, code, headings, citations)
+            in 1,000-character tokens; md<N>t<T>: in T-character tokens
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import random
 import re
 import signal
 import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
 
-MODES = ("normal", "slow", "disconnect", "json", "error500", "nocors", "xss")
+MODES = ("normal", "slow", "disconnect", "json", "error500", "nocors", "xss", "redirect307", "redirect302",
+         "escapes", "huge")
+SIZED = re.compile(r"^md(\d{1,9})(?:t(\d{1,7}))?$")  # md<N>[t<T>]: N characters in T-character tokens
+HUGE_CHARS = 50_000_000
+
+# The escapes answer, token by token: each sequence is cut between two tokens.
+ESCAPE_TOKENS = ["The answer \x1b", "]0;PWNED", "\x07is \x1b[", "2J42 [1]. See \x1b]8;;https://evil.example/",
+                 "\x1b\\the docs\x1b]8", ";;\x1b\\ or \u202eevil\u202c text", " in \x1b[31", "mred\x1b[0m."]
+ESCAPE_ERROR = "model \x1b]0;PWNED\x07failed \x1b[2J badly"
 
 XSS_ANSWER = (
     "Here is **bold** text and *emphasis* [1].\n\n"
@@ -61,9 +86,62 @@ def passage_titles(body: dict) -> dict[int, str]:
     return titles
 
 
+def markdown_answer(size: int) -> str:
+    """``size`` characters of varied, deterministic Markdown (an LLM's kind of answer)."""
+    rng = random.Random(size)
+    words = ("the estimator strategy parameter returns values pipeline scaler fit predict data model "
+             "default sample feature classifier baseline imputer score").split()
+
+    def sentence() -> str:
+        out = [rng.choice(words) for _ in range(rng.randrange(5, 14))]
+        i = rng.randrange(len(out))
+        out[i] = rng.choice((f"**{out[i]}**", f"*{out[i]}*", f"`{out[i]}()`", f"[{out[i]}](https://example.org/{i})",
+                             out[i] + " [1]", out[i] + " [2]", out[i]))
+        return " ".join(out).capitalize() + "."
+
+    blocks: list[str] = []
+    length = 0
+    while length < size:
+        kind = rng.random()
+        if kind < 0.5:
+            block = " ".join(sentence() for _ in range(rng.randrange(2, 7)))
+            if rng.random() < 0.3:
+                block += "\n" + sentence()
+        elif kind < 0.7:
+            marker = rng.choice(("-", "*", "1."))
+            block = "\n".join(f"{marker} {sentence()}" for _ in range(rng.randrange(2, 6)))
+        elif kind < 0.85:
+            body = "\n".join(f"x{j} = {rng.choice(words)}({j}, **kw)" for j in range(rng.randrange(1, 8)))
+            block = f"```python\n{body}\n```"
+        else:
+            block = "#" * rng.randrange(1, 4) + " " + sentence()
+        blocks.append(block)
+        length += len(block) + 2
+    return "\n\n".join(blocks)[:size]
+
+
+def sized(mode: str) -> tuple[int, int] | None:
+    """(characters, token size) of an md<N>[t<T>] or the huge mode, else None."""
+    if mode == "huge":
+        return HUGE_CHARS, 1000
+    m = SIZED.match(mode)
+    return (int(m.group(1)), int(m.group(2) or 1000)) if m else None
+
+
+def known(mode: str) -> bool:
+    return mode in MODES or bool(SIZED.match(mode))
+
+
 def answer_for(mode: str, body: dict) -> str:
     if mode == "xss":
         return XSS_ANSWER
+    if mode == "escapes":
+        return "".join(ESCAPE_TOKENS)
+    if mode == "huge":  # a block of 10 KB repeated: the same text as markdown_answer, without its cost
+        unit = markdown_answer(10_000) + "\n\n"
+        return (unit * (HUGE_CHARS // len(unit) + 1))[:HUGE_CHARS]
+    if sized(mode):
+        return markdown_answer(sized(mode)[0])
     title = passage_titles(body).get(1, "(no passage)")
     return (f"According to the documentation, the passage titled \"{title}\" answers this [1]. "
             "See also the second passage for details [2].")
@@ -73,6 +151,16 @@ def words(text: str) -> list[str]:
     return re.findall(r"\s*\S+", text) or [text]
 
 
+def tokens_for(mode: str, text: str) -> list[str]:
+    if mode == "escapes":
+        return ESCAPE_TOKENS
+    size = sized(mode)
+    if size:
+        step = size[1]
+        return [text[i:i + step] for i in range(0, len(text), step)]
+    return words(text)
+
+
 def chunk(model: str, delta: dict, finish_reason=None) -> dict:
     return {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0, "model": model,
             "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}]}
@@ -80,6 +168,9 @@ def chunk(model: str, delta: dict, finish_reason=None) -> dict:
 
 class State:
     last_request = None
+    last_stream = None
+    other_requests: list = []
+    other_port = 0
     last_activity = time.monotonic()
     lock = threading.Lock()
 
@@ -96,7 +187,7 @@ class Handler(BaseHTTPRequestHandler):
         """(mode forced by a /<mode>/ prefix or None, path without it and without query)."""
         path = self.path.split("?", 1)[0]
         m = re.match(r"^/([a-z0-9]+)(/v1/.*)$", path)
-        if m and m.group(1) in MODES:
+        if m and known(m.group(1)):
             return m.group(1), m.group(2)
         return None, path
 
@@ -140,9 +231,22 @@ class Handler(BaseHTTPRequestHandler):
         self.cors(forced)
         self.end_headers()
 
+    def redirect(self, mode: str, path: str) -> bool:
+        """Answer a redirect* mode with its 3xx to the other host; False for other modes."""
+        if not mode.startswith("redirect"):
+            return False
+        self.send_response(int(mode[-3:]))
+        self.send_header("Location", f"http://127.0.0.1:{State.other_port}{path}")
+        self.send_header("Content-Length", "0")
+        self.cors(mode)
+        self.end_headers()
+        return True
+
     def do_GET(self):
         self.touch()
         forced, path = self.route()
+        if forced and self.redirect(forced, path):
+            return
         if path == "/v1/models":
             self.send_json(200, {"object": "list", "data": [
                 {"id": m, "object": "model", "created": 0, "owned_by": "fake"} for m in MODES]}, forced)
@@ -150,6 +254,23 @@ class Handler(BaseHTTPRequestHandler):
             with State.lock:
                 last = State.last_request
             self.send_json(200, last, forced)
+        elif path == "/_last_stream":
+            with State.lock:
+                last = State.last_stream
+            self.send_json(200, last, forced)
+        elif path == "/_other_requests":
+            with State.lock:
+                other = list(State.other_requests)
+            self.send_json(200, other, forced)
+        elif path == "/_answer":
+            mode = parse_qs(urlsplit(self.path).query).get("mode", ["normal"])[0]
+            data = answer_for(mode, {}).encode("utf-8")
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain; charset=utf-8")
+            self.send_header("Content-Length", str(len(data)))
+            self.cors(None)
+            self.end_headers()
+            self.wfile.write(data)
         else:
             self.send_json(404, {"error": {"message": f"no route {path}", "type": "not_found"}}, forced)
 
@@ -158,6 +279,8 @@ class Handler(BaseHTTPRequestHandler):
         forced, path = self.route()
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
+        if forced and self.redirect(forced, path):
+            return
         if path != "/v1/chat/completions":
             self.send_json(404, {"error": {"message": f"no route {path}", "type": "not_found"}}, forced)
             return
@@ -171,7 +294,9 @@ class Handler(BaseHTTPRequestHandler):
         with State.lock:
             State.last_request = body
         model = str(body.get("model") or "")
-        mode = forced or (model if model in MODES else "normal")
+        mode = forced or (model if known(model) else "normal")
+        if self.redirect(mode, path):
+            return
         if mode == "error500":
             self.send_json(500, {"error": {"code": 500, "message": "model crashed: out of memory",
                                            "type": "server_error"}}, forced)
@@ -191,7 +316,10 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Transfer-Encoding", "chunked")
         self.cors("nocors" if mode == "nocors" else forced)
         self.end_headers()
-        pieces = words(text)
+        pieces = tokens_for(mode, text)
+        stream = {"mode": mode, "sent": 0, "complete": False, "disconnected": False}
+        with State.lock:
+            State.last_stream = stream
         try:
             if mode == "slow":
                 time.sleep(1.5)
@@ -203,16 +331,53 @@ class Handler(BaseHTTPRequestHandler):
                     self.connection.shutdown(2)  # no terminating chunk, no [DONE]
                     return
                 self.sse(chunk(model, {"content": piece}))
+                stream["sent"] += len(piece)
                 self.touch()
                 if mode == "slow":
                     time.sleep(0.2)
                 elif mode == "disconnect":
                     time.sleep(0.05)
+            if mode == "escapes":
+                self.sse({"error": {"message": ESCAPE_ERROR, "type": "server_error"}})
             self.sse(chunk(model, {}, "stop"))
             self.sse("[DONE]")
             self.write_chunk(b"")  # terminating zero-length chunk
+            stream["complete"] = True
         except (BrokenPipeError, ConnectionResetError, OSError):
+            stream["disconnected"] = True
             self.close_connection = True  # the client aborted
+
+
+class OtherHost(Handler):
+    """The host redirects point to: records every request, answers like ``normal``."""
+
+    def record(self) -> bytes:
+        self.touch()
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        with State.lock:
+            State.other_requests.append([self.command, self.path, len(raw)])
+        return raw
+
+    def do_OPTIONS(self):
+        self.record()
+        super().do_OPTIONS()
+
+    def do_GET(self):
+        self.record()
+        self.send_json(200, {"object": "list", "data": [{"id": "other", "object": "model"}]}, None)
+
+    def do_POST(self):
+        self.record()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.cors(None)
+        self.end_headers()
+        self.sse(chunk("other", {"content": "ANSWER FROM THE OTHER HOST"}))
+        self.sse(chunk("other", {}, "stop"))
+        self.sse("[DONE]")
+        self.write_chunk(b"")
 
 
 def main(argv=None) -> int:
@@ -222,6 +387,10 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     server.daemon_threads = True
+    other = ThreadingHTTPServer(("127.0.0.1", 0), OtherHost)
+    other.daemon_threads = True
+    State.other_port = other.server_address[1]
+    threading.Thread(target=other.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True).start()
     stop = threading.Event()
 
     def shutdown(*_):
@@ -237,6 +406,8 @@ def main(argv=None) -> int:
             break
     server.shutdown()
     server.server_close()
+    other.shutdown()
+    other.server_close()
     return 0
 
 

@@ -97,6 +97,15 @@ def client_is_current(html_dir: Path) -> bool:
                for name in ("searchbar.js", "searchbar.css", "worker.js"))
 
 
+# Terminal escape sequences and bidi controls a page may carry (tests/test_terminal.py
+# has the full list): a window-title change, a screen clear, an OSC 8 hyperlink, colours.
+HOSTILE_WORD = "zorblax"
+HOSTILE_TITLE = "Escapes \x1b]0;PWNED\x07 zorblax page"
+HOSTILE_SECTION = "Clear \x1b[2J\x1b[H section"
+HOSTILE_TEXT = ("The zorblax setting \x1b[2J clears the screen, \x1b]8;;https://evil.example/\x1b\\\\a link"
+                "\x1b]8;;\x1b\\\\ hides a URL, \u202eevil\u202c reverses text and \x1b[31mred\x1b[0m colours it.")
+
+
 # -- serving it -------------------------------------------------------------------------------
 
 

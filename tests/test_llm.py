@@ -7,6 +7,7 @@ separate process on 127.0.0.1 (one mode per model name). Nothing here measures t
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import socket
@@ -232,7 +233,8 @@ def test_merge_settings_gives_the_shared_fixture():
 def test_merge_settings_as_sphinx_rag_ask_uses_it():
     """[flags, site]: a flag given overrides the site; None falls back to it; "" means none."""
     site = browser_settings({"endpoint": "http://127.0.0.1:8080", "model": "gemma3", "timeout": 30}, "mlkit")
-    flags = dict.fromkeys(("endpoint", "model", "timeout", "temperature", "max_context_tokens", "project"))
+    flags = dict.fromkeys(("endpoint", "model", "timeout", "temperature", "max_context_tokens", "max_answer_chars",
+                           "project"))
     assert merge_settings([flags, site]) == site
     given = {**flags, "model": "llama3", "max_context_tokens": 2048, "temperature": 0.0}
     assert merge_settings([given, site]) == {**site, "model": "llama3", "max_context_tokens": 2048,
@@ -242,7 +244,8 @@ def test_merge_settings_as_sphinx_rag_ask_uses_it():
     assert merge_settings([flags, {}]) is None and merge_settings([{"endpoint": ""}, site]) is None
     only = merge_settings([{"endpoint": "localhost:11434"}, {}])
     assert only == {"endpoint": "localhost:11434", "model": "", "max_context_tokens": 4096, "temperature": 0.1,
-                    "timeout": 60.0, "prompt": DEFAULT_PROMPT, "project": "documented"}
+                    "timeout": 60.0, "max_answer_chars": 20000, "prompt": DEFAULT_PROMPT, "project": "documented"}
+    assert merge_settings([{**flags, "max_answer_chars": 5000}, site])["max_answer_chars"] == 5000
 
 
 # -- streaming against the fake server (in process) ------------------------------------------
@@ -433,3 +436,91 @@ def test_fit_passages_skips_a_long_passage_and_keeps_the_next():
     kept = fit_passages(huge_first, 300, 0)  # the top one cut to fit, then the others if they still do
     assert kept[0]["title"] == "Title 1" and kept[0]["text"] != huge_first[0]["text"]
     assert estimate_tokens(format_passages(kept)) <= 300
+
+
+# -- hostile servers ----------------------------------------------------------------------------
+
+def other_requests(base: str) -> list:
+    """What the fake server's other host (where its redirects point) has received."""
+    with urllib.request.build_opener(urllib.request.ProxyHandler({})).open(f"{base}/_other_requests") as r:
+        return json.load(r)
+
+
+@pytest.mark.parametrize("status", [307, 302])
+def test_a_redirect_is_refused_and_named(fake_server, status):
+    """Nothing goes to the host a redirect points to; the error names the redirect and that host."""
+    before = other_requests(fake_server)
+    msgs = [{"role": "user", "content": "[1] T (u)\nsecret question"}]
+    with pytest.raises(client.LLMRedirect) as exc:
+        client.stream_chat(f"{fake_server}/redirect{status}/v1", "normal", msgs, timeout=30)
+    other = exc.value.location.split("/v1/")[0].removeprefix("http://")
+    assert exc.value.status == status and other.startswith("127.0.0.1:") and other not in fake_server
+    assert f"answered HTTP {status} " in str(exc.value) and f"a redirect to another host, {other} " in str(exc.value)
+    with pytest.raises(client.LLMRedirect, match=f"HTTP {status} .*{other}"):
+        client.list_models(f"{fake_server}/redirect{status}/v1")
+    assert other_requests(fake_server) == before
+
+
+@pytest.mark.parametrize("status", [307, 302])
+def test_ask_reports_a_redirect_in_one_line(fake_server, demo_html, expected_passages, status):
+    before = other_requests(fake_server)
+    for model in (("--model", "normal"), ()):  # POST /chat/completions; GET /models (no model given)
+        proc = ask(demo_html, "--endpoint", f"{fake_server}/redirect{status}/v1", *model)
+        assert proc.returncode == 3 and proc.stderr.count("\n") == 1, proc.stderr
+        assert re.match(rf"\[sphinx-rag\] The LLM server at {fake_server}/redirect{status}/v1 answered HTTP "
+                        rf"{status} \w[\w ]+, a redirect to another host, 127\.0\.0\.1:\d+ \(", proc.stderr)
+        assert "sphinx-rag follows no redirect, so nothing was sent there" in proc.stderr
+        assert "invalid JSON" not in proc.stderr
+        assert_sources(proc.stdout, expected_passages)
+    assert other_requests(fake_server) == before
+
+
+TERMINAL_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def test_ask_strips_escape_sequences_from_pages_answer_and_errors(fake_server, hostile_site):
+    """Hostile titles in the passage list, escapes cut across tokens in the streamed answer,
+    and one in the server's error message: none reaches the terminal."""
+    proc = subprocess.run([sys.executable, "-m", "sphinx_rag", "ask", str(hostile_site), "zorblax", "--endpoint",
+                           f"{fake_server}/escapes/v1", "--model", "m"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 3
+    assert not TERMINAL_CONTROLS.search(proc.stdout + proc.stderr), repr(proc.stdout + proc.stderr)
+    assert "[1] Escapes  zorblax page > Clear  section \u2014 escapes.html#" in proc.stdout
+    assert proc.stdout.endswith("\n\nThe answer is 42 [1]. See the docs or evil text in red.\n")
+    assert proc.stderr == (f"[sphinx-rag] The LLM server at {fake_server}/escapes/v1 reported an error while "
+                           "answering: model failed  badly\n")
+    assert "PWNED" not in proc.stdout + proc.stderr and "evil.example" not in proc.stdout
+
+
+def test_the_answer_cap_ends_an_endless_stream(fake_server):
+    msgs = [{"role": "user", "content": "[1] T (u)\nx"}]
+    tokens = []
+    with pytest.raises(client.LLMAnswerTooLong) as exc:
+        client.stream_chat(fake_server, "huge", msgs, timeout=30, max_chars=2500, on_token=tokens.append)
+    assert len(exc.value.partial) == 2500 and "".join(tokens) == exc.value.partial
+    assert "cut at 2,500 characters (the max_answer_chars setting)" in str(exc.value)
+    assert client.stream_chat(fake_server, "md3000", msgs, timeout=30, max_chars=3000)  # exactly the cap: whole
+
+
+def test_ask_cuts_a_50_mb_answer_at_the_cap(fake_server, demo_html, expected_passages):
+    """The default cap (20,000 characters), then --max-answer-chars: the answer stops there with a
+    note, the connection is closed (the server sent a small part of its 50 MB)."""
+    for flag, cap in (((), 20_000), (("--max-answer-chars", "5000"), 5000)):
+        proc = ask(demo_html, "--endpoint", fake_server, "--model", "huge", *flag)
+        assert proc.returncode == 3
+        assert len(answer_of(proc.stdout)) == cap
+        assert proc.stderr == (f"[sphinx-rag] The answer was cut at {cap:,} characters (the max_answer_chars "
+                               "setting): the server did not end it.\n")
+        with urllib.request.build_opener(urllib.request.ProxyHandler({})).open(f"{fake_server}/_last_stream") as r:
+            stream = json.load(r)
+        assert stream["mode"] == "huge" and not stream["complete"] and stream["sent"] < 10_000_000, stream
+
+
+def test_ask_a_question_cut_in_an_emoji(fake_server, demo_html):
+    """Undecodable argv bytes (half an emoji) in the question: U+FFFD, not a traceback."""
+    proc = subprocess.run([sys.executable, "-m", "sphinx_rag", "ask", os.fsencode(demo_html),
+                           QUESTION.encode() + b" \xf0\x9f\x8e", "--endpoint", fake_server, "--model", "normal"],
+                          capture_output=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert proc.stderr == b"" and b"answers this [1]" in proc.stdout
+    assert last_request(fake_server)["messages"][-1]["content"].endswith(QUESTION + " \ufffd")

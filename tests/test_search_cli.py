@@ -1,13 +1,20 @@
-"""`sphinx-rag search` on the built demo docs; the CLI's --version and --help."""
+"""`sphinx-rag search` on the built demo docs and on hostile pages; the CLI's --version,
+--help and its handling of bad arguments."""
 
 import argparse
 import json
+import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 from sphinx_rag.cli import build_parser
+from sphinx_rag.result_groups import group_results
 from sphinx_rag.retrieve import Searcher
+from site_helpers import HOSTILE_SECTION, HOSTILE_TITLE, HOSTILE_WORD
+
+REPO = Path(__file__).resolve().parent.parent
 
 
 def run_cli(*args):
@@ -48,17 +55,58 @@ def test_json_text_is_the_indexed_chunk_and_display_its_display(demo_html):
 
 
 def test_readable_output(demo_html):
-    proc = run_cli("search", str(demo_html), "standard scaler", "--k", "3")
+    proc = run_cli("search", str(demo_html), "standard scaler", "--k", "3", "--flat")
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[0].startswith(" 1. [") and ".html#" in lines[1]
+
+
+def test_results_are_grouped_by_page_as_in_the_dialog(demo_html):
+    """One heading per page (the dialog's groups, in the order of their best hit), each URL
+    once under it with its rank, the lower hits there counted; --flat keeps the ranked list."""
+    query, k = "strategy of a dummy classifier", 12
+    results = Searcher(demo_html).search(query, k=k)
+    groups = group_results(results)
+    assert len(groups) < len(results) and any(e.merged for g in groups for e in g.entries)  # a real test
+    out = run_cli("search", str(demo_html), query, "--k", str(k)).stdout
+    heads = [line for line in out.splitlines() if line and not line.startswith(" ")]
+    assert heads == [g.title for g in groups]
+    ranks = [int(m) for m in re.findall(r"^   ?(\d+)\. \[", out, re.M)]
+    assert ranks == [e.result.rank for g in groups for e in g.entries]
+    for g in groups:
+        for e in g.entries:
+            assert f"\n      {e.result.url}\n" in out
+    n = sum(len(e.merged) for g in groups for e in g.entries)
+    assert sum(int(m) for m in re.findall(r"^      \+(\d+) more match(?:es)? here$", out, re.M)) == n
+    flat = run_cli("search", str(demo_html), query, "--k", str(k), "--flat").stdout
+    assert [int(m) for m in re.findall(r"^ ?(\d+)\. \[", flat, re.M)] == list(range(1, k + 1))
+    as_json = json.loads(run_cli("search", str(demo_html), query, "--k", str(k), "--json").stdout)
+    assert [r["id"] for r in as_json] == [r.id for r in results]  # --json: the flat ranked list
+
+
+def test_groups_are_the_dialogs(demo_html):
+    """sphinx_rag/result_groups.py gives what js/src/ui/results.js groupResults gives."""
+    script = ("import { groupResults } from './js/src/ui/results.js';\n"
+              "import { readFileSync } from 'node:fs';\n"
+              "const results = JSON.parse(readFileSync(0, 'utf8'));\n"
+              "console.log(JSON.stringify(groupResults(results).map((g) => [g.page, g.title,\n"
+              "  g.entries.map((e) => [e.result.id, e.merged.map((m) => m.id)])])));\n")
+    searcher = Searcher(demo_html)
+    for query in ("strategy of a dummy classifier", "standard scaler", "imputer strategy", "pipeline"):
+        results = searcher.search(query, k=20)
+        proc = subprocess.run(["node", "--input-type=module", "-e", script], cwd=REPO, capture_output=True,
+                              text=True, input=json.dumps([r.to_json() for r in results]))
+        assert proc.returncode == 0, proc.stderr
+        python = [[g.page, g.title, [[e.result.id, [m.id for m in e.merged]] for e in g.entries]]
+                  for g in group_results(results)]
+        assert json.loads(proc.stdout) == python, query
 
 
 def test_readable_output_prints_the_display_form(demo_html):
     """The passage as a reader reads it: the heading path only in the title line, code on
     its own indented lines, no reST roles, no template wording, cuts between words."""
     query = "avoid data leakage when scaling in cross validation"
-    proc = run_cli("search", str(demo_html), query, "--k", "5")
+    proc = run_cli("search", str(demo_html), query, "--k", "5", "--flat")
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     assert "        X_scaled = StandardScaler().fit_transform(X)\n" in out  # code: 4 + 4 spaces, own line
@@ -76,6 +124,16 @@ def test_fusion_baselines_answer_too(demo_html):
     for fusion in ("bm25", "dense"):
         proc = run_cli("search", str(demo_html), "dummy classifier strategy", "--json", "--fusion", fusion)
         assert proc.returncode == 0 and json.loads(proc.stdout), proc.stderr
+
+
+def test_missing_directory_is_named_missing(tmp_path):
+    for missing, what in ((tmp_path / "nonexistent", "does not exist"), (tmp_path / "file.txt", "is not a directory")):
+        if what == "is not a directory":
+            missing.write_text("x")
+        proc = run_cli("search", str(missing), "anything")
+        assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+        assert proc.stderr.startswith(f"[sphinx-rag] {missing} {what}: give the HTML output directory")
+        assert "no search index" not in proc.stderr
 
 
 def test_missing_index_gives_one_line_error(tmp_path):
@@ -154,8 +212,76 @@ def test_evaluate_rejects_an_unknown_method(tmp_path):
 def test_nonsense_says_no_good_match(demo_html):
     proc = run_cli("search", str(demo_html), "banana smoothie recipe", "--k", "3")
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.startswith("No good match for 'banana smoothie recipe'. The nearest results:\n 1. [")
+    assert proc.stdout.startswith("No good match for 'banana smoothie recipe'. The nearest results:\n")
+    flat = run_cli("search", str(demo_html), "banana smoothie recipe", "--k", "3", "--flat")
+    assert flat.stdout.startswith("No good match for 'banana smoothie recipe'. The nearest results:\n 1. [")
     proc = run_cli("search", str(demo_html), "banana smoothie recipe", "--json")
     assert json.loads(proc.stdout) and "No good match" in proc.stderr
     proc = run_cli("search", str(demo_html), "dummy classifier strategy", "--k", "3")
     assert "No good match" not in proc.stdout
+
+
+# -- hostile input ---------------------------------------------------------------------------
+
+TERMINAL_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def test_escape_sequences_in_pages_never_reach_the_terminal(hostile_site):
+    """Titles, URLs and passages with window-title, screen-clear, OSC 8 and bidi sequences:
+    printed without them (grouped and flat); --json keeps the text exact."""
+    for flat in ((), ("--flat",)):
+        proc = run_cli("search", str(hostile_site), HOSTILE_WORD, *flat)
+        assert proc.returncode == 0, proc.stderr
+        assert "escapes.html#" in proc.stdout and "Escapes  zorblax page" in proc.stdout
+        assert "a link hides a URL, evil reverses text and red colours it." in " ".join(proc.stdout.split())
+        assert not TERMINAL_CONTROLS.search(proc.stdout), repr(proc.stdout)
+        assert "PWNED" not in proc.stdout and "evil.example" not in proc.stdout
+    proc = run_cli("search", str(hostile_site), HOSTILE_WORD, "--json")
+    results = json.loads(proc.stdout)
+    assert results[0]["title"] == f"{HOSTILE_TITLE} > {HOSTILE_SECTION}"
+    assert "\x1b]8;;https://evil.example/\x1b\\a link" in results[0]["text"]
+
+
+def test_closed_stdout_exits_quietly(demo_html):
+    """`sphinx-rag search ... | head -1`: the reader goes away; no BrokenPipeError traceback.
+    (Closing the pipe before the first line is written makes the failure certain.)"""
+    for args in (("--k", "50"), ("--k", "50", "--flat"), ("--json",)):
+        proc = subprocess.Popen([sys.executable, "-m", "sphinx_rag", "search", str(demo_html), "pipeline", *args],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc.stdout.close()
+        stderr = proc.stderr.read().decode()
+        assert proc.wait(timeout=300) == 141, stderr  # as a unix tool killed by SIGPIPE
+        assert stderr == ""
+    shell = subprocess.run(f"{sys.executable} -m sphinx_rag search {demo_html} pipeline --k 50 | head -1",
+                           shell=True, capture_output=True, text=True)
+    assert shell.returncode == 0 and len(shell.stdout.splitlines()) == 1 and shell.stderr == ""
+
+
+def test_k_must_be_a_positive_integer(hostile_site):
+    for k in ("-1", "0", "ten"):
+        proc = run_cli("search", str(hostile_site), HOSTILE_WORD, "--k", k)
+        assert proc.returncode == 2 and proc.stdout == ""
+        assert proc.stderr.splitlines()[-1] == (f"sphinx-rag search: error: argument --k: {k!r} is not a positive "
+                                                "integer (e.g. 10)")
+    proc = run_cli("ask", str(hostile_site), "question?", "--k", "-1")
+    assert proc.returncode == 2 and "is not a positive integer" in proc.stderr
+
+
+def test_blank_query_is_refused_in_one_line(hostile_site):
+    for query in ("", "   ", "\t\n"):
+        proc = run_cli("search", str(hostile_site), query)
+        assert proc.returncode == 2 and proc.stdout == ""
+        assert proc.stderr == "[sphinx-rag] the query is empty: give search words or a question, e.g. \"imputer strategy\"\n"
+    proc = run_cli("ask", str(hostile_site), " ", "--endpoint", "http://127.0.0.1:9/v1")
+    assert proc.returncode == 2 and proc.stderr.startswith("[sphinx-rag] the question is empty") and proc.stdout == ""
+
+
+def test_undecodable_query_bytes_do_not_crash(demo_html):
+    """A query cut in the middle of an emoji, as a terminal may pass it (its first bytes, or
+    a CESU-8 lone surrogate): argv holds them as lone surrogates; they become U+FFFD."""
+    for cut in (b"\xf0\x9f\x8e", b"\xed\xa0\xbd"):
+        proc = subprocess.run([sys.executable, "-m", "sphinx_rag", "search", os.fsencode(demo_html),
+                               b"dummy classifier strategy " + cut, "--k", "3"], capture_output=True)
+        assert proc.returncode == 0, proc.stderr.decode()
+        assert proc.stderr == b"" and b"Traceback" not in proc.stderr
+        assert b"DummyClassifier" in proc.stdout

@@ -18,7 +18,7 @@ function storage(init = {}) {
 
 const SITE = {
   endpoint: 'http://127.0.0.1:8080/v1', model: 'gemma3', max_context_tokens: 8192, temperature: 0.3,
-  timeout: 30, prompt: 'P {project}\n---\n{passages}\n{question}', project: 'mlkit',
+  timeout: 30, max_answer_chars: 30000, prompt: 'P {project}\n---\n{passages}\n{question}', project: 'mlkit',
 };
 
 test('readReaderSettings: valid JSON with an endpoint, else null', () => {
@@ -57,7 +57,7 @@ test('effectiveSettings: the reader overrides endpoint, model and timeout only',
 test('effectiveSettings: reader only gets Python defaults and the page project name', () => {
   const s = effectiveSettings({}, { endpoint: 'e', model: 'm' }, 'mlkit');
   assert.deepEqual(s, {
-    endpoint: 'e', model: 'm', max_context_tokens: 4096, temperature: 0.1, timeout: 60,
+    endpoint: 'e', model: 'm', max_context_tokens: 4096, temperature: 0.1, timeout: 60, max_answer_chars: 20000,
     prompt: DEFAULT_PROMPT, project: 'mlkit', source: 'reader',
   });
   assert.equal(effectiveSettings({}, { endpoint: 'e', model: 'm' })?.project, 'documented'); // as the CLI

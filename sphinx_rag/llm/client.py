@@ -10,6 +10,16 @@ Timeout
     server to accept the connection, to start answering, and between two
     pieces of the streamed answer. A slow but steadily streaming answer is
     never cut.
+
+Redirects
+    None is followed: the question and the passages go to the configured
+    endpoint and nowhere else. A 3xx answer is an error naming the redirect's
+    status and target (http.client never follows one by itself).
+
+Answer cap
+    ``max_chars`` characters end an answer that does not stop (a broken or hostile
+    server): the connection is closed and :class:`LLMAnswerTooLong` keeps the
+    answer up to the cap.
 """
 
 from __future__ import annotations
@@ -19,7 +29,7 @@ import json
 import socket
 from typing import Any
 from collections.abc import Callable
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 from ..config import LLM_DEFAULTS
 from .endpoint import normalize_endpoint
@@ -27,7 +37,7 @@ from .prompt import ANSWER_RESERVE_TOKENS
 
 __all__ = [
     "LLMError", "LLMUnreachable", "LLMTimeout", "LLMHTTPError", "LLMIncomplete", "LLMInvalidResponse",
-    "list_models", "iter_sse", "stream_chat",
+    "LLMRedirect", "LLMAnswerTooLong", "list_models", "iter_sse", "stream_chat",
 ]
 
 
@@ -66,6 +76,23 @@ class LLMIncomplete(LLMError):
 
 class LLMInvalidResponse(LLMError):
     kind = "invalid"
+
+
+class LLMRedirect(LLMError):
+    """The server redirected the request elsewhere: refused, nothing was sent there."""
+
+    kind = "redirect"
+
+    def __init__(self, message: str, *, status: int, location: str):
+        super().__init__(message)
+        self.status = status
+        self.location = location
+
+
+class LLMAnswerTooLong(LLMError):
+    """The answer reached the cap (max_answer_chars): ``partial`` is the answer up to it."""
+
+    kind = "limit"
 
 
 # -- HTTP ------------------------------------------------------------------------------
@@ -110,6 +137,23 @@ def _http_error(status: int, reason: str, body: bytes, base: str, model: str) ->
     return LLMHTTPError(text, status=status, server_message=message)
 
 
+def _redirect_error(resp, base: str) -> LLMRedirect:
+    """A 3xx answer: refused with a message naming its status and where it points to."""
+    location = (resp.getheader("Location") or "").strip()
+    target = urljoin(base + "/", location) if location else ""
+    parts = urlsplit(target) if target else None
+    try:
+        host = parts.netloc if parts and parts.hostname else ""
+    except ValueError:
+        host = ""
+    here = urlsplit(base).netloc
+    where = (f"a redirect to another host, {host} ({target})" if host and host != here
+             else f"a redirect to {target}" if target else "a redirect without a Location")
+    return LLMRedirect(f"The LLM server at {base} answered HTTP {resp.status} {resp.reason}, {where}: sphinx-rag "
+                       "follows no redirect, so nothing was sent there. Set the endpoint to the server's own "
+                       "address if you trust it.", status=resp.status, location=location)
+
+
 def _request(base: str, method: str, path: str, body: dict | None, timeout: float):
     """Open the connection and send the request; returns (connection, response)."""
     conn, prefix = _connect(base, timeout)
@@ -145,9 +189,11 @@ def list_models(endpoint: str, *, timeout: float = 10.0) -> list[str]:
     base = normalize_endpoint(endpoint)
     conn, resp = _request(base, "GET", "/models", None, timeout)
     try:
-        body = resp.read()
+        body = resp.read() if not 300 <= resp.status < 400 else b""
     finally:
         conn.close()
+    if 300 <= resp.status < 400:
+        raise _redirect_error(resp, base)
     if resp.status >= 400:
         raise _http_error(resp.status, resp.reason, body, base, "")
     try:
@@ -198,13 +244,15 @@ def iter_sse(readline: Callable[[], bytes]):
 def stream_chat(endpoint: str, model: str, messages: list[dict], *,
                 temperature: float = LLM_DEFAULTS["temperature"],
                 timeout: float = LLM_DEFAULTS["timeout"],
+                max_chars: int = LLM_DEFAULTS["max_answer_chars"],
                 on_token: Callable[[str], None] | None = None) -> str:
     """POST ``{endpoint}/chat/completions`` with ``stream: true``; return the whole answer.
 
     ``on_token`` gets each piece of text as it arrives. A server that ignores
     ``stream`` and returns one JSON body works too. Failures raise an
     :class:`LLMError` subclass with a user-facing message and ``partial`` (the
-    text received before the failure).
+    text received before the failure); an answer longer than ``max_chars``
+    characters raises :class:`LLMAnswerTooLong` once the first ``max_chars`` are out.
     """
     base = normalize_endpoint(endpoint)
     on_token = on_token or (lambda _t: None)
@@ -213,16 +261,29 @@ def stream_chat(endpoint: str, model: str, messages: list[dict], *,
             "max_tokens": ANSWER_RESERVE_TOKENS}
     conn, resp = _request(base, "POST", "/chat/completions", body, timeout)
     parts: list[str] = []
+    length = 0
 
     def emit(text: str):
-        if text:
-            parts.append(text)
-            on_token(text)
+        nonlocal length
+        if not text:
+            return
+        if length + len(text) > max_chars:
+            text = text[:max_chars - length]
+            if text:
+                parts.append(text)
+                on_token(text)
+            raise fail(LLMAnswerTooLong, f"The answer was cut at {max_chars:,} characters (the max_answer_chars "
+                       "setting): the server did not end it.")
+        length += len(text)
+        parts.append(text)
+        on_token(text)
 
     def fail(cls, message: str, **kw):
         return cls(message, partial="".join(parts), **kw)
 
     try:
+        if 300 <= resp.status < 400:
+            raise _redirect_error(resp, base)
         if resp.status >= 400:
             raise _http_error(resp.status, resp.reason, resp.read(), base, model)
         ctype = (resp.getheader("Content-Type") or "").lower()

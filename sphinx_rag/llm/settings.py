@@ -28,8 +28,8 @@ def browser_settings(config: dict | None, project: str) -> dict:
     """The resolved, non-secret LLM settings for the manifest (JSON-able); ``{}`` when off.
 
     Keys: endpoint (normalised, ends in /v1), model, max_context_tokens,
-    temperature, timeout (seconds), prompt (the template, default or custom),
-    project. Raises ConfigError for an invalid ``sphinx_rag_llm``.
+    temperature, timeout (seconds), max_answer_chars, prompt (the template,
+    default or custom), project. Raises ConfigError for an invalid ``sphinx_rag_llm``.
     """
     settings = llm_settings(config)
     if not settings:
@@ -37,7 +37,7 @@ def browser_settings(config: dict | None, project: str) -> dict:
     return {"endpoint": settings["endpoint"], "model": settings["model"],
             "max_context_tokens": settings["max_context_tokens"],
             "temperature": settings["temperature"], "timeout": settings["timeout"],
-            "prompt": settings["prompt"], "project": str(project or "")}
+            "max_answer_chars": settings["max_answer_chars"], "prompt": settings["prompt"], "project": str(project or "")}
 
 
 # -- the merge rule ---------------------------------------------------------------------
@@ -70,6 +70,11 @@ def _positive(value: Any) -> float | None:
     return number if number is not None and number > 0 else None
 
 
+def _count(value: Any) -> int | None:
+    number = _int(value)
+    return number if number is not None and number >= 1 else None
+
+
 # key -> the usable form of a value, or None when it is of the wrong type or empty
 _USABLE: dict[str, Callable[[Any], Any]] = {
     "endpoint": _endpoint,
@@ -77,6 +82,7 @@ _USABLE: dict[str, Callable[[Any], Any]] = {
     "max_context_tokens": _int,
     "temperature": _number,
     "timeout": _positive,
+    "max_answer_chars": _count,
     "prompt": _text,
     "project": _text,
 }
@@ -89,7 +95,8 @@ def merge_settings(layers) -> dict | None:
     value if usable, else the default (not a lower layer: an empty override means "none").
     Usable: endpoint a non-blank string; model, prompt, project a non-empty string;
     max_context_tokens a finite number (truncated to an int); temperature a finite
-    number; timeout a number > 0. Booleans are never numbers. Defaults:
+    number; timeout a number > 0; max_answer_chars a finite number that is at least 1
+    once truncated to an int. Booleans are never numbers. Defaults:
     ``SETTINGS_DEFAULTS``. Returns None when there is no endpoint (the LLM is off).
     """
     layers = [layer for layer in layers if isinstance(layer, dict)]
