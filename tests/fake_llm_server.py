@@ -31,10 +31,14 @@ disconnect  sends 4 words (a little apart), then closes the socket (no final chu
 json        ignores "stream": one non-streaming chat.completion JSON body
 error500    HTTP 500 {"error": {"message": "model crashed: out of memory", ...}}
 nocors      like normal, without any CORS header (with the path prefix: preflight too)
+nopreflight like normal, but a preflight gets no CORS header (with the path prefix): a
+            browser's POST fails, its GET works
 xss         an answer with <script>, <img onerror>, a javascript: link and **bold**
 redirect307 every GET and POST answered "307 Temporary Redirect" to the other host (same
             path), with CORS headers, as a hostile endpoint would; preflights answered 204
 redirect302 the same with "302 Found"
+bareredirect "307 Temporary Redirect" to the other host without CORS headers (a browser's
+            request fails as a CORS refusal does)
 escapes     an answer with terminal escape sequences cut across tokens (title change, screen
             clear, OSC 8 link, bidi override), then a stream error whose message holds one
 huge        50 MB of Markdown in 1,000-character tokens, as fast as the client reads
@@ -56,7 +60,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
 MODES = ("normal", "slow", "disconnect", "json", "error500", "nocors", "xss", "redirect307", "redirect302",
-         "escapes", "huge")
+         "bareredirect", "escapes", "huge", "nopreflight")
 SIZED = re.compile(r"^md(\d{1,9})(?:t(\d{1,7}))?$")  # md<N>[t<T>]: N characters in T-character tokens
 HUGE_CHARS = 50_000_000
 
@@ -223,22 +227,28 @@ class Handler(BaseHTTPRequestHandler):
         State.last_activity = time.monotonic()
 
     # -- methods ----------------------------------------------------------------
+    def handle(self):
+        try:
+            super().handle()
+        except (BrokenPipeError, ConnectionResetError):  # a client that went away: nothing to say
+            pass
+
     def do_OPTIONS(self):
         self.touch()
         forced, _ = self.route()
         self.send_response(204)
         self.send_header("Content-Length", "0")
-        self.cors(forced)
+        self.cors("nocors" if forced == "nopreflight" else forced)
         self.end_headers()
 
     def redirect(self, mode: str, path: str) -> bool:
         """Answer a redirect* mode with its 3xx to the other host; False for other modes."""
-        if not mode.startswith("redirect"):
+        if mode not in ("redirect307", "redirect302", "bareredirect"):
             return False
-        self.send_response(int(mode[-3:]))
+        self.send_response(302 if mode == "redirect302" else 307)
         self.send_header("Location", f"http://127.0.0.1:{State.other_port}{path}")
         self.send_header("Content-Length", "0")
-        self.cors(mode)
+        self.cors("nocors" if mode == "bareredirect" else mode)
         self.end_headers()
         return True
 

@@ -1,6 +1,7 @@
 // @ts-check
-// A tiny fake DOM for js/src/llm/markdown.js: the node methods renderMarkdown may use, and
-// traps on every HTML-parsing API (innerHTML, outerHTML, insertAdjacentHTML, document.write).
+// A tiny fake DOM for js/src/llm/markdown.js: the node methods renderMarkdown and MarkdownStream
+// may use, and traps on every HTML-parsing API (innerHTML, outerHTML, insertAdjacentHTML,
+// document.write).
 
 export class FakeNode {
   constructor(nodeType, name, text = '') {
@@ -22,6 +23,15 @@ export class FakeNode {
     return node;
   }
 
+  removeChild(node) {
+    const at = this.childNodes.indexOf(node);
+    if (at < 0) throw new Error('removeChild: not a child');
+    this.childNodes.splice(at, 1);
+    return node;
+  }
+
+  get lastChild() { return this.childNodes[this.childNodes.length - 1] ?? null; }
+
   setAttribute(name, value) { this.attributes.set(name.toLowerCase(), String(value)); }
 
   getAttribute(name) { return this.attributes.get(name.toLowerCase()) ?? null; }
@@ -33,6 +43,13 @@ export class FakeNode {
   set outerHTML(_) { throw new Error('outerHTML must never be used'); }
 
   insertAdjacentHTML() { throw new Error('insertAdjacentHTML must never be used'); }
+
+  /** A serialisation of the subtree (tags, attributes, text) to compare two renderings. */
+  get markup() {
+    if (this.nodeType === 3) return JSON.stringify(this.data);
+    const attrs = [...this.attributes].map(([k, v]) => ` ${k}=${JSON.stringify(v)}`).join('');
+    return `<${this.nodeName}${attrs}>${this.childNodes.map((c) => c.markup).join('')}</${this.nodeName}>`;
+  }
 
   /** @returns {FakeNode[]} every element below this node */
   elements() { return this.childNodes.flatMap((c) => (c.nodeType === 1 ? [c, ...c.elements()] : [])); }

@@ -203,22 +203,86 @@ test('nocors: the server sends no CORS header (Node fetch is not subject to CORS
   assert.match(await streamChat(ask('nocors')), /answers this \[1\]/);
 });
 
-test('cors vs unreachable in a browser: a no-cors probe tells them apart', async () => {
+test('cors vs unreachable in a browser: a cors-mode probe that follows no redirect', async () => {
+  /** @type {string[][]} */
   const calls = [];
-  const browserLike = (probeOk) => async (url, init) => {
-    calls.push(init?.mode ?? 'cors');
-    if (init?.mode === 'no-cors' && probeOk) return new Response(null, { status: 200 });
+  /** A browser's fetch: the POST fails as a CORS refusal does; the probe answers `probe()`. */
+  const browserLike = (probe) => async (url, init) => {
+    calls.push([init?.method ?? 'GET', init?.mode ?? 'cors', init?.redirect ?? 'follow']);
+    if (init?.method !== 'POST' && probe) return probe();
     throw new TypeError('Failed to fetch');
   };
-  const cors = await failure(ask('normal', { fetch: browserLike(true) }));
+  const cors = await failure(ask('normal', { fetch: browserLike(() => new Response('{"data": []}')) }));
   assert.equal(cors.kind, 'cors');
+  assert.match(cors.message, /is running but does not allow requests from this site \(CORS\)/);
   assert.match(cors.message, /OLLAMA_ORIGINS=/);
-  assert.deepEqual(calls, ['cors', 'no-cors']);
-  const down = await failure(ask('normal', { fetch: browserLike(false) }));
+  assert.deepEqual(calls, [['POST', 'cors', 'manual'], ['GET', 'cors', 'manual']]); // no no-cors probe: it would follow
+  const down = await failure(ask('normal', { fetch: browserLike(null) }));
   assert.equal(down.kind, 'unreachable');
   assert.match(down.message, /Is the server running/);
-  assert.match(down.message, /CORS/);
+  assert.match(down.message, /refuses requests from this site \(CORS\) or redirects them elsewhere/);
   assert.match(down.message, /OLLAMA_ORIGINS=/);
+  const opaque = () => /** @type {Response} */ (/** @type {unknown} */ ({
+    type: 'opaqueredirect', status: 0, statusText: '', ok: false, body: null, headers: new Headers() }));
+  const moved = await failure(ask('normal', { fetch: browserLike(opaque) }));
+  assert.equal(moved.kind, 'redirect');
+  assert.match(moved.message, /answered HTTP 3xx, a redirect to an address the browser does not show: Ask follows no redirect/);
+  assert.ok(calls.every(([, mode, redirect]) => mode === 'cors' && redirect === 'manual'));
+});
+
+test('redirect: an opaque redirect to the POST (a browser) is refused', async () => {
+  const fetchOpaque = async () => /** @type {Response} */ (/** @type {unknown} */ ({
+    type: 'opaqueredirect', status: 0, statusText: '', ok: false, body: null, headers: new Headers() }));
+  const err = await failure(ask('normal', { fetch: fetchOpaque }));
+  assert.equal(err.kind, 'redirect');
+  assert.match(err.message, /^The LLM server at http:\/\/127\.0\.0\.1:\d+\/v1 answered HTTP 3xx, a redirect to an address /);
+  assert.match(err.message, /`curl -si http:\/\/127\.0\.0\.1:\d+\/v1\/models` shows where it points/);
+});
+
+async function otherRequests() {
+  return (await fetch(`${BASE}/_other_requests`)).json();
+}
+
+for (const status of [307, 302]) {
+  test(`redirect: a ${status} is not followed, and names the other host`, async () => {
+    const before = await otherRequests();
+    const err = await failure(ask('normal', { endpoint: `${BASE}/redirect${status}/v1` }));
+    assert.equal(err.kind, 'redirect');
+    assert.equal(err.status, status);
+    const other = /a redirect to another host, (127\.0\.0\.1:\d+) \(http:\/\/127\.0\.0\.1:\d+\/v1\/chat\/completions\)/
+      .exec(err.message);
+    assert.ok(other && !BASE.endsWith(other[1]), err.message);
+    assert.match(err.message, new RegExp(`answered HTTP ${status} \\w`));
+    assert.deepEqual(await otherRequests(), before); // nothing reached the other host
+  });
+}
+
+test('limit: a 50 MB answer ends at maxChars, the request aborted', async () => {
+  const tokens = [];
+  const err = await failure(ask('huge', { maxChars: 2500, onToken: (t) => tokens.push(t) }));
+  assert.equal(err.kind, 'limit');
+  assert.equal(err.partial.length, 2500);
+  assert.equal(tokens.join(''), err.partial);
+  assert.match(err.message, /cut at 2,500 characters \(the max_answer_chars setting\)/);
+  let stream;
+  for (let i = 0; i < 100; i++) { // the server notices the closed connection at its next write
+    stream = await (await fetch(`${BASE}/_last_stream`)).json();
+    if (stream.disconnected) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.equal(stream.mode, 'huge');
+  assert.ok(stream.disconnected && stream.sent < 10_000_000, JSON.stringify(stream));
+  assert.equal((await streamChat(ask('md3000', { maxChars: 3000 }))).length, 3000); // exactly the cap: whole
+  const emoji = await failure({ endpoint: 'http://127.0.0.1:9', model: 'm', messages: [], maxChars: 3,
+    fetch: fixedFetch(chunk('a🎉b🎉c', 'stop')) });
+  assert.equal(emoji.partial, 'a🎉b'); // characters as Python counts them; no pair cut in half
+});
+
+test('SSEParser: a long line arriving in pieces is one event', () => {
+  const parser = new SSEParser();
+  const pieces = ['data: ', 'x'.repeat(1000), 'y'.repeat(1000), '\n', '\n'];
+  const events = pieces.flatMap((p) => parser.push(p));
+  assert.deepEqual(events, ['x'.repeat(1000) + 'y'.repeat(1000)]);
 });
 
 // -- a hostile answer, rendered with a tiny fake DOM ---------------------------------------------

@@ -17,13 +17,14 @@ import shutil
 import socket
 import subprocess
 import sys
+import time
 import urllib.request
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
 
-from site_helpers import chunks_of, manifest_of
+from site_helpers import build_site, chunks_of, manifest_of
 
 from site_helpers import fake_llm_server
 from test_search_e2e import INPUT, OPTIONS, QUESTION, STATUS, THEME_NOISE, open_with_shortcut, results_for
@@ -267,8 +268,20 @@ def test_server_error_message_is_shown(page, context, site, serve, fake_llm):
 
 
 def test_cors_refusal_explains_ollama_origins(page, context, site, serve, fake_llm):
-    server = ask_reader_llm(page, context, site, serve, f"{fake_llm}/nocors/v1")
+    """A server that answers a GET but refuses the POST's preflight: "running but refuses this site"."""
+    server = ask_reader_llm(page, context, site, serve, f"{fake_llm}/nopreflight/v1")
     expect_error(page, "cors", "does not allow requests from this site (CORS)",
+                 f"OLLAMA_ORIGINS={server.url.rstrip('/')} ollama serve", "llama-server")
+    only_site_and_endpoint(page, server.url, fake_llm)
+
+
+def test_a_server_refusing_every_request_may_be_stopped_or_refusing(page, context, site, serve, fake_llm):
+    """No CORS header anywhere (Ollama without OLLAMA_ORIGINS): a browser cannot tell that from a
+    stopped server without a no-cors probe, which would follow redirects to any host; the note
+    gives both causes, with the OLLAMA_ORIGINS hint."""
+    server = ask_reader_llm(page, context, site, serve, f"{fake_llm}/nocors/v1")
+    expect_error(page, "unreachable", "Is the server running?",
+                 "If it is running, it refuses requests from this site (CORS) or redirects them elsewhere",
                  f"OLLAMA_ORIGINS={server.url.rstrip('/')} ollama serve", "llama-server")
     only_site_and_endpoint(page, server.url, fake_llm)
 
@@ -447,3 +460,148 @@ def test_site_policy_blocking_the_endpoint_is_named(page, context, site, serve, 
     ask_reader_llm(page, context, site, serve, f"{fake_llm}/v1", csp=True)
     expect_error(page, "csp", "Content-Security-Policy does not allow connections to",
                  f"connect-src 'self' {fake_llm.rstrip('/')}")
+
+
+# -- hostile servers: redirects, endless answers --------------------------------------------------
+
+
+def other_requests(base: str) -> list:
+    """What the fake server's other host (where its redirects point) has received."""
+    with urllib.request.urlopen(f"{base}/_other_requests", timeout=10) as r:
+        return json.loads(r.read())
+
+
+@pytest.mark.parametrize("mode", ["redirect307", "redirect302"])
+def test_a_redirect_to_another_host_is_refused(page, context, site, serve, fake_llm, mode):
+    """The endpoint answers the POST with a 307/302 (with CORS headers) to another host: the
+    browser sends that host nothing (no preflight, no POST, no GET), and the panel says why.
+    (Playwright lists the redirect's target as a request of the chain, which Chromium aborts
+    unsent: the other host's own record is what counts, and no response came from it.)"""
+    before = other_requests(fake_llm)
+    responses = []
+    context.on("response", lambda r: responses.append(r.url))
+    server = ask_reader_llm(page, context, site, serve, f"{fake_llm}/{mode}/v1")
+    expect_error(page, "redirect", f"The LLM server at {fake_llm}/{mode}/v1 answered HTTP 3xx, a redirect to an "
+                 "address the browser does not show: Ask follows no redirect, so nothing was sent there.",
+                 f"curl -si {fake_llm}/{mode}/v1/models")
+    assert other_requests(fake_llm) == before
+    assert [u for u in responses if not u.startswith((server.url, fake_llm + "/"))] == []
+    expect(page.locator(ANSWER)).not_to_contain_text("OTHER HOST")
+
+
+def test_a_redirect_without_cors_headers_is_not_probed_either(page, context, site, serve, fake_llm):
+    """A 307 without CORS headers fails like a CORS refusal; the probe that tells a stopped
+    server from a refusal follows no redirect either, so the other host still gets nothing."""
+    before = other_requests(fake_llm)
+    server = ask_reader_llm(page, context, site, serve, f"{fake_llm}/bareredirect/v1")
+    expect_error(page, "unreachable", "refuses requests from this site (CORS) or redirects them elsewhere",
+                 "Is the server running?")
+    assert other_requests(fake_llm) == before
+    only_site_and_endpoint(page, server.url, fake_llm)
+
+
+def last_stream(base: str) -> dict:
+    with urllib.request.urlopen(f"{base}/_last_stream", timeout=10) as r:
+        return json.loads(r.read())
+
+
+def round_trip(page) -> float:
+    """Seconds for a page.evaluate to come back: how long the page's main thread makes one wait."""
+    start = time.monotonic()
+    page.evaluate("document.querySelector('section.sphinx-rag-ask').dataset.state")
+    return time.monotonic() - start
+
+
+def test_a_50_mb_answer_is_cut_at_the_cap_and_the_tab_stays_responsive(page, context, site, serve, fake_llm):
+    """The server streams 50 MB as fast as it can: the panel stops at the default cap (20,000
+    characters) with a note, aborts the request, and the page answers and takes typing."""
+    ask_reader_llm(page, context, site, serve, f"{fake_llm}/huge/v1")
+    expect_error(page, "limit", "The answer was cut at 20,000 characters (the max_answer_chars setting): the "
+                 "server did not end it.")
+    timings = page.evaluate("window.sphinxRag.ask.timings")
+    print(f"\n50 MB stream: cut after {(timings['end'] - timings['start']) / 1000:.2f} s")
+    assert round_trip(page) < 5  # generous: the tab answers
+    shown = page.evaluate("document.querySelector('.sphinx-rag-answer').textContent.length")
+    assert 10_000 < shown <= 20_000
+    stream = last_stream(fake_llm)  # aborted: the server saw the connection close before its end
+    assert stream["mode"] == "huge" and stream["disconnected"] and not stream["complete"], stream
+    page.locator(INPUT).focus()
+    page.keyboard.type(" more")
+    expect(page.locator(INPUT)).to_have_value(QUERY + " more")
+
+
+RENDER_IN_NODE = """
+import { readFileSync } from 'node:fs';
+import { renderMarkdown } from './js/src/llm/markdown.js';
+import { fakeDocument } from './js/test/fake_dom.js';
+const text = readFileSync(0, 'utf8');
+const sources = Number(process.env.SOURCES); // the passages sent: the citations that link
+const frag = renderMarkdown(text, { doc: fakeDocument, citationUrl: (n) => (n <= sources ? `c${n}.html` : null) });
+const tags = {};
+for (const e of frag.elements()) tags[e.nodeName] = (tags[e.nodeName] || 0) + 1;
+console.log(JSON.stringify({ text: frag.textContent, blocks: frag.childNodes.length, tags }));
+"""
+
+
+@pytest.fixture(scope="session")
+def big_answer_site(tmp_path_factory, fake_llm) -> Path:
+    """test-searchbar (keyword-only) with sphinx_rag_llm allowing 3,000,000-character answers."""
+    src = tmp_path_factory.mktemp("big-answer-src")
+    shutil.copytree(ROOTS / "test-searchbar", src, dirs_exist_ok=True)
+    with open(src / "conf.py", "a") as f:
+        f.write(f'\nsphinx_rag_llm = {{"endpoint": "{fake_llm}/v1", "model": "normal", "max_answer_chars": 3000000}}\n')
+    out = tmp_path_factory.mktemp("big-answer") / "html"
+    return build_site(src, out, "-d", str(out.parent / "dt"))
+
+
+def test_a_2_mb_answer_renders_incrementally_and_equals_a_full_render(page, context, big_answer_site, serve,
+                                                                      fake_llm):
+    """2 MB of Markdown in 20-character tokens (100,000 of them), with the cap raised: the page
+    stays responsive while it streams, the answer ends rendered exactly as renderMarkdown renders
+    the whole text, and the time grows about linearly (0.5 MB vs 2 MB, printed; only a generous
+    bound asserted: re-rendering the whole answer per token, as before, takes hours)."""
+    server = serve(big_answer_site)
+    seconds = {}
+    for size in (500_000, 2_000_000):
+        mode = f"md{size}t20"
+        set_reader_llm(context, {"endpoint": f"{fake_llm}/{mode}/v1", "model": "m"})  # the site keeps its cap
+        page.goto(server.url + "index.html")
+        page.locator("#searchbox input[name=q]").click()
+        ask(page, "searchbar")
+        wait_state(page, "streaming")
+        waits = []
+        while page.evaluate("document.querySelector('section.sphinx-rag-ask').dataset.state") == "streaming":
+            waits.append(round_trip(page))
+            if len(waits) == 3:
+                page.keyboard.type("!")  # typing while it streams
+        wait_state(page, "done")
+        expect(page.locator(NOTE)).to_be_hidden()
+        timings = page.evaluate("window.sphinxRag.ask.timings")
+        seconds[size] = (timings["end"] - timings["start"]) / 1000
+        waits.sort()
+        print(f"\n{size:,} characters: {seconds[size]:.2f} s; page round trips while streaming: "
+              f"{len(waits)}, median {1000 * waits[len(waits) // 2] if waits else 0:.0f} ms, "
+              f"max {1000 * max(waits, default=0):.0f} ms")
+        assert max(waits, default=0) < 5  # generous: the page answers while it streams
+        with urllib.request.urlopen(f"{fake_llm}/_answer?mode={mode}", timeout=60) as r:
+            text = r.read().decode("utf-8")
+        assert len(text) == size
+        sources = page.locator(SOURCES).count()
+        node = subprocess.run(["node", "--input-type=module", "-e", RENDER_IN_NODE], cwd=REPO, input=text,
+                              capture_output=True, text=True, timeout=300, env={**os.environ, "SOURCES": str(sources)})
+        assert node.returncode == 0, node.stderr
+        expected = json.loads(node.stdout)
+        shown = page.evaluate("""() => {  // the blocks, out of the groups of 50 they are shown in
+            const a = document.querySelector('.sphinx-rag-answer');
+            const group = (e) => e.classList.contains('sphinx-rag-blocks');
+            const blocks = [...a.children].flatMap((c) => (group(c) ? [...c.children] : [c]));
+            const tags = {};
+            for (const e of a.querySelectorAll('*')) if (!group(e)) tags[e.localName] = (tags[e.localName] || 0) + 1;
+            return { text: a.textContent, blocks: blocks.length, tags };
+        }""")
+        assert shown["blocks"] == expected["blocks"] and shown["tags"] == expected["tags"]
+        assert shown["text"] == expected["text"]
+        if len(waits) > 3:
+            expect(page.locator(INPUT)).to_have_value("searchbar!")
+    print(f"2 MB / 0.5 MB time ratio: {seconds[2_000_000] / seconds[500_000]:.1f} (linear: 4, quadratic: 16)")
+    assert seconds[2_000_000] < 120  # generous

@@ -6,6 +6,11 @@
  * sphinx_rag/llm/endpoint.py (normalizeEndpoint), plus what only a browser needs: telling
  * a CORS refusal from a stopped server, and the Stop button (an AbortSignal). No DOM access.
  *
+ * Nothing is sent to a host other than the endpoint's: no request follows a redirect
+ * (`redirect: "manual"`); a 3xx answer is the error kind "redirect". A browser hides
+ * where an opaque redirect points; Node and other runtimes show the Location, and the
+ * message names its host. An answer longer than `maxChars` ends with the kind "limit".
+ *
  * @module llm
  */
 
@@ -13,7 +18,7 @@ import { ANSWER_RESERVE_TOKENS } from './prompt.js';
 
 /**
  * @typedef {import('./prompt.js').Message} Message
- * @typedef {'unreachable'|'cors'|'csp'|'http'|'incomplete'|'timeout'|'aborted'|'invalid'} LLMErrorKind
+ * @typedef {'unreachable'|'cors'|'csp'|'http'|'incomplete'|'timeout'|'aborted'|'invalid'|'redirect'|'limit'} LLMErrorKind
  */
 
 // -- endpoint and errors ------------------------------------------------------------------
@@ -124,6 +129,10 @@ export class SSEParser {
 
   /** @param {string} text  the next piece of the stream @returns {string[]} completed events */
   push(text) {
+    if (!text.includes('\n')) { // a line still arriving: not split again with each piece
+      this.buffer += text;
+      return [];
+    }
     this.buffer += text;
     const lines = this.buffer.split('\n');
     this.buffer = /** @type {string} */ (lines.pop());
@@ -160,11 +169,44 @@ const NETWORK_CODES = {
   EHOSTUNREACH: 'host unreachable', ENETUNREACH: 'network unreachable', ECONNRESET: 'connection reset',
 };
 
+/** What to do about a redirect. @param {string} base */
+const redirectAdvice = (base) => 'Ask follows no redirect, so nothing was sent there. Set the endpoint to the ' +
+  `server's own address if you trust it (\`curl -si ${base}/models\` shows where it points).`;
+
 /**
- * Classify a fetch() rejection. Node reports the cause; browsers only say "TypeError:
- * Failed to fetch" for both a stopped server and a CORS refusal, so a `no-cors` probe (whose
- * response is opaque and not subject to CORS) tells them apart: it succeeds if the server
- * answers at all.
+ * The error for a 3xx answer: its status and target when the runtime shows them (Node), an
+ * opaque redirect when it does not (a browser).
+ * @param {string} base @param {Response} response @param {object} [extra]
+ */
+function redirectError(base, response, extra = {}) {
+  const location = response.type === 'opaqueredirect' ? '' : (response.headers.get('location') || '');
+  let where = 'a redirect to an address the browser does not show';
+  if (location) {
+    let target = null;
+    try {
+      target = new URL(location, `${base}/`);
+    } catch {
+      target = null;
+    }
+    where = target && target.host !== new URL(base).host ? `a redirect to another host, ${target.host} (${target.href})`
+      : `a redirect to ${target ? target.href : JSON.stringify(location)}`;
+  }
+  const status = response.status ? `HTTP ${response.status} ${response.statusText}`.trimEnd() : 'HTTP 3xx';
+  return new LLMError('redirect', `The LLM server at ${base} answered ${status}, ${where}: ${redirectAdvice(base)}`,
+    { status: response.status, ...extra });
+}
+
+/** @param {Response} response */
+const isRedirect = (response) => response.type === 'opaqueredirect' || (response.status >= 300 && response.status < 400);
+
+/**
+ * Classify a fetch() rejection. Node reports the cause; a browser only says "TypeError:
+ * Failed to fetch" for a stopped server, a CORS refusal and a redirect without CORS headers.
+ * A probe tells some of them apart: `GET /models` in cors mode, following no redirect (a
+ * `no-cors` probe would see more, but the Fetch standard only allows it to follow
+ * redirects, to any host). An answer means the server runs and allows this site for simple
+ * requests: the POST was refused (CORS); an opaque redirect means it redirects; no answer
+ * leaves all three possible, and the message says so.
  * @param {string} base @param {unknown} err @param {typeof fetch} fetchFn
  */
 async function connectionError(base, err, fetchFn) {
@@ -174,30 +216,75 @@ async function connectionError(base, err, fetchFn) {
     return new LLMError('unreachable', `Could not connect to the LLM server at ${base} ` +
       `(${NETWORK_CODES[/** @type {keyof typeof NETWORK_CODES} */ (code)]}). ${START_HINT}`, { cause: err });
   }
-  let reachable = false;
+  /** @type {Response | null} */
+  let probe = null;
   if (!code) {
+    const stop = new AbortController();
+    const t = setTimeout(() => stop.abort(), 5000);
     try {
-      const probe = new AbortController();
-      const t = setTimeout(() => probe.abort(), 5000);
-      try {
-        await fetchFn(`${base}/models`, { mode: 'no-cors', signal: probe.signal });
-        reachable = true;
-      } finally {
-        clearTimeout(t);
-      }
+      probe = await fetchFn(`${base}/models`, { mode: 'cors', redirect: 'manual', signal: stop.signal });
+      probe.body?.cancel().catch(() => {});
     } catch {
-      reachable = false;
+      probe = null;
+    } finally {
+      clearTimeout(t);
     }
   }
-  if (reachable) {
+  if (probe && isRedirect(probe)) return redirectError(base, probe, { cause: err });
+  if (probe) {
     return new LLMError('cors', `The LLM server at ${base} is running but does not allow requests ` +
       `from this site (CORS). ${corsHint()}`, { cause: err });
   }
   return new LLMError('unreachable', `Could not reach the LLM server at ${base}. ${START_HINT} ` +
-    `If it is running, it may refuse requests from this site (CORS). ${corsHint()}`, { cause: err });
+    'If it is running, it refuses requests from this site (CORS) or redirects them elsewhere (Ask follows no ' +
+    `redirect): the browser does not tell which. ${corsHint()}`, { cause: err });
 }
 
 // -- streaming ------------------------------------------------------------------------------------
+
+/** The default answer cap (Python's LLM_DEFAULTS["max_answer_chars"]). */
+export const MAX_ANSWER_CHARS = 20000;
+
+/** Milliseconds of stream reading after which the page gets the main thread back. */
+const BUSY_MS = 8;
+
+/**
+ * A task boundary: input, rendering and other tasks run before the stream goes on. Awaiting
+ * reader.read() does not give one when data is already buffered (it resolves as a
+ * microtask), so a fast server would otherwise hold the page until its answer ends.
+ * @returns {Promise<void>}
+ */
+function yieldToPage() {
+  const scheduler = /** @type {any} */ (globalThis).scheduler;
+  if (typeof scheduler?.yield === 'function') return scheduler.yield();
+  return new Promise((resolve) => setTimeout(resolve, 0));
+}
+
+/** Characters as Python counts them (code points). @param {string} text */
+function codePoints(text) {
+  let n = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+      const d = text.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        n--;
+        i++;
+      }
+    }
+  }
+  return n;
+}
+
+/** The first `n` code points of `text`. @param {string} text @param {number} n */
+function firstCodePoints(text, n) {
+  let i = 0;
+  for (let k = 0; k < n && i < text.length; k++) {
+    const c = text.charCodeAt(i);
+    i += c >= 0xd800 && c <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00 ? 2 : 1;
+  }
+  return text.slice(0, i);
+}
 
 /**
  * POST `{endpoint}/chat/completions` with `stream: true` and resolve with the whole answer.
@@ -205,18 +292,22 @@ async function connectionError(base, err, fetchFn) {
  * `onToken` gets each piece of text as it arrives. `timeoutMs` is an inactivity limit
  * (waiting for the server to respond, and between two pieces of the stream), like the Python
  * `timeout`. Rejects with an LLMError of kind: unreachable | cors | http | incomplete |
- * timeout | aborted (the `signal` fired) | invalid; `error.partial` holds the text received.
+ * timeout | aborted (the `signal` fired) | invalid | redirect (a 3xx answer: not followed) |
+ * limit (the answer reached `maxChars` characters: the request is aborted, `error.partial`
+ * holds them); `error.partial` holds the text received.
  * @param {{endpoint: string, model: string, messages: Message[], temperature?: number,
- *          timeoutMs?: number, signal?: AbortSignal, onToken?: (text: string) => void,
- *          fetch?: typeof fetch}} options
+ *          timeoutMs?: number, maxChars?: number, signal?: AbortSignal,
+ *          onToken?: (text: string) => void, fetch?: typeof fetch}} options
  * @returns {Promise<string>}
  */
 export async function streamChat(options) {
-  const { model, messages, temperature = 0.1, timeoutMs = 60000, signal, onToken = () => {} } = options;
+  const { model, messages, temperature = 0.1, timeoutMs = 60000, maxChars = MAX_ANSWER_CHARS, signal,
+    onToken = () => {} } = options;
   const base = normalizeEndpoint(options.endpoint);
   const fetchFn = options.fetch ?? globalThis.fetch.bind(globalThis);
   const controller = new AbortController();
   let partial = '';
+  let chars = 0; // of partial, in code points (Python's len)
   let timedOut = false;
   /** @type {ReturnType<typeof setTimeout>|undefined} */
   let timer;
@@ -236,10 +327,21 @@ export async function streamChat(options) {
     : fail('aborted', 'Stopped: the answer is incomplete.'));
   /** @param {string} text */
   const emit = (text) => {
-    if (text) {
-      partial += text;
-      onToken(text);
+    if (!text) return;
+    const n = codePoints(text);
+    if (chars + n > maxChars) {
+      const head = firstCodePoints(text, maxChars - chars);
+      if (head) {
+        partial += head;
+        onToken(head);
+      }
+      controller.abort(); // the rest is not read
+      throw fail('limit', `The answer was cut at ${maxChars.toLocaleString('en-US')} characters (the ` +
+        'max_answer_chars setting): the server did not end it.');
     }
+    chars += n;
+    partial += text;
+    onToken(text);
   };
   /** Handle one SSE payload; true when the answer is complete. @param {string} payload */
   const handle = (payload) => {
@@ -277,6 +379,7 @@ export async function streamChat(options) {
         headers: { 'Content-Type': 'application/json', Accept: 'text/event-stream, application/json' },
         // max_tokens: the answer room fitPassages reserved; small models may never stop otherwise
         body: JSON.stringify({ model, messages, temperature, stream: true, max_tokens: ANSWER_RESERVE_TOKENS }),
+        redirect: 'manual', // the question goes to the endpoint or nowhere
         signal: controller.signal,
       });
     } catch (err) {
@@ -284,6 +387,10 @@ export async function streamChat(options) {
       throw await connectionError(base, err, fetchFn);
     }
     try {
+      if (isRedirect(response)) {
+        response.body?.cancel().catch(() => {});
+        throw redirectError(base, response);
+      }
       if (!response.ok) {
         const msg = serverMessage(await response.text());
         let text = `The LLM server at ${base} answered HTTP ${response.status} ${response.statusText}`.trimEnd();
@@ -325,7 +432,13 @@ export async function streamChat(options) {
       } else {
         const reader = response.body.getReader();
         const decoder = new TextDecoder();
+        let busySince = performance.now();
         read: for (;;) {
+          if (performance.now() - busySince > BUSY_MS) {
+            await yieldToPage();
+            busySince = performance.now();
+            if (controller.signal.aborted) throw stopped();
+          }
           const { done, value } = await reader.read();
           arm();
           const events = done ? [...parser.push(decoder.decode()), ...parser.end()]

@@ -27,23 +27,70 @@ export function safeUrl(url) {
  * @typedef {{citationUrl?: (n: number) => (string|null|undefined), doc: Document}} RenderOptions
  */
 
+const FENCE = /^ {0,3}(`{3,}|~{3,})\s*([\w+.#-]*)[^`]*$/;
+const CLOSING_FENCE = /^ {0,3}(`{3,}|~{3,})\s*$/;
+const ITEM = /^(\s*)([-*+]|\d{1,9}[.)])\s+(.*)$/;
+const HEADING = /^ {0,3}(#{1,6})\s+(.*?)(\s+#+)?\s*$/;
+
 /**
- * Render an LLM answer as DOM nodes, safely: only createElement/createTextNode/setAttribute
- * (never innerHTML), so HTML in the answer shows as text. Supports paragraphs, headings (as
- * bold paragraphs), **bold**, *em*, `code`, fenced code blocks, bullet and numbered lists,
- * [text](url) links with http(s) or relative URLs only (others render as their text), and
- * [n] / [1, 2] citations linked to citationUrl(n) (class "sphinx-rag-cite").
- * @param {string} text @param {RenderOptions} options
- * @returns {DocumentFragment}
+ * A block of the answer: lines [start, end) of the text.
+ * @typedef {{kind: 'fence'|'heading'|'list'|'paragraph', start: number, end: number}} Block
  */
-export function renderMarkdown(text, options) {
+
+/** The text's lines, line endings made "\n". @param {string} text */
+function splitLines(text) {
+  return String(text ?? '').replace(/\r\n?/g, '\n').split('\n');
+}
+
+/**
+ * The next block at or after line `i` (blank lines between blocks skipped), or null.
+ * Where a block ends depends only on its own lines and the line after it (a list looks one
+ * blank line ahead): appending text never changes a block that another one follows.
+ * @param {string[]} lines @param {number} i
+ * @returns {Block | null}
+ */
+function nextBlock(lines, i) {
+  while (i < lines.length && !lines[i].trim()) i++;
+  if (i >= lines.length) return null;
+  const start = i;
+  const line = lines[i];
+  const fence = FENCE.exec(line);
+  if (fence) {
+    const marker = fence[1];
+    i++;
+    while (i < lines.length && !(lines[i].trim().startsWith(marker[0].repeat(marker.length)) &&
+      CLOSING_FENCE.test(lines[i]))) i++;
+    return { kind: 'fence', start, end: Math.min(i + 1, lines.length) }; // with its closing fence
+  }
+  if (HEADING.exec(line)) return { kind: 'heading', start, end: i + 1 };
+  const item = ITEM.exec(line);
+  if (item) {
+    const ordered = /\d/.test(item[2]);
+    while (i < lines.length) {
+      const m = ITEM.exec(lines[i]);
+      if (!m || /\d/.test(m[2]) !== ordered) break;
+      i++;
+      while (i < lines.length && lines[i].trim() && !ITEM.exec(lines[i]) && !FENCE.exec(lines[i]) &&
+        /^\s/.test(lines[i])) i++; // the item's continuation lines
+      while (i < lines.length && !lines[i].trim() && i + 1 < lines.length && ITEM.exec(lines[i + 1]) &&
+        /\d/.test(/** @type {RegExpExecArray} */ (ITEM.exec(lines[i + 1]))[2]) === ordered) i++; // loose list
+    }
+    return { kind: 'list', start, end: i };
+  }
+  i++;
+  while (i < lines.length && lines[i].trim() && !FENCE.exec(lines[i]) && !HEADING.exec(lines[i]) &&
+    !ITEM.exec(lines[i])) i++;
+  return { kind: 'paragraph', start, end: i };
+}
+
+/**
+ * The DOM of one block.
+ * @param {string[]} lines @param {Block} block @param {RenderOptions} options
+ * @returns {Node}
+ */
+function renderBlock(lines, block, options) {
   const { doc } = options;
   const citationUrl = options.citationUrl ?? (() => null);
-  const frag = doc.createDocumentFragment();
-  const lines = String(text ?? '').replace(/\r\n?/g, '\n').split('\n');
-  const FENCE = /^ {0,3}(`{3,}|~{3,})\s*([\w+.#-]*)[^`]*$/;
-  const ITEM = /^(\s*)([-*+]|\d{1,9}[.)])\s+(.*)$/;
-  const HEADING = /^ {0,3}(#{1,6})\s+(.*?)(\s+#+)?\s*$/;
 
   /** @param {string} tag @param {Record<string, string>} [attrs] */
   const el = (tag, attrs = {}) => {
@@ -151,74 +198,168 @@ export function renderMarkdown(text, options) {
     flush();
   };
 
-  let i = 0;
-  while (i < lines.length) {
-    const line = lines[i];
-    const fence = FENCE.exec(line);
-    if (fence) {
-      const marker = fence[1];
-      const body = [];
-      i++;
-      while (i < lines.length && !(lines[i].trim().startsWith(marker[0].repeat(marker.length)) &&
-        /^ {0,3}(`{3,}|~{3,})\s*$/.test(lines[i]))) {
-        body.push(lines[i]);
-        i++;
-      }
-      i++; // the closing fence (or the end)
-      const pre = el('pre');
-      const code = el('code', fence[2] ? { class: `language-${fence[2]}` } : {});
-      code.appendChild(doc.createTextNode(body.join('\n')));
-      pre.appendChild(code);
-      frag.appendChild(pre);
-      continue;
-    }
-    if (!line.trim()) {
-      i++;
-      continue;
-    }
-    const heading = HEADING.exec(line);
-    if (heading) {
-      const p = el('p');
-      const strong = el('strong');
-      inline(strong, heading[2]);
-      p.appendChild(strong);
-      frag.appendChild(p);
-      i++;
-      continue;
-    }
-    const item = ITEM.exec(line);
-    if (item) {
-      const ordered = /\d/.test(item[2]);
-      const list = el(ordered ? 'ol' : 'ul');
-      if (ordered && parseInt(item[2], 10) !== 1) list.setAttribute('start', String(parseInt(item[2], 10)));
-      while (i < lines.length) {
-        const m = ITEM.exec(lines[i]);
-        if (!m || /\d/.test(m[2]) !== ordered) break;
-        const parts = [m[3]];
-        i++;
-        while (i < lines.length && lines[i].trim() && !ITEM.exec(lines[i]) && !FENCE.exec(lines[i]) &&
-          /^\s/.test(lines[i])) {
-          parts.push(lines[i].trim());
-          i++;
-        }
-        const li = el('li');
-        inline(li, parts.join(' '));
-        list.appendChild(li);
-        while (i < lines.length && !lines[i].trim() && i + 1 < lines.length && ITEM.exec(lines[i + 1]) &&
-          /\d/.test(/** @type {RegExpExecArray} */ (ITEM.exec(lines[i + 1]))[2]) === ordered) i++; // loose list
-      }
-      frag.appendChild(list);
-      continue;
-    }
-    const para = [];
-    while (i < lines.length && lines[i].trim() && !FENCE.exec(lines[i]) && !HEADING.exec(lines[i]) &&
-      !(para.length && ITEM.exec(lines[i]))) {
-      para.push(lines[i].trim());
-      i++;
-    }
+  const { start, end } = block;
+  if (block.kind === 'fence') {
+    const fence = /** @type {RegExpExecArray} */ (FENCE.exec(lines[start]));
+    const closed = end - start >= 2 && end <= lines.length && CLOSING_FENCE.test(lines[end - 1]) &&
+      lines[end - 1].trim().startsWith(fence[1][0].repeat(fence[1].length));
+    const pre = el('pre');
+    const code = el('code', fence[2] ? { class: `language-${fence[2]}` } : {});
+    code.appendChild(doc.createTextNode(lines.slice(start + 1, closed ? end - 1 : end).join('\n')));
+    pre.appendChild(code);
+    return pre;
+  }
+  if (block.kind === 'heading') {
     const p = el('p');
-    inline(p, para.join('\n'));
-    frag.appendChild(p);
+    const strong = el('strong');
+    inline(strong, /** @type {RegExpExecArray} */ (HEADING.exec(lines[start]))[2]);
+    p.appendChild(strong);
+    return p;
+  }
+  if (block.kind === 'list') {
+    const first = /** @type {RegExpExecArray} */ (ITEM.exec(lines[start]));
+    const ordered = /\d/.test(first[2]);
+    const list = el(ordered ? 'ol' : 'ul');
+    if (ordered && parseInt(first[2], 10) !== 1) list.setAttribute('start', String(parseInt(first[2], 10)));
+    /** @type {string[] | null} */
+    let parts = null;
+    const flush = () => {
+      if (!parts) return;
+      const li = el('li');
+      inline(li, parts.join(' '));
+      list.appendChild(li);
+    };
+    for (let i = start; i < end; i++) {
+      const m = ITEM.exec(lines[i]);
+      if (m) {
+        flush();
+        parts = [m[3]];
+      } else if (lines[i].trim()) {
+        /** @type {string[]} */ (parts).push(lines[i].trim());
+      }
+    }
+    flush();
+    return list;
+  }
+  const p = el('p');
+  inline(p, lines.slice(start, end).map((l) => l.trim()).join('\n'));
+  return p;
+}
+
+/**
+ * Render an LLM answer as DOM nodes, safely: only createElement/createTextNode/setAttribute
+ * (never innerHTML), so HTML in the answer shows as text. Supports paragraphs, headings (as
+ * bold paragraphs), **bold**, *em*, `code`, fenced code blocks, bullet and numbered lists,
+ * [text](url) links with http(s) or relative URLs only (others render as their text), and
+ * [n] / [1, 2] citations linked to citationUrl(n) (class "sphinx-rag-cite").
+ * @param {string} text @param {RenderOptions} options
+ * @returns {DocumentFragment}
+ */
+export function renderMarkdown(text, options) {
+  const frag = options.doc.createDocumentFragment();
+  const lines = splitLines(text);
+  for (let block = nextBlock(lines, 0); block; block = nextBlock(lines, block.end)) {
+    frag.appendChild(renderBlock(lines, block, options));
   }
   return frag;
+}
+
+/** Finished blocks per group while an answer streams. */
+const GROUP_BLOCKS = 50;
+
+/**
+ * renderMarkdown for a streamed answer, in time linear in its length: each block is
+ * rendered once, when the next one has started; only the last (still open) block and the
+ * line being written are rendered again on each render(). render(budgetMs) stops adding
+ * finished blocks when its time is up (at least one each call) and says whether some are
+ * left: a fast stream is shown over several frames, none of them long.
+ *
+ * Finished blocks sit in groups of GROUP_BLOCKS, <div class=groupClass> elements that CSS
+ * can contain: the browser then lays out only the group being filled, not every block of a
+ * long answer on every frame. After end(), `container` holds the blocks renderMarkdown of
+ * the whole text gives, in that order, in those groups (taking them out would cost one
+ * layout of the whole answer at once: 2.4 s for 2 MB here).
+ */
+export class MarkdownStream {
+  /**
+   * @param {Element} container  emptied, then owned by the stream
+   * @param {RenderOptions & {groupClass?: string}} options  groupClass: the class of the groups
+   */
+  constructor(container, options) {
+    this.container = container;
+    this.options = options;
+    while (container.lastChild) container.removeChild(container.lastChild);
+    /** @type {Element[]} the groups of finished blocks, the last one being filled */
+    this.groups = [];
+    this.inGroup = 0;
+    /** The text after the finished blocks (the open block, the line being written), "\n" line endings. */
+    this.open = '';
+    /** A "\r" at the end of the last piece, waiting to see whether a "\n" follows. */
+    this.heldCR = false;
+    /** @type {{lines: string[], block: Block}[]} finished blocks not rendered yet, in order */
+    this.queue = [];
+    this.queued = 0; // this.queue[0 .. queued) are rendered
+    /** @type {Node[]} the nodes of the open text, after every finished block */
+    this.openNodes = [];
+  }
+
+  /** @param {string} piece  the next piece of the answer */
+  push(piece) {
+    let s = (this.heldCR ? '\r' : '') + piece;
+    this.heldCR = s.endsWith('\r');
+    if (this.heldCR) s = s.slice(0, -1);
+    this.open += s.replace(/\r\n?/g, '\n');
+  }
+
+  /**
+   * Bring the DOM up to date with the text pushed so far, or part of the way.
+   * @param {number} [budgetMs]  time for adding finished blocks (default: no limit)
+   * @returns {boolean} true when everything pushed is shown
+   */
+  render(budgetMs = Infinity) {
+    const start = performance.now();
+    const lines = this.open.split('\n');
+    // The blocks of the complete lines (the last line may still grow): all but the last are final.
+    const complete = lines.slice(0, -1);
+    /** @type {Block[]} */
+    const blocks = [];
+    for (let block = nextBlock(complete, 0); block; block = nextBlock(complete, block.end)) blocks.push(block);
+    if (blocks.length > 1) {
+      const last = /** @type {Block} */ (blocks.pop());
+      for (const block of blocks) this.queue.push({ lines: complete, block });
+      lines.splice(0, last.start);
+      this.open = lines.join('\n'); // the finished blocks' text is let go
+    }
+    for (const node of this.openNodes) this.container.removeChild(node);
+    this.openNodes = [];
+    while (this.queued < this.queue.length) {
+      const { lines: of, block } = this.queue[this.queued++];
+      if (!this.groups.length || this.inGroup === GROUP_BLOCKS) {
+        const group = this.options.doc.createElement('div');
+        if (this.options.groupClass) group.setAttribute('class', this.options.groupClass);
+        this.container.appendChild(group);
+        this.groups.push(group);
+        this.inGroup = 0;
+      }
+      this.groups[this.groups.length - 1].appendChild(renderBlock(of, block, this.options));
+      this.inGroup++;
+      if (performance.now() - start >= budgetMs) break;
+    }
+    if (this.queued < this.queue.length) return false; // the open part waits for the finished ones
+    this.queue = [];
+    this.queued = 0;
+    for (let block = nextBlock(lines, 0); block; block = nextBlock(lines, block.end)) {
+      const node = renderBlock(lines, block, this.options);
+      this.openNodes.push(node);
+      this.container.appendChild(node);
+    }
+    return true;
+  }
+
+  /** The answer is complete: render all that is left. */
+  end() {
+    if (this.heldCR) this.open += '\n';
+    this.heldCR = false;
+    this.render();
+  }
 }

@@ -3,8 +3,13 @@
  * The "Ask" action of the search dialog: the question and the top passages of the
  * current results go to an OpenAI-compatible LLM server (prompt.js: buildMessages,
  * llm.js: streamChat, on the main thread), and the streamed answer is rendered with
- * markdown.js's renderMarkdown (DOM nodes only, never innerHTML), its [n] citations
+ * markdown.js's MarkdownStream (DOM nodes only, never innerHTML), its [n] citations
  * linked to the cited passages, above a "Sources" list of the passages sent.
+ *
+ * Rendering costs time linear in the answer's length: finished blocks are rendered once,
+ * only the open one again, at most once per animation frame and for a few milliseconds
+ * of it (a fast stream is shown over the next frames). The answer stops at the settings'
+ * max_answer_chars, with a note.
  *
  * Settings: the site's (`manifest.json` settings.llm, passed in by the backend, no
  * request of its own) under the reader's override, kept in localStorage under
@@ -24,10 +29,11 @@
 
 import { LLMError, normalizeEndpoint, streamChat } from "../llm/llm.js";
 import { DEFAULTS, mergeSettings } from "../llm/llm_settings.js";
-import { renderMarkdown } from "../llm/markdown.js";
+import { MarkdownStream } from "../llm/markdown.js";
 import { buildMessages, llmPassage } from "../llm/prompt.js";
 import { displayText, titleParts } from "./highlight.js";
 import { h } from "./dom.js";
+import { wellFormed } from "./well_formed.js";
 
 /** localStorage key of the reader's own settings. */
 export const STORAGE_KEY = "sphinx-rag-llm";
@@ -104,6 +110,37 @@ export function effectiveSettings(site, reader, project = "") {
   const settings = mergeSettings([override, site, { project }]);
   return settings && /** @type {Settings} */ ({ ...settings, source: reader ? "reader" : "site" });
 }
+
+/**
+ * Runs `render(budgetMs)` at most once per animation frame, with FRAME_BUDGET_MS of
+ * it; when `render` says it is not done (a fast stream left more than one frame's work),
+ * it runs again at the next frame. No frame grows long, however fast the answer comes.
+ */
+export class FrameRenderer {
+  /** @param {(budgetMs: number) => boolean} render  true when everything is shown */
+  constructor(render) {
+    this.render = render;
+    this.frame = 0;
+  }
+
+  /** Render at the next frame (once, however often it is asked before then). */
+  request() {
+    if (this.frame) return;
+    this.frame = requestAnimationFrame(() => {
+      this.frame = 0;
+      if (!this.render(FRAME_BUDGET_MS)) this.request();
+    });
+  }
+
+  /** Drop a pending render (the caller renders the final state itself). */
+  cancel() {
+    if (this.frame) cancelAnimationFrame(this.frame);
+    this.frame = 0;
+  }
+}
+
+/** Milliseconds of each animation frame an answer's rendering may take. */
+const FRAME_BUDGET_MS = 6;
 
 /** An inline SVG gear (settings): a ring, a hub and eight square teeth. */
 function gearIcon() {
@@ -290,7 +327,7 @@ export class AskPanel {
       }
     });
     d.input.addEventListener("input", () => {
-      if (this.pending !== null && d.input.value.trim() !== this.pending) { // the question changed
+      if (this.pending !== null && wellFormed(d.input.value).trim() !== this.pending) { // the question changed
         this.pending = null;
         this.slot.hidden = true;
         this.slot.setAttribute("data-state", "idle");
@@ -360,7 +397,7 @@ export class AskPanel {
       this.showSettingsMessage(message, this.endpointInput);
       return;
     }
-    const model = this.modelInput.value.trim();
+    const model = wellFormed(this.modelInput.value).trim();
     if (!model) {
       this.showSettingsMessage("Enter the model name the server serves (Ollama: see `ollama list`; " +
         "llama.cpp’s llama-server accepts any name).", this.modelInput);
@@ -409,7 +446,7 @@ export class AskPanel {
 
   /** The Ask action (button, Ctrl/Cmd+Enter): answer the question in the search box. */
   ask() {
-    const question = this.dialog.input.value.trim();
+    const question = wellFormed(this.dialog.input.value).trim(); // as the dialog searched it
     if (!this.settings()) {
       this.openSettings();
       return;
@@ -508,12 +545,9 @@ export class AskPanel {
       if (/connect-src|default-src/.test(e.effectiveDirective || e.violatedDirective)) blocked.push(e.blockedURI);
     };
     document.addEventListener("securitypolicyviolation", onViolation);
-    const render = () => {
-      this.answer.replaceChildren(renderMarkdown(text, {
-        doc: document,
-        citationUrl: (n) => urls[n - 1] ?? null,
-      }));
-    };
+    /** @type {MarkdownStream | null} */
+    let markdown = null; // made at the first piece: it replaces "Asking…"
+    const renderer = new FrameRenderer((budget) => markdown?.render(budget) ?? true);
     try {
       await streamChat({
         endpoint: settings.endpoint,
@@ -521,6 +555,7 @@ export class AskPanel {
         messages: built.messages,
         temperature: settings.temperature,
         timeoutMs: settings.timeout * 1000,
+        maxChars: settings.max_answer_chars,
         signal: controller.signal,
         onToken: (piece) => {
           if (run !== this.run) return;
@@ -529,13 +564,20 @@ export class AskPanel {
             state("streaming");
           }
           text += piece;
-          render();
+          markdown ??= new MarkdownStream(this.answer, {
+            doc: document, citationUrl: (n) => urls[n - 1] ?? null, groupClass: `${PREFIX}-blocks`,
+          });
+          markdown.push(piece);
+          renderer.request();
         },
       });
       if (run !== this.run) return;
+      renderer.cancel();
+      markdown?.end();
       if (!text.trim()) this.showNote(`${settings.model} returned an empty answer.`, "empty");
       state("done");
     } catch (err) {
+      renderer.cancel();
       if (run !== this.run) return;
       let e = err instanceof LLMError ? err : new LLMError("invalid", String(/** @type {any} */ (err)?.message ?? err));
       const origin = new URL(settings.endpoint).origin;
@@ -548,13 +590,13 @@ export class AskPanel {
           `(connect-src), so Ask cannot reach the LLM server: the site must allow it, e.g. ` +
           `"connect-src 'self' ${origin}".`);
       }
-      text = e.partial || text;
-      if (text) render();
+      if (markdown) markdown.end(); // what arrived (streamChat's partial) stays
       else this.answer.replaceChildren();
       this.showNote(e.message, e.kind);
       this.slot.setAttribute("data-error-kind", e.kind);
       state("error");
     } finally {
+      renderer.cancel();
       document.removeEventListener("securitypolicyviolation", onViolation);
       if (run === this.run) {
         timings.end = performance.now();

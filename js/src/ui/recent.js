@@ -8,6 +8,7 @@
  */
 
 import { usableStorage } from "./storage.js";
+import { wellFormed } from "./well_formed.js";
 
 export const RECENT_MAX = 6;
 
@@ -18,7 +19,7 @@ export const RECENT_MAX = 6;
  * @param {number} [cap]
  */
 export function remember(list, query, cap = RECENT_MAX) {
-  const q = query.trim();
+  const q = wellFormed(query).trim();
   if (!q) return list;
   return [q, ...list.filter((x) => x !== q)].slice(0, cap);
 }
@@ -34,7 +35,9 @@ export class RecentSearches {
   list() {
     try {
       const value = JSON.parse(this.store?.getItem(this.key) || "[]");
-      return Array.isArray(value) ? value.filter((q) => typeof q === "string" && q.trim()).slice(0, RECENT_MAX) : [];
+      return Array.isArray(value)
+        ? value.filter((q) => typeof q === "string" && q.trim()).map(wellFormed).slice(0, RECENT_MAX)
+        : [];
     } catch {
       return []; // not ours, or damaged: start again
     }

@@ -44,6 +44,7 @@ import { suggestedQuestions, suggestionGroup } from "./suggestions.js";
 import { feedbackUrl } from "./feedback.js";
 import { addSearchButton, followColorScheme, takeOverSearchBox, themeSearchInputs } from "./theme.js";
 import { historyIcon, searchIcon } from "./icons.js";
+import { wellFormed } from "./well_formed.js";
 
 /** @typedef {import("./backend.js").Result} Result */
 /** @typedef {import("./backend.js").Status} Status */
@@ -296,7 +297,7 @@ export class SearchDialog {
   }
 
   search() {
-    const query = this.input.value.trim();
+    const query = wellFormed(this.input.value).trim(); // a lone surrogate breaks encodeURIComponent
     const id = ++this.requestId;
     this.fullSearch.href = new URL(
       this.searchPage + (query ? `?q=${encodeURIComponent(query)}` : ""),

@@ -36,6 +36,7 @@ import { IndexReader } from "../search/index.js";
 import { Searcher, correctSpelling, modelWords } from "../search/retrieve.js";
 import { StaticEncoder } from "../search/static_encoder.js";
 import { HttpSource } from "./loader.js";
+import { wellFormed } from "../ui/well_formed.js";
 
 /** @typedef {{id: number, query: string, k: number}} Request */
 
@@ -206,7 +207,7 @@ worker.addEventListener("message", (/** @type {MessageEvent} */ e) => {
   if (msg.type === "init") {
     init(msg);
   } else if (msg.type === "search") {
-    latest = { id: msg.id, query: String(msg.query ?? ""), k: Number(msg.k) || 10 };
+    latest = { id: msg.id, query: wellFormed(msg.query), k: Number(msg.k) || 10 };
     pump();
   }
 });
