@@ -69,9 +69,9 @@ sphinx_rag_llms_full_bytes = 5_000_000
 # Optional answers from a local OpenAI-compatible LLM server (llama.cpp server, Ollama's
 # /v1, vLLM). Empty: off (readers can still set their own endpoint in the search
 # dialog). Keys: endpoint (required, e.g. http://127.0.0.1:8080/v1), model (required),
-# max_context_tokens (4096), temperature (0.1), timeout (60 s of inactivity), prompt
-# (template with {project}, {passages}, {question}; a line --- splits system and user
-# messages).
+# max_context_tokens (4096), temperature (0.1), timeout (60 s of inactivity),
+# max_answer_chars (20000: a longer answer is cut, with a note), prompt (template with
+# {project}, {passages}, {question}; a line --- splits system and user messages).
 sphinx_rag_llm = {}
 
 # For example, answers from a llama.cpp server running on the reader's machine:

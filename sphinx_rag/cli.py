@@ -40,6 +40,11 @@ SHOWN_CHARS = 400  # of each result's passage printed by `search` (the head of i
 __all__ = ["main"]
 
 
+class _StdoutClosed(Exception):
+    """stdout's reader went away while an answer streamed (not an OSError: the LLM client
+    must not take it for a broken connection to the server)."""
+
+
 def _text_argument(text: str, what: str, example: str) -> str | None:
     """A query or question from the command line, well-formed (argv may carry undecodable
     bytes as lone surrogates); None, after a one-line message, when it is blank."""
@@ -199,8 +204,11 @@ def _ask(args) -> int:
 
     def write(text: str):
         if text:
-            sys.stdout.write(text)
-            sys.stdout.flush()
+            try:
+                sys.stdout.write(text)
+                sys.stdout.flush()
+            except BrokenPipeError:
+                raise _StdoutClosed from None
             written.append(text)
 
     try:
@@ -436,7 +444,7 @@ def main(argv=None) -> int:
         code = args.func(args)
         sys.stdout.flush()  # a closed pipe fails here, not in the interpreter's last flush
         return code
-    except BrokenPipeError:
+    except (BrokenPipeError, _StdoutClosed):
         return _quiet_broken_pipe()
     except IndexMissing as exc:
         print(_missing_index_message(args, exc), file=sys.stderr)

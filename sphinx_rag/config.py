@@ -205,8 +205,9 @@ CONFIG = [
            "Ollama's /v1, vLLM). Empty: off (readers can still set their own endpoint in the "
            "search dialog). Keys: `endpoint` (required, e.g. `http://127.0.0.1:8080/v1`), "
            "`model` (required), `max_context_tokens` (4096), `temperature` (0.1), `timeout` "
-           "(60 s of inactivity), `max_answer_chars` (20000: a longer answer is cut, with a note), `prompt` (template with `{project}`, `{passages}`, `{question}`; "
-           "a line `---` splits system and user messages).",
+           "(60 s of inactivity), `max_answer_chars` (20000: a longer answer is cut, with a note), "
+           "`prompt` (template with `{project}`, `{passages}`, `{question}`; a line `---` splits system "
+           "and user messages).",
            _llm),
     Option("sphinx_rag_suggestions", ["auto"], (list, tuple),
            "Questions the empty search dialog suggests. `\"auto\"` stands for up to 6 mined from the "

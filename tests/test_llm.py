@@ -524,3 +524,16 @@ def test_ask_a_question_cut_in_an_emoji(fake_server, demo_html):
     assert proc.returncode == 0, proc.stderr.decode()
     assert proc.stderr == b"" and b"answers this [1]" in proc.stdout
     assert last_request(fake_server)["messages"][-1]["content"].endswith(QUESTION + " \ufffd")
+
+
+def test_ask_into_a_closed_pipe_exits_quietly(fake_server, demo_html):
+    """`sphinx-rag ask ... | head -3`: the reader goes away while the answer streams; no
+    traceback, and no false "connection to the LLM server broke"."""
+    proc = subprocess.Popen([sys.executable, "-m", "sphinx_rag", "ask", str(demo_html), QUESTION, "--endpoint",
+                             fake_server, "--model", "slow"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    while proc.stdout.readline() not in (b"\n", b""):  # the passage list, up to its blank line
+        pass
+    proc.stdout.close()  # the answer (after 1.5 s) finds no reader
+    stderr = proc.stderr.read().decode()
+    assert proc.wait(timeout=300) == 141, stderr
+    assert stderr == ""

@@ -356,10 +356,15 @@ export class MarkdownStream {
     return true;
   }
 
-  /** The answer is complete: render all that is left. */
-  end() {
+  /** The answer is complete (a "\r" at its end is a line end): render() then shows all of it. */
+  close() {
     if (this.heldCR) this.open += '\n';
     this.heldCR = false;
+  }
+
+  /** The answer is complete: render all that is left, now. */
+  end() {
+    this.close();
     this.render();
   }
 }

@@ -121,6 +121,8 @@ export class FrameRenderer {
   constructor(render) {
     this.render = render;
     this.frame = 0;
+    /** @type {((done: boolean) => void) | null} */
+    this.drained = null;
   }
 
   /** Render at the next frame (once, however often it is asked before then). */
@@ -128,14 +130,29 @@ export class FrameRenderer {
     if (this.frame) return;
     this.frame = requestAnimationFrame(() => {
       this.frame = 0;
-      if (!this.render(FRAME_BUDGET_MS)) this.request();
+      if (this.render(FRAME_BUDGET_MS)) {
+        this.drained?.(true);
+        this.drained = null;
+      } else {
+        this.request();
+      }
     });
   }
 
-  /** Drop a pending render (the caller renders the final state itself). */
+  /** Frame by frame until all is shown: true then, false if cancel() came first. @returns {Promise<boolean>} */
+  drain() {
+    this.drained?.(false);
+    const done = new Promise((resolve) => { this.drained = resolve; });
+    this.request();
+    return /** @type {Promise<boolean>} */ (done);
+  }
+
+  /** Stop rendering (a new answer takes the area, or the caller renders the rest itself). */
   cancel() {
     if (this.frame) cancelAnimationFrame(this.frame);
     this.frame = 0;
+    this.drained?.(false);
+    this.drained = null;
   }
 }
 
@@ -197,6 +214,8 @@ export class AskPanel {
     this.pending = null;
     /** @type {Timings | null} */
     this.timings = null;
+    /** @type {FrameRenderer | null} the answer's rendering */
+    this.renderer = null;
     this.build();
     this.update();
   }
@@ -475,6 +494,7 @@ export class AskPanel {
   /** Clear the answer area for a new question. @param {string} question */
   resetAnswer(question) {
     this.run++;
+    this.renderer?.cancel(); // the last answer's rendering stops
     this.slot.hidden = false;
     this.slot.removeAttribute("data-error-kind");
     this.heading.replaceChildren(h("span", { class: `${PREFIX}-ask-label` }, ["Answer"]), " to ",
@@ -548,6 +568,7 @@ export class AskPanel {
     /** @type {MarkdownStream | null} */
     let markdown = null; // made at the first piece: it replaces "Asking…"
     const renderer = new FrameRenderer((budget) => markdown?.render(budget) ?? true);
+    this.renderer = renderer;
     try {
       await streamChat({
         endpoint: settings.endpoint,
@@ -572,12 +593,11 @@ export class AskPanel {
         },
       });
       if (run !== this.run) return;
-      renderer.cancel();
-      markdown?.end();
+      markdown?.close();
+      if (markdown && !(await renderer.drain())) return; // the rest of a fast stream, frame by frame
       if (!text.trim()) this.showNote(`${settings.model} returned an empty answer.`, "empty");
       state("done");
     } catch (err) {
-      renderer.cancel();
       if (run !== this.run) return;
       let e = err instanceof LLMError ? err : new LLMError("invalid", String(/** @type {any} */ (err)?.message ?? err));
       const origin = new URL(settings.endpoint).origin;
@@ -590,8 +610,12 @@ export class AskPanel {
           `(connect-src), so Ask cannot reach the LLM server: the site must allow it, e.g. ` +
           `"connect-src 'self' ${origin}".`);
       }
-      if (markdown) markdown.end(); // what arrived (streamChat's partial) stays
-      else this.answer.replaceChildren();
+      if (markdown) { // what arrived (streamChat's partial) stays
+        markdown.close();
+        if (!(await renderer.drain())) return;
+      } else {
+        this.answer.replaceChildren();
+      }
       this.showNote(e.message, e.kind);
       this.slot.setAttribute("data-error-kind", e.kind);
       state("error");
