@@ -8,6 +8,8 @@
  * @module feedback
  */
 
+import { wellFormed } from "./well_formed.js";
+
 /** Results listed in the report. */
 export const REPORTED = 5;
 
@@ -39,9 +41,4 @@ export function feedbackUrl(template, query, results) {
   if (!/^https?:\/\//i.test(template)) return null;
   const encode = (/** @type {string} */ s) => encodeURIComponent(wellFormed(s));
   return template.replaceAll("{query}", encode(query)).replaceAll("{results}", encode(reportText(query, results)));
-}
-
-/** @param {string} s */
-function wellFormed(s) {
-  return s.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, "\ufffd");
 }
