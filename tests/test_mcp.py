@@ -7,6 +7,7 @@ after which the server still answers."""
 from __future__ import annotations
 
 import asyncio
+import threading
 import contextlib
 import json
 import os
@@ -32,6 +33,25 @@ class _Logged(QuietHandler):
     def do_GET(self):
         self.requests.append(self.path)
         super().do_GET()
+
+
+def _run(coroutine):
+    """``asyncio.run`` in a thread of its own: Playwright's sync API (the browser tests, in
+    the same pytest process) leaves an event loop running in the main thread."""
+    out: dict = {}
+
+    def target():
+        try:
+            out["value"] = asyncio.run(coroutine)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the test's thread
+            out["error"] = exc
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    thread.join()
+    if "error" in out:
+        raise out["error"]
+    return out.get("value")
 
 
 def _env(cache: Path) -> dict:
@@ -85,7 +105,7 @@ def test_mcp_over_the_demo_directory(demo_html, tmp_path):
             error, nonsense = await _call(session, "search_docs", query="zzqx blorptang vexillology")
             assert not error and nonsense.startswith(("No good match", "No results"))
 
-    asyncio.run(main())
+    _run(main())
 
 
 def test_mcp_over_a_served_site_reuses_its_cache(demo_html, tmp_path):
@@ -100,12 +120,12 @@ def test_mcp_over_a_served_site_reuses_its_cache(demo_html, tmp_path):
             return text, page
 
     with StaticServer(demo_html, _Logged, requests=requests) as server:
-        text, page = asyncio.run(session_run(server.url))
+        text, page = _run(session_run(server.url))
         assert [u.removeprefix(server.url) for u in _urls(text)] == _cli_top5(demo_html)
         assert page.endswith((demo_html / (PAGE + ".md")).read_text(encoding="utf-8"))
         assert f"/{PAGE}.md" in requests
         first = len(requests)
-        again, page_again = asyncio.run(session_run(server.url))
+        again, page_again = _run(session_run(server.url))
         assert (again, page_again) == (text, page)
         assert requests[first:] == [f"/{ASSET_DIR.as_posix()}/manifest.json"]  # every other file from the cache
 
@@ -124,7 +144,7 @@ def test_mcp_when_the_site_stops_mid_session(demo_html, tmp_path):
             assert len(tools.tools) == 3
             assert await _call(session, "search_docs", query=QUERY, k=5) == (False, text)
 
-    asyncio.run(main(StaticServer(demo_html)))
+    _run(main(StaticServer(demo_html)))
 
 
 def test_mcp_refuses_hostile_sites(demo_html, tmp_path):
@@ -160,7 +180,7 @@ def test_mcp_refuses_hostile_sites(demo_html, tmp_path):
         assert not any((tmp_path / "cache-badhash" / "remote" / "shards").glob(manifest["dir"]))  # never cached
 
     with StaticServer(tmp_path / "www") as server:
-        asyncio.run(main(server.url))
+        _run(main(server.url))
 
 
 def test_several_sites_are_merged_and_named(demo_html, static_site, tmp_path):
@@ -174,4 +194,4 @@ def test_several_sites_are_merged_and_named(demo_html, static_site, tmp_path):
             error, page = await _call(session, "read_page", url=static_site.resolve().as_uri() + "/" + PAGE)
             assert not error and f"(site: {static_site})" in page
 
-    asyncio.run(main())
+    _run(main())

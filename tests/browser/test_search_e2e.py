@@ -222,7 +222,8 @@ def test_aria(page, site, serve):
     open_with_shortcut(page)
     combobox = page.locator(INPUT)
     expect(combobox).to_have_attribute("role", "combobox")
-    expect(combobox).to_have_attribute("aria-expanded", "false")
+    expect(page.locator(".sphinx-rag-suggestion").first).to_be_visible()  # the empty box's suggested questions
+    expect(combobox).to_have_attribute("aria-expanded", "true")
     expect(combobox).to_have_attribute("aria-controls", "sphinx-rag-listbox")
     expect(page.locator("#sphinx-rag-listbox")).to_have_attribute("role", "listbox")
     expect(page.locator(STATUS)).to_have_attribute("role", "status")
@@ -241,9 +242,10 @@ def test_aria(page, site, serve):
         assert group.locator(":scope > :not([role=option], [role=presentation])").count() == 0
     badges = set(page.locator(".sphinx-rag-badge").all_inner_texts())
     assert badges <= {"API", "EXAMPLE", "GUIDE"}, badges  # CSS uppercases Example / Guide
-    page.fill(INPUT, "")
-    expect(combobox).to_have_attribute("aria-expanded", "false")
-    assert combobox.get_attribute("aria-activedescendant") is None
+    page.fill(INPUT, "")  # the suggestions again: options of the same listbox
+    expect(combobox).to_have_attribute("aria-expanded", "true")
+    active = combobox.get_attribute("aria-activedescendant")
+    expect(page.locator(f"#{active}")).to_have_class(re.compile("sphinx-rag-suggestion"))
 
 
 def test_only_the_site_is_contacted_and_console_is_clean(page, site, serve):
