@@ -10,8 +10,9 @@ For every relevant entry the script checks that
 * the page of the url exists in the HTML directory,
 * the anchor is an ``id`` of an element of that page.
 
-For API pages (``api/generated/...``) whose ``text_contains`` follows the
-chunker conventions, it also checks that the object documents that item:
+For API pages (``api/generated/...``, or any anchor that is an object's signature, such as
+Click's ``api.html#click.echo``) whose ``text_contains`` follows the chunker conventions,
+it also checks that the object documents that item:
 
 * ``Parameter <name> of <fullname>``: ``<fullname>`` is the anchor and its
   *Parameters* section lists ``<name>``;
@@ -48,7 +49,7 @@ from sphinx_rag.assets import IndexReader  # noqa: E402
 from sphinx_rag.evaluate import normalize_text  # noqa: E402
 from sphinx_rag.page_text import read_page_text  # noqa: E402
 
-STYLES = {"natural", "keyword", "typo", "synonym", "howto", "concept", "paraphrase"}
+STYLES = {"natural", "keyword", "typo", "synonym", "howto", "concept", "paraphrase", "which"}
 PARAM_RE = re.compile(r"^Parameter (\S+) of (\S+)$")
 RETURN_RE = re.compile(r"^(\S+) is returned by (\S+)$")
 ATTR_RE = re.compile(r"^Attribute (\S+) of (\S+)$")
@@ -105,6 +106,11 @@ def object_field_names(dt, field_titles):
             if title not in field_titles:
                 continue
             field_dd = field_dt.find_next_sibling("dd")
+            if not field_dd.find("dt"):  # Sphinx field lists (``:param x:``): an item's name is its first <strong>
+                for item in field_dd.find_all("li") or [field_dd]:
+                    first = item.find("strong")
+                    if first is not None:
+                        names.add(normalize(first.get_text("")))
             for item_dt in field_dd.find_all("dt"):
                 # The name is bold text, or a link when numpydoc points to a
                 # documented property; the type follows in span.classifier.
@@ -138,7 +144,7 @@ def check_entry(site, entry):
     if not phrase:
         return ["empty text_contains"]
 
-    if path.startswith("api/"):
+    if path.startswith("api/") or target.name == "dt":  # an API page, or an object signature on any page
         for kind, regex in (("param", PARAM_RE), ("return", RETURN_RE), ("attr", ATTR_RE)):
             m = regex.match(phrase)
             if not m:
