@@ -15,7 +15,9 @@ A query, step by step:
    model, or ``static_encoder.StaticEncoder``, the site's fitted linear encoder) ->
    probed clusters (those of the best keyword hits, then the nearest: ``dense.py``)
    -> exact int8 scores -> top ``CANDIDATES``;
-3. reciprocal-rank fusion of both lists, times each chunk's page weight;
+3. reciprocal-rank fusion of both lists, times each chunk's page weight; the reranking
+   stage (``rerank.py``) reorders the fused top candidates for a question that asks which
+   API object does something;
 4. ``expand.expand``: each hit becomes a passage, with the neighbouring chunks on its
    page that the ranking found relevant (relevant segment extraction); the passage's
    ``text`` joins their embedded texts, its ``display`` their displays
@@ -36,6 +38,7 @@ from .dense import dense_scores, probe_order
 from .chunk.display import join_displays, record_display
 from .expand import expand
 from .lexical import fold, split_words, tokenize
+from .rerank import rerank
 
 __all__ = ["Result", "Searcher", "top_k", "rrf_fuse", "correct_spelling", "weak_match", "CANDIDATES", "FUSIONS", "ENCODERS",
            "DENSE_VOTE", "RELEVANCE_FLOOR"]
@@ -255,8 +258,8 @@ class Searcher:
         if self.fusion == "dense":
             s = np.where(dense > 0, dense * weights, dense)
             return {i: float(s[i]) for i in top_k(s, CANDIDATES)}, weak
-        rankings = [keyword, top_k(dense, CANDIDATES)]
-        return rrf_fuse(rankings, self.rrf_k, weights, [1.0, DENSE_VOTE[self.encoder]]), weak
+        fused = rrf_fuse([keyword, top_k(dense, CANDIDATES)], self.rrf_k, weights, [1.0, DENSE_VOTE[self.encoder]])
+        return rerank(query, fused, lambda i: self.index.chunk(i)["kind"], weights, self.rrf_k), weak
 
     def scores(self, query: str, vector: np.ndarray | None = None) -> dict[int, float]:
         """Final score of every candidate chunk."""

@@ -5,6 +5,7 @@ import { dirname, join } from "node:path";
 import { test } from "node:test";
 
 import { CANDIDATES, DENSE_VOTE, Searcher, correctSpelling, modelWords, rrfFuse, topK } from "../src/search/retrieve.js";
+import { RERANK_DEPTH, asksForObject, rerank } from "../src/search/rerank.js";
 import { SKIP_DEMO, SKIP_SMALL, demoIndexDir, fixture, openIndex, smallIndexDir } from "./helpers.js";
 
 test("topK keeps positive scores, ties to the lower index", () => {
@@ -111,4 +112,24 @@ test("spelling correction of the embedded query equals Python's", { skip: SKIP_D
     if (got !== c.query) corrected++;
   }
   assert.ok(corrected >= 3, `only ${corrected} fixture queries exercise the correction`);
+});
+
+test("the reranking stage reads the question's form as Python does", () => {
+  const data = fixture("rankings.json");
+  const wrong = data.asks_for_object.filter((/** @type {[string, boolean]} */ [q, want]) => asksForObject(q) !== want);
+  assert.deepEqual(wrong, []);
+  assert.ok(data.asks_for_object.filter((/** @type {[string, boolean]} */ [, want]) => want).length >= 10);
+});
+
+test("rerank gives the API candidates of the fused top one more vote", async () => {
+  const fused = new Map([[0, 0.04], [1, 0.03], [2, 0.02], [3, 0.01]]);
+  const kinds = ["guide", "api", "guide", "api"];
+  const out = await rerank("Which class does it?", fused, async (i) => kinds[i], [1, 1, 1, 0.5], 60);
+  assert.equal(out.get(1), 0.03 + (1.0 / 61) * 1);
+  assert.equal(out.get(3), 0.01 + (1.0 / 61) * 0.5);
+  assert.equal(out.get(0), 0.04);
+  assert.equal(await rerank("how does it work", fused, async () => "api", [1, 1, 1, 1], 60), fused);
+  const many = new Map(Array.from({ length: RERANK_DEPTH + 5 }, (_, i) => [i, 1 / (10 + i)]));
+  const deep = await rerank("which function", many, async () => "api", new Array(many.size).fill(1), 60);
+  assert.equal([...many.keys()].filter((i) => deep.get(i) !== many.get(i)).length, RERANK_DEPTH);
 });

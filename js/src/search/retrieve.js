@@ -2,7 +2,7 @@
 /**
  * The browser search, a mirror of sphinx_rag/retrieve.py function for function:
  * keyword and dense rankings over the shards an IndexReader loads, fused (reciprocal-rank
- * fusion by default), chunk weights applied, expanded into passages. The shards a query
+ * fusion by default), chunk weights applied, reranked (rerank.js), expanded into passages. The shards a query
  * needs are fetched first (in parallel), then the scores are computed exactly as in
  * Python: tests/fixtures/rankings.json (computed by Python) holds rankings the JS tests
  * reproduce with bit-identical scores.
@@ -15,6 +15,7 @@ import { joinDisplays, recordDisplay } from "./display.js";
 import { OBJECT_RANKS, expand } from "./expand.js";
 import { IndexReader } from "./index.js";
 import { fold, splitWords, tokenize } from "./lexical.js";
+import { asksForObject, rerank, rerankCandidates } from "./rerank.js";
 
 export const CANDIDATES = 100; // depth of each ranking before fusion
 export const FUSIONS = ["rrf", "bm25", "dense"];
@@ -324,7 +325,10 @@ export class Searcher {
       return { scored, weak };
     }
     const fused = rrfFuse([hits, topCandidates(/** @type {import("./bm25.js").Candidates} */ (dense), CANDIDATES)], this.rrfK, weights, [1.0, DENSE_VOTE[encoder]]);
-    return { scored: fused, weak };
+    // the reranking stage (rerank.js) reads the kinds of the top candidates: their text shards first, in parallel
+    if (asksForObject(query)) await this.index.prefetchChunks(rerankCandidates(fused));
+    const reranked = await rerank(query, fused, async (i) => (await this.index.chunk(i)).kind, weights, this.rrfK);
+    return { scored: reranked, weak };
   }
 
   /**
