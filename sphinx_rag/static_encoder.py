@@ -291,16 +291,16 @@ def train_encoder(texts: Sequence[str], titles: Sequence[str], doc_vectors: np.n
     n_docs = len(texts)
     idf = np.array([math.log(1.0 + (n_docs - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)) for t in token_ids.tolist()],
                    dtype=np.float32)
-    keep = [i for i, ids in enumerate(query_ids) if _features(token_ids, idf, ids)]
+    owner, rows = _known_tokens(token_ids, query_ids)
+    keep = np.flatnonzero(np.bincount(owner, minlength=len(query_ids))).tolist()  # queries with a known token
     if note:
         note(f"[sphinx-rag] static query encoder: {len(keep)} pseudo-queries, {len(token_ids)} tokens, rank {rank}")
     docs = np.asarray(doc_vectors, dtype=np.float64)
     targets = embed([queries[i] for i in keep])
     x = _feature_matrix(token_ids, idf, [query_ids[i] for i in keep])
 
-    _, _, vt = np.linalg.svd(docs, full_matrices=False)
-    rank = min(rank, len(vt)) // 2 * 2  # even: two int4 weights per byte
-    basis = vt[:rank].T  # (dim, rank): the corpus's main directions
+    rank = min(rank, *docs.shape) // 2 * 2  # even: two int4 weights per byte
+    basis = _main_directions(docs, rank)  # (dim, rank): the corpus's main directions
     w = _ridge_cg(x, targets.astype(np.float64) @ basis, ridge)
     weights, row_scales = _quantize_rows(w, 7)
     projection, projection_scales = _quantize_rows(basis.T, 127)
@@ -308,25 +308,40 @@ def train_encoder(texts: Sequence[str], titles: Sequence[str], doc_vectors: np.n
                          tuple(sorted(special)), max_seq_length, lowercase)
 
 
-def _feature_matrix(token_ids: np.ndarray, idf: np.ndarray, query_ids: list[list[int]]):
-    """Rows: unit idf bags of the queries, plus the bias feature (always 1)."""
-    bias = len(token_ids)
-    indptr, indices, data = [0], [], []
-    for ids in query_ids:
-        counts: dict[int, float] = {}
-        for r, w in _features(token_ids, idf, ids):
-            counts[r] = counts.get(r, 0.0) + w
-        norm = math.sqrt(sum(v * v for v in counts.values()))
-        for r, v in counts.items():
-            indices.append(r)
-            data.append(v / norm)
-        indices.append(bias)
-        data.append(1.0)
-        indptr.append(len(indices))
-    from scipy.sparse import csr_matrix  # only the fit needs scipy (readers import this module)
+def _main_directions(docs: np.ndarray, rank: int) -> np.ndarray:
+    """The ``rank`` right singular vectors of ``docs`` with the largest singular values,
+    as columns: eigenvectors of the (dim x dim) Gram matrix, which costs a fraction of
+    an SVD of the (chunks x dim) matrix. Each column's sign is fixed (largest entry
+    positive) so the fit does not depend on the solver's choice."""
+    values, vectors = np.linalg.eigh(docs.T @ docs)
+    basis = vectors[:, np.argsort(-values, kind="stable")[:rank]]
+    signs = np.sign(basis[np.abs(basis).argmax(axis=0), np.arange(basis.shape[1])])
+    return basis * np.where(signs == 0, 1.0, signs)
 
-    return csr_matrix((np.array(data, dtype=np.float64), np.array(indices), np.array(indptr)),
-                      shape=(len(query_ids), bias + 1))
+
+def _known_tokens(token_ids: np.ndarray, query_ids: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+    """(query, row) of each known token occurrence of the queries, in query order."""
+    flat = np.concatenate([np.asarray(ids, dtype=np.int64) for ids in query_ids] or [np.zeros(0, np.int64)])
+    owner = np.repeat(np.arange(len(query_ids)), [len(ids) for ids in query_ids])
+    if not len(token_ids):
+        return owner[:0], owner[:0]
+    rows = np.minimum(np.searchsorted(token_ids, flat), len(token_ids) - 1)
+    hit = token_ids[rows] == flat
+    return owner[hit], rows[hit]
+
+
+def _feature_matrix(token_ids: np.ndarray, idf: np.ndarray, query_ids: list[list[int]]):
+    """Rows: unit idf bags of the queries (a repeated token's idf summed, as in
+    ``encode_ids``), plus the bias feature (always 1)."""
+    from scipy.sparse import csr_matrix, hstack  # only the fit needs scipy (readers import this module)
+
+    n, bias = len(query_ids), len(token_ids)
+    owner, rows = _known_tokens(token_ids, query_ids)
+    bags = csr_matrix((idf[rows].astype(np.float64), (owner, rows)), shape=(n, bias))  # duplicates summed
+    bags.sum_duplicates()
+    lengths = np.sqrt(np.bincount(np.repeat(np.arange(n), np.diff(bags.indptr)), bags.data ** 2, minlength=n))
+    bags.data /= np.repeat(lengths, np.diff(bags.indptr))
+    return hstack([bags, csr_matrix(np.ones((n, 1)))], format="csr")
 
 
 def _ridge_cg(x, y: np.ndarray, ridge: float) -> np.ndarray:

@@ -63,6 +63,34 @@ def test_too_few_chunks_is_refused():
                       lambda t: np.ones((len(t), 4)), b"", [])
 
 
+def test_the_fits_features_are_the_encoders_own():
+    """The fit builds its feature matrix for all queries at once: each row must be what
+    ``encode_ids`` computes for that query (idf bag, a repeated token summed, unit length)
+    plus the bias; queries without a known token are left out."""
+    from sphinx_rag.static_encoder import _feature_matrix, _known_tokens
+
+    token_ids = np.array([3, 7, 9, 20], dtype=np.int64)
+    idf = np.array([1.0, 2.0, 0.5, 3.0], dtype=np.float32)
+    queries = [[7, 3, 7], [1, 2], [20], [], [9, 100, 3]]
+    owner, _ = _known_tokens(token_ids, queries)
+    assert sorted(set(owner.tolist())) == [0, 2, 4]
+    x = _feature_matrix(token_ids, idf, [queries[i] for i in (0, 2, 4)]).toarray()
+    expected = np.array([[1.0, 4.0, 0, 0], [0, 0, 0, 3.0], [1.0, 0, 0.5, 0]])
+    expected /= np.linalg.norm(expected, axis=1, keepdims=True)
+    assert np.allclose(x, np.hstack([expected, np.ones((3, 1))]))
+
+
+def test_the_main_directions_are_the_svds():
+    from sphinx_rag.static_encoder import _main_directions
+
+    rng = np.random.default_rng(3)
+    docs = rng.normal(size=(300, 24)) * np.linspace(4, 0.2, 24)
+    basis = _main_directions(docs, 8)
+    _, _, vt = np.linalg.svd(docs, full_matrices=False)
+    assert np.allclose(np.abs((basis * vt[:8].T).sum(axis=0)), 1.0)
+    assert np.allclose(basis.T @ basis, np.eye(8))
+
+
 def test_the_asset_round_trips(demo_html):
     index = IndexReader(demo_html)
     data = index.binary(index.manifest["encoder"]["file"])
