@@ -169,7 +169,7 @@ def main(argv=None) -> int:
     print("|---|---|" + "---|" * (2 * len(sets)))
     for v in variants:
         cells, diffs = [], []
-        for n, qs in sets.items():
+        for n in sets:
             s = scores[v][n]
             cells.append(f"{s[:, 0].mean():.3f} ({s[:, 1].mean():.3f}) [{dense_mrr[v][n]:.3f}]")
             d = s[:, 0] - scores[base][n][:, 0]
