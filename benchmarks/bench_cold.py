@@ -123,6 +123,7 @@ def bench(name: str, src: Path, work: Path, runs: int, jobs: int, edit_rounds: i
     loads: list[float] = []
     parts: dict[tuple[str, str], list[float]] = {}
     published = work / "published"  # the previous build, served for the warm start
+    work.mkdir(parents=True, exist_ok=True)
     say(f"\n## {name}\n")
     for r in range(runs):
         rows = list(times)
