@@ -3,7 +3,7 @@
 ``Embedder`` mirrors sentence-transformers: truncation to ``max_seq_length``, mean (or
 CLS) pooling over the attention mask, optional L2 normalisation. Texts are sorted by
 token length and padded per batch (3-4x faster on mixed lengths than unsorted
-batches). No torch, optimum or transformers import here: building docs must not need
+batches), and a batch of long texts is cut to ``MAX_BATCH_TOKENS``. No torch, optimum or transformers import here: building docs must not need
 them.
 
 At build time ``embed_chunks`` turns chunks into the stored int8 vectors: it chooses
@@ -28,6 +28,11 @@ import numpy as np
 #: MatMulNBits whose default accuracy level quantizes activations to int8, which moves
 #: vectors away from the fp32 model (and from the browser). Also the fastest option.
 SESSION_CONFIG = {"session.disable_quant_qdq": "1"}
+
+#: Padded tokens a batch holds at most (besides ``batch_size`` texts): attention's scores grow
+#: with batch x heads x length^2, and 32 chunks of 200 tokens took 1.3-1.6x the CPU of 8 on
+#: 2 cores (eval/RESULTS.md, "A cheaper cold path"). Short texts still go 32 to a batch.
+MAX_BATCH_TOKENS = 2048
 
 _UNTRUNCATED: dict[int, tuple] = {}
 
@@ -156,7 +161,12 @@ class Embedder:
         # Longest first (stable on ties): similar lengths share a batch, little padding.
         order = sorted(range(len(texts)), key=lambda i: -len(encodings[i].ids))
         size = max(1, int(batch_size))
-        batches = [order[start:start + size] for start in range(0, len(order), size)]
+        batches, start = [], 0
+        while start < len(order):
+            width = len(encodings[order[start]].ids)  # the batch's longest text: its padded width
+            take = max(1, min(size, MAX_BATCH_TOKENS // max(width, 1)))
+            batches.append(order[start:start + take])
+            start += take
         for idx in (progress(batches) if progress else batches):
             out[idx] = self._run([encodings[i] for i in idx])
         return out
