@@ -77,6 +77,13 @@ sphinx_rag_llm = {}
 # For example, answers from a llama.cpp server running on the reader's machine:
 # sphinx_rag_llm = {"endpoint": "http://127.0.0.1:8080/v1", "model": "gemma3"}
 
+# Other sphinx-rag sites searched from this site's search dialog, each result naming its
+# site: names -> site URLs (a value {"url": ..., "enabled": True} is searched before the
+# reader turns it on; older versions of these docs the same way), or True: every
+# intersphinx_mapping site that publishes a sphinx-rag index (checked at each build).
+sphinx_rag_federation = {}
+# sphinx_rag_federation = {"numpy": "https://numpy.org/doc/stable/", "v1.4": "https://mlkit.org/1.4/"}
+
 # A golden set checked by every build: a JSON file (relative to conf.py) of searches
 # readers depend on, each a query, the page or anchor its answer must come from and
 # optionally the rank it must reach (default 10). Each entry that falls short is a

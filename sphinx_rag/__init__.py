@@ -14,7 +14,7 @@ def setup(app):
 
     app.setup_extension("sphinx.ext.autodoc")  # its events carry the raw docstrings
     for option in CONFIG:
-        app.add_config_value(option.name, option.default, "html", types=option.types)
+        app.add_config_value(option.name, option.default, option.rebuild, types=option.types)
     app.connect("config-inited", extension.on_config_inited)
     app.connect("builder-inited", extension.on_builder_inited)
     app.connect("autodoc-process-signature", extension.on_autodoc_signature, priority=400)

@@ -22,6 +22,7 @@ measure retrieval quality, or export an embedding model for CI caches."""
 EPILOG = """\
 examples:
   sphinx-rag search docs/_build/html "how do I impute missing values?" --k 5
+  sphinx-rag search docs/_build/html https://numpy.org/doc/stable/ "dtype of an array"
   sphinx-rag ask docs/_build/html "which strategies does DummyClassifier offer?" \\
       --endpoint http://127.0.0.1:8080/v1
   sphinx-rag evaluate docs/_build/html questions.json --methods bm25,rrf
@@ -61,6 +62,9 @@ def _search(args) -> int:
     query = _text_argument(args.query, "query", 'search words or a question, e.g. "imputer strategy"')
     if query is None:
         return 2
+    if len(args.build_dir) > 1:
+        return _search_sites(args, query)
+    args.build_dir = args.build_dir[0]
     searcher = Searcher(args.build_dir, fusion=args.fusion, encoder=args.encoder)
     vector = None if searcher.fusion == "bm25" else searcher.query_vector(query)  # embedded once
     results, weak = searcher.search_with_match(query, k=args.k, vector=vector)
@@ -114,6 +118,47 @@ def _print_grouped(results):
             if entry.merged:
                 n = len(entry.merged)
                 print(f"      +{n} more match{'es' if n > 1 else ''} here")
+
+
+def _search_sites(args, query: str) -> int:
+    """Several sites searched and merged by reciprocal rank (``merge.py``: the merge of the
+    browser's federated search and of the MCP server), one ranked list, each result naming
+    its site, its URL absolute; a site that fails is one line on stderr, the others answer."""
+    from .docs_tools import DocsError, Site
+    from .merge import merge_ranked, merged_weak
+
+    rankings, weak, failed = [], [], 0
+    for location in args.build_dir:
+        try:
+            hits, site_weak = Site(location, encoder=args.encoder, fusion=args.fusion).search(query, args.k)
+        except DocsError as exc:
+            print(clean(f"[sphinx-rag] not searched: {str(exc).removeprefix('[sphinx-rag] ')}"), file=sys.stderr)
+            failed += 1
+            continue
+        rankings.append(hits)
+        weak.append(site_weak)
+    if failed == len(args.build_dir):
+        return 2
+    merged = [hit for _, hit in merge_ranked(rankings, key=lambda h: (h.url, h.result.id), k=args.k)]
+    note = f"No good match for {query!r}. The nearest results:" if merged and merged_weak(weak) else ""
+    if args.json:  # exact: JSON escapes control characters itself
+        if note:
+            print(f"[sphinx-rag] {note}", file=sys.stderr)
+        out = [{**hit.result.to_json(), "rank": rank, "url": hit.url, "site": hit.site.name}
+               for rank, hit in enumerate(merged, start=1)]
+        json.dump(out, sys.stdout, ensure_ascii=False, indent=2)
+        sys.stdout.write("\n")
+        return 0
+    if not merged:
+        print("no results")
+    elif note:
+        print(clean(note))
+    for rank, hit in enumerate(merged, start=1):
+        r = hit.result
+        print(f"{rank:2d}. [{clean(r.kind)}] {clean(r.title)}  ({clean(hit.site.name)}, its #{r.rank})")
+        print(f"    {clean(hit.url)}")
+        _print_passage(r, "    ")
+    return 0
 
 
 def _wrapped(text: str, width: int = 96) -> str:
@@ -308,12 +353,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     help_ = "search a built site's index (same ranking as the browser)"
     p = sub.add_parser("search", help=help_, description=help_[0].upper() + help_[1:] + ".")
-    p.add_argument("build_dir", metavar="BUILD_DIR", help=BUILD_DIR_HELP)
+    p.add_argument("build_dir", metavar="BUILD_DIR", nargs="+", help=BUILD_DIR_HELP + ", or a published "
+                   "site's URL; several: their results merged by reciprocal rank, each naming its site")
     p.add_argument("query", metavar="QUERY", help="the search words or question (quote it)")
     p.add_argument("--k", type=_positive_int, default=10, metavar="N", help="number of results (default 10)")
     p.add_argument("--flat", action="store_true",
                    help="one ranked list (default: grouped by page as in the search dialog, each place once "
-                   "with its best passage and how many more matched there)")
+                   "with its best passage and how many more matched there; several sites: always one list)")
     p.add_argument("--json", action="store_true",
                    help="print the ranked results as a JSON list, not grouped (rank, score, url, title, kind, "
                    "text: what was indexed, display: the passage as shown, a list of [type, text] blocks, id)")

@@ -32,6 +32,7 @@ class Option:
     help: str
     check: Callable[[Any], str | None] | None = None  # returns an error message or None
     choices: tuple = ()
+    rebuild: str = "html"  # what Sphinx redoes when it changes ("": nothing; the index step sees it)
 
 
 def _positive(v):
@@ -63,6 +64,18 @@ def _feedback_url(v):
     if v and (not v.startswith(("https://", "http://")) or ("{query}" not in v and "{results}" not in v)):
         return ("must be an http(s) URL template with {query} and/or {results}, e.g. "
                 "'https://github.com/ORG/REPO/issues/new?title=Search:+{query}&body={results}'")
+    return None
+
+
+def _federation(v):
+    from .federation import EXAMPLE, entry_problem
+
+    if isinstance(v, bool):
+        return None
+    for name, value in v.items():
+        problem = entry_problem(name, value)
+        if problem:
+            return f"{problem}; it maps names to sphinx-rag sites, e.g. {EXAMPLE}, or is True (the intersphinx_mapping sites that publish one)"
     return None
 
 
@@ -221,6 +234,15 @@ CONFIG = [
            "becomes the query, `{results}` the results shown and a golden-set entry to complete (both "
            "URL-encoded). The page sends nothing itself: the reader lands on the prefilled form. Empty: no link.",
            _feedback_url),
+    Option("sphinx_rag_federation", {}, (dict, bool),
+           "Other sphinx-rag sites searched from this site's dialog, each result naming its site: a "
+           "mapping of names to site URLs, e.g. `{\"numpy\": \"https://numpy.org/doc/stable/\"}`, or "
+           "`{\"url\": ..., \"enabled\": True}` for one searched before the reader turns it on (older "
+           "versions of the docs the same way: `{\"v1.4\": \"https://mlkit.org/1.4/\"}`). `True`: every "
+           "`intersphinx_mapping` site that publishes a sphinx-rag index readable from other sites (CORS), "
+           "checked at each build (3 s, a line each). Readers turn sources on and off in the dialog; a site "
+           "nobody turns on costs nothing. Empty: this site only.",
+           _federation, rebuild=""),
     Option("sphinx_rag_golden", "", (str,),
            "A golden set checked by every build: a JSON file (relative to conf.py) of searches readers "
            "depend on, each a query, the page or anchor its answer must come from and optionally the "

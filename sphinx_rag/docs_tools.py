@@ -22,6 +22,7 @@ from .bm25 import keyword_scores, expand_tokens
 from .chunk.display import display_text
 from .lexical import tokenize
 from .markdown import display_markdown, page_markdown, twin_name
+from .merge import RRF_K, merge_ranked, merged_weak
 from .remote import RemoteIndexReader, index_url, is_url
 from .retrieve import Result, Searcher, top_k
 
@@ -29,7 +30,6 @@ __all__ = ["DocsError", "Site", "Library", "KINDS", "MAX_K", "RRF_K"]
 
 KINDS = ("any", "api", "guide", "example")
 MAX_K = 20  # passages a search returns at most
-RRF_K = 60  # several sites' results merged by 1 / (RRF_K + rank)
 API_HITS = 40  # keyword hits read to find an API object by name
 
 
@@ -53,14 +53,16 @@ class Site:
 
     ``encoder``: the query encoder (None: the site's own final tier, except that a site
     whose tier is the model falls back to its static encoder when onnxruntime is not
-    installed). ``cache_dir``, ``offline``, ``timeout``: see ``RemoteIndexReader``.
+    installed). ``cache_dir``, ``offline``, ``timeout``: see ``RemoteIndexReader``. ``fusion``:
+    the site's own unless given (``sphinx-rag search --fusion``).
     """
 
     def __init__(self, location: str, *, encoder: str | None = None, cache_dir=None, offline: bool = False,
-                 timeout: float | None = None):
+                 timeout: float | None = None, fusion: str | None = None):
         self.location = location
         self.remote = is_url(location)
         self.encoder = encoder
+        self.fusion = fusion  # None: the site's own (sphinx_rag_fusion)
         self.options = {"cache_dir": cache_dir, "offline": offline, **({"timeout": timeout} if timeout else {})}
         self._searcher: Searcher | None = None
         self._lock = threading.Lock()
@@ -86,7 +88,7 @@ class Site:
                 reader: IndexReader = RemoteIndexReader(self.location, **self.options)
             else:
                 reader = IndexReader(Path(self.location))
-            self._searcher = Searcher(reader, encoder=self._encoder_for(reader))
+            self._searcher = Searcher(reader, encoder=self._encoder_for(reader), fusion=self.fusion)
         return self._searcher
 
     def _encoder_for(self, reader: IndexReader) -> str | None:
@@ -303,24 +305,23 @@ class Library:
         if kind not in KINDS:
             raise DocsError(f"[sphinx-rag] kind must be one of {', '.join(KINDS)}; got {kind!r}")
         k = max(1, min(int(k), MAX_K))
-        merged: dict[int, tuple[float, Hit]] = {}
-        weak_all, failures = True, []
-        for n, site in enumerate(self.sites):
+        rankings: list[list[Hit]] = []
+        weak, failures = [], []
+        for site in self.sites:
             try:
-                hits, weak = site.search(query, k, kind)
+                hits, site_weak = site.search(query, k, kind)
             except DocsError as exc:
                 failures.append(str(exc))
                 continue
-            weak_all = weak_all and weak
-            for rank, hit in enumerate(hits, start=1):
-                merged[len(merged)] = (1.0 / (RRF_K + rank) - n * 1e-9, hit)
+            rankings.append(hits)
+            weak.append(site_weak)
         if failures and len(failures) == len(self.sites):
             raise DocsError(failures[0] if len(failures) == 1 else "; ".join(failures))
-        ranked = [hit for _, hit in sorted(merged.values(), key=lambda x: -x[0])][:k]
+        ranked = [hit for _, hit in merge_ranked(rankings, key=lambda h: (h.url, h.result.id), k=k)]
         lines = []
         if not ranked:
             lines.append(f"No results for {query!r}.")
-        elif weak_all:
+        elif merged_weak(weak):
             lines.append(f"No good match for {query!r}: these are only the nearest passages.")
         lines += [f"Not searched: {f}" for f in failures]
         for rank, hit in enumerate(ranked, start=1):

@@ -25,6 +25,7 @@ import itertools
 import json
 import time
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from sphinx.util import logging
 from sphinx.util.console import terminal_supports_colour
@@ -84,6 +85,7 @@ class _State:
         self.fresh: dict[str, list[Chunk]] = {}
         self.pending = False  # the pending marker is written (pages are being written)
         self.interrupted = False  # a previous build stopped between its pages and its index
+        self.federation: list[dict] = []  # the other sites the dialog searches (federation.py)
 
 
 def on_builder_inited(app):
@@ -259,6 +261,7 @@ def on_build_finished(app, exception):
     out_dir = Path(app.outdir) / assets.ASSET_DIR
     fresh = app.sphinx_rag.fresh
     wanted = [d for d in sorted(app.env.found_docs) if not _excluded(d, cfg.sphinx_rag_exclude)]
+    app.sphinx_rag.federation = _federated_sites(app)
     inputs = _index_inputs(app, wanted)
     if not fresh and not app.sphinx_rag.interrupted and _index_is_current(out_dir, inputs, wants_search_bar(app)):
         logger.info("[sphinx-rag] no page was written and the configuration is the same: the search index is kept")
@@ -300,6 +303,17 @@ def on_build_finished(app, exception):
     _pending_marker(app).unlink(missing_ok=True)
     logger.info(f"[sphinx-rag] indexed {len(chunks)} chunks into {out_dir}")
     _check_golden(app, out_dir)
+
+
+def _federated_sites(app) -> list[dict]:
+    """The other sites the dialog searches (``federation.py``): ``sphinx_rag_federation``'s,
+    or with True the intersphinx sites that publish a sphinx-rag index (checked now)."""
+    from .federation import resolve
+
+    base = urlsplit(str(getattr(app.config, "html_baseurl", "") or ""))
+    origin = f"{base.scheme}://{base.netloc}" if base.scheme in ("http", "https") and base.netloc else "null"
+    return resolve(app.config.sphinx_rag_federation, getattr(app.config, "intersphinx_mapping", None),
+                   origin=origin, note=logger.info)
 
 
 def _check_golden(app, out_dir: Path):
@@ -376,7 +390,7 @@ def _index_inputs(app, docnames: list[str]) -> str:
     parts = {"docs": docnames, "config": {o.name: repr(cfg[o.name]) for o in CONFIG},
              "model": [str(model), info.read_text(encoding="utf-8") if info.is_file() else ""],
              "builder": app.builder.name, "search_bar": wants_search_bar(app),
-             "llms": repr(_llms_site(app)),
+             "llms": repr(_llms_site(app)), "federation": app.sphinx_rag.federation,
              "versions": [__version__, CHUNKER_VERSION, assets.FORMAT_VERSION]}
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode("utf-8")).hexdigest()[:32]
 
@@ -428,6 +442,7 @@ def _write_index(app, chunks: list[Chunk], out_dir: Path, changed: int | None, i
             "sphinx_rag_version": __version__,
             "chunker": CHUNKER_VERSION,
             "llm": browser_settings(cfg.sphinx_rag_llm, cfg.project),
+            "federation": app.sphinx_rag.federation,
         },
         batch_size=cfg.sphinx_rag_embed_batch_size,
         threads=cfg.sphinx_rag_threads or None,
