@@ -9,7 +9,9 @@ session build of demo_docs.
 from __future__ import annotations
 
 import base64
+import gzip
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -18,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from site_helpers import CHROMIUM, QuietHandler, StaticServer, build_site, chromium_options, client_missing
+from site_helpers import (CHROMIUM, QuietHandler, StaticServer, build_site, chromium_options, client_missing,
+                          free_port)
 
 ROOTS = Path(__file__).resolve().parent.parent / "roots"
 
@@ -46,8 +49,11 @@ def inline_script_hashes(html: bytes) -> list[str]:
 
 class _Handler(QuietHandler):
     csp: str | None = None  # a policy template with {hashes}
+    cors: bool = False  # Access-Control-Allow-Origin: * (a site other sites' pages may read)
 
     def end_headers(self):
+        if self.cors:
+            self.send_header("Access-Control-Allow-Origin", "*")
         if self.csp:
             hashes = ""
             path = Path(self.translate_path(self.path))
@@ -69,14 +75,16 @@ class _Handler(QuietHandler):
 
 @pytest.fixture(scope="session")
 def serve():
-    """serve(directory, csp=None) -> StaticServer on 127.0.0.1:<ephemeral>; stopped at session end.
+    """serve(directory, csp=None, cors=False) -> StaticServer on 127.0.0.1:<ephemeral>; stopped at
+    session end.
 
     csp: True for the policy CSP above, or a policy template ({hashes}: the page's inline scripts).
+    cors: send Access-Control-Allow-Origin: * (a federated site, read by other sites' pages).
     """
     servers = []
 
-    def start(directory: Path, *, csp: bool | str | None = None) -> StaticServer:
-        servers.append(StaticServer(directory, _Handler, csp=CSP if csp is True else (csp or None)))
+    def start(directory: Path, *, csp: bool | str | None = None, cors: bool = False) -> StaticServer:
+        servers.append(StaticServer(directory, _Handler, csp=CSP if csp is True else (csp or None), cors=cors))
         return servers[-1]
 
     yield start
@@ -179,3 +187,65 @@ def page(context):
     context.on("request", lambda r: log.requests.append(r.url))
     pg.log = log
     return pg
+
+
+# -- federated search: three sites of different test roots, and sites that fail -----------------
+
+
+@dataclass
+class Federated:
+    """The home site (tests/roots/test-searchbar) and the sites it federates, each served on a
+    port of its own. ``urls``: name -> site root URL, as the home's conf.py names them."""
+    home: Path
+    urls: dict[str, str]
+    serve_home: object  # serve_home(csp=None) -> StaticServer of the home site
+
+
+def _damage_dir_shard(index: Path):
+    """The directory shard keeps its name and holds other bytes: it no longer matches its hash."""
+    manifest = json.loads((index / "manifest.json").read_text())
+    stream = base64.b64encode(gzip.compress(b"{}", mtime=0)).decode()
+    name = manifest["dir"].removesuffix(".js")
+    (index / manifest["dir"]).write_text(f'sphinxRagShard("{name}","{stream}");\n')
+
+
+@pytest.fixture(scope="session")
+def federated(tmp_path_factory, serve) -> Federated:
+    """Home: tests/roots/test-searchbar ("searchbar"). It federates tests/roots/test-api
+    ("apidemo", searched from the first query) and tests/roots/test-llms ("widgets", off until
+    the reader turns it on), both served with CORS; and, all off by default, "down" (a port
+    nothing listens on), "badhash" (test-api whose directory shard does not match its hash),
+    "format2" (test-api whose manifest says format 2) and "nocors" (test-widgets served
+    without Access-Control-Allow-Origin)."""
+    if client_missing():
+        pytest.fail(client_missing())
+    base = tmp_path_factory.mktemp("federated")
+
+    def built(root: str) -> Path:
+        src = base / f"{root}-src"
+        shutil.copytree(ROOTS / root, src)
+        return build_site(src, base / root / "html", "-d", str(base / root / "dt"))
+
+    api, widgets = built("test-api"), built("test-llms")
+    hostile = {}
+    for name in ("badhash", "format2"):
+        hostile[name] = base / name
+        shutil.copytree(api, hostile[name])
+    _damage_dir_shard(hostile["badhash"] / "_static" / "sphinx_rag" / "index")
+    manifest = hostile["format2"] / "_static" / "sphinx_rag" / "index" / "manifest.json"
+    manifest.write_text(json.dumps({**json.loads(manifest.read_text()), "format_version": 2}))
+    urls = {
+        "apidemo": serve(api, cors=True).url,
+        "widgets": serve(widgets, cors=True).url,
+        "down": f"http://127.0.0.1:{free_port()}/",
+        "badhash": serve(hostile["badhash"], cors=True).url,
+        "format2": serve(hostile["format2"], cors=True).url,
+        "nocors": serve(widgets).url,
+    }
+    src = base / "home-src"
+    shutil.copytree(ROOTS / "test-searchbar", src)
+    entries = {name: ({"url": url, "enabled": True} if name == "apidemo" else url) for name, url in urls.items()}
+    with open(src / "conf.py", "a") as conf:
+        conf.write(f"\nsphinx_rag_federation = {entries!r}\n")
+    home = build_site(src, base / "home" / "html", "-d", str(base / "home" / "dt"))
+    return Federated(home=home, urls=urls, serve_home=lambda csp=None: serve(home, csp=csp))

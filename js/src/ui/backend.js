@@ -22,12 +22,17 @@ import { ScriptSource } from "./script_source.js";
 
 /**
  * @typedef {{rank: number, score: number, url: string, title: string, kind: string,
- *            text: string, display: import("../search/display.js").Display, id: string}} Result
+ *            text: string, display: import("../search/display.js").Display, id: string,
+ *            source?: string}} Result  source: the federated site it comes from (url absolute)
  * @typedef {{mode: "loading" | "keyword" | "static" | "hybrid" | "error", message: string}} Status
  * @typedef {(status: Status) => void} StatusHandler
  * @typedef {(id: number, mode: string, results: Result[], weak?: boolean) => void} ResultsHandler
  * @typedef {(settings: Record<string, any>) => void} SettingsHandler
- * @typedef {{start(): void, search(id: number, query: string, k: number): void}} Backend
+ * @typedef {import("../worker/federation.js").SiteStatus} SourceStatus
+ * @typedef {(sources: SourceStatus[]) => void} SourcesHandler
+ * @typedef {{start(): void, search(id: number, query: string, k: number): void,
+ *            sources(choices: Record<string, boolean>): void}} Backend
+ *   sources: the reader's choice of federated sites ({name: on}; "" is this site)
  */
 
 /** @param {Result & {index?: number}} r @returns {Result} */
@@ -101,13 +106,17 @@ export class LocalBackend {
       if (this.pending) this.flush();
     }
   }
+
+  /** Federated sites need fetch and a worker: from file:// only this site is searched. */
+  sources() {}
 }
 
 export class WorkerBackend {
   /**
    * @param {{workerUrl: string, base: string, ortBase: string, threads: number,
    *          onStatus: StatusHandler, onResults: ResultsHandler,
-   *          onSettings?: SettingsHandler}} options
+   *          onSettings?: SettingsHandler, onSources?: SourcesHandler,
+   *          sources?: Record<string, boolean>}} options  sources: the reader's choice of federated sites
    */
   constructor(options) {
     this.options = options;
@@ -135,13 +144,14 @@ export class WorkerBackend {
       if (msg.type === "status") onStatus({ mode: msg.mode, message: msg.message });
       else if (msg.type === "results") onResults(msg.id, msg.mode, msg.results, msg.weak);
       else if (msg.type === "settings") this.options.onSettings?.(msg.settings ?? {});
+      else if (msg.type === "sources") this.options.onSources?.(msg.sources ?? []);
     });
     this.worker.addEventListener("error", (e) => {
       e.preventDefault();
       if (!this.heard) this.fallBack(e.message || "the search worker did not start");
       else onStatus({ mode: "error", message: `sphinx-rag: the search worker failed: ${e.message}` });
     });
-    this.worker.postMessage({ type: "init", base, ortBase, threads });
+    this.worker.postMessage({ type: "init", base, ortBase, threads, sources: this.options.sources ?? {} });
     if (this.pending) this.search(this.pending.id, this.pending.query, this.pending.k);
   }
 
@@ -170,5 +180,11 @@ export class WorkerBackend {
     this.pending = { id, query, k };
     if (this.fallback) this.fallback.search(id, query, k);
     else if (this.worker) this.worker.postMessage({ type: "search", id, query, k });
+  }
+
+  /** @param {Record<string, boolean>} choices */
+  sources(choices) {
+    this.options.sources = choices;
+    this.worker?.postMessage({ type: "sources", sources: choices });
   }
 }

@@ -37,11 +37,13 @@ export function pageOf(url) {
 /**
  * The document a result comes from: its chunk id's part before "#" ("guide#intro:0"),
  * else its page. A singlehtml site puts every document in one file, and groups them apart.
+ * A federated site's documents are its own (its name first: two sites both have "index").
  * @param {Result} r
  */
 export function documentOf(r) {
   const at = r.id.indexOf("#");
-  return at < 0 ? pageOf(r.url) : r.id.slice(0, at);
+  const doc = at < 0 ? pageOf(r.url) : r.id.slice(0, at);
+  return r.source ? `${r.source}\u0000${doc}` : doc;
 }
 
 /**
@@ -115,10 +117,11 @@ export function countText(groups) {
  * The entries' options into the listbox, group by group, in visual order.
  * @param {HTMLElement} listbox
  * @param {Group[]} groups
- * @param {{siteRoot: URL, passage: (r: Result) => Node}} how  passage: the body of one entry
+ * @param {{siteRoot: URL, passage: (r: Result) => Node, source?: (r: Result) => Node | null}} how
+ *   passage: the body of one entry; source: the chip naming its site (federated search), if any
  * @returns {Entry[]} the entries in visual order (option i is entries[i])
  */
-export function renderGroups(listbox, groups, { siteRoot, passage }) {
+export function renderGroups(listbox, groups, { siteRoot, passage, source }) {
   listbox.replaceChildren();
   /** @type {Entry[]} */
   const order = [];
@@ -128,7 +131,7 @@ export function renderGroups(listbox, groups, { siteRoot, passage }) {
       h("li", { role: "presentation", id: headerId, class: `${PREFIX}-group-title` }, [group.title]),
     ]);
     for (const entry of group.entries) {
-      list.append(option(entry, order.length, siteRoot, passage));
+      list.append(option(entry, order.length, siteRoot, passage, source));
       order.push(entry);
     }
     listbox.append(list);
@@ -141,8 +144,9 @@ export function renderGroups(listbox, groups, { siteRoot, passage }) {
  * @param {number} index
  * @param {URL} siteRoot
  * @param {(r: Result) => Node} passage
+ * @param {((r: Result) => Node | null) | undefined} source
  */
-function option(entry, index, siteRoot, passage) {
+function option(entry, index, siteRoot, passage, source) {
   const r = entry.result;
   const parts = titleParts(r.title);
   const path = h("span", { class: `${PREFIX}-path` });
@@ -154,6 +158,7 @@ function option(entry, index, siteRoot, passage) {
   const body = [
     h("span", { class: `${PREFIX}-head` }, [
       h("span", { class: `${PREFIX}-badge ${PREFIX}-badge--${entry.kind}` }, [KIND_LABELS[entry.kind]]),
+      ...[source?.(r)].filter((chip) => chip != null),
       path,
     ]),
     passage(r),

@@ -15,7 +15,8 @@
  *   Ctrl+K or Cmd+K opens, arrows move, PageUp/PageDown jump between pages, Enter opens
  *   the selected result, Esc closes. Kind chips filter the results (filters.js); an
  *   empty box lists recent searches (recent.js) and the site's suggested questions
- *   (suggestions.js). Colours follow the theme's switch. With data-feedback-url, a
+ *   (suggestions.js). With sphinx_rag_federation, site chips choose the sites searched
+ *   and each result names its site (sources.js). Colours follow the theme's switch. With data-feedback-url, a
  *   "Report a bad result" link opens a prefilled form (feedback.js).
  * - "Ask" (ask.js): when the site or the reader set an LLM endpoint, an Ask button
  *   (and Ctrl/Cmd+Enter) streams an answer from the top results into the dialog's
@@ -39,6 +40,7 @@ import { AskPanel } from "./ask.js";
 import { h } from "./dom.js";
 import { countText, filterGroups, groupResults, kindCounts, renderGroups } from "./results.js";
 import { KindFilter } from "./filters.js";
+import { SourceFilter } from "./sources.js";
 import { RecentSearches } from "./recent.js";
 import { suggestedQuestions, suggestionGroup } from "./suggestions.js";
 import { feedbackUrl } from "./feedback.js";
@@ -107,6 +109,7 @@ export class SearchDialog {
     this.resultListeners = [];
     this.recent = new RecentSearches(siteRoot);
     this.filter = new KindFilter(() => this.renderResults(false));
+    this.sources = new SourceFilter({ siteRoot, homeLabel: project, onChange: (choices) => this.backend?.sources(choices) });
     this.build();
     this.ask = new AskPanel({ dialog: this, siteRoot, project });
   }
@@ -168,8 +171,10 @@ export class SearchDialog {
         h("div", { class: id("panel") }, [
           this.bar,
           this.status,
+          this.sources.lines,
           this.askSlot,
           this.empty,
+          this.sources.element,
           this.toolbar,
           this.listbox,
           h("div", { class: id("footer") }, [hints, this.feedbackLink, this.shareLink, this.fullSearch]),
@@ -254,6 +259,8 @@ export class SearchDialog {
         onStatus,
         onResults,
         onSettings,
+        sources: this.sources.choices, // the reader's choice of federated sites
+        onSources: (sites) => this.sources.update(sites),
       });
     }
     this.setStatus({ mode: "loading", message: "Loading the search index…" });
@@ -360,7 +367,9 @@ export class SearchDialog {
     this.entries = renderGroups(this.listbox, shown, {
       siteRoot: this.siteRoot,
       passage: (r) => passageBody(r, tokens),
+      source: (r) => this.sources.chip(r),
     });
+    this.sources.count(this.results);
     this.listbox.removeAttribute("data-recent");
     this.updateFeedback();
     this.count.textContent = countText(shown);
@@ -384,6 +393,7 @@ export class SearchDialog {
     this.entries = [];
     this.query = "";
     this.filter.update({ all: 0 });
+    this.sources.count([]);
     this.count.textContent = "";
     this.empty.hidden = true;
     this.listbox.replaceChildren();

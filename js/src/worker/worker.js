@@ -4,12 +4,18 @@
  * the index so that loading, hashing and scoring never block the page.
  *
  * Protocol
- *   main -> worker  {type: "init", base, ortBase, threads}   base: the index directory
+ *   main -> worker  {type: "init", base, ortBase, threads, sources}   base: the index directory
  *                   {type: "search", id, query, k}
+ *                   {type: "sources", sources}   the reader's choice of sites: {name: on} ("" is this site)
  *   worker -> main  {type: "status", mode: "loading"|"keyword"|"static"|"hybrid"|"error", message}
  *                   {type: "settings", settings}   the manifest's `settings` (e.g. `llm`), once
- *                   {type: "results", id, mode, results: [{rank, score, url, title, kind, text, display, id}],
- *                    weak, timings: {embed_ms, retrieve_ms}}
+ *                   {type: "sources", sources: [{name, url, enabled, state, message}]}   the federated
+ *                    sites (federation.js), when one's state changes
+ *                   {type: "results", id, mode, results: [{rank, score, url, title, kind, text, display, id,
+ *                    source?}], weak, timings: {embed_ms, retrieve_ms}}
+ *   source: the federated site a result comes from (its url absolute); none: this site. With
+ *   federated sites on, a query's results are posted merged (merge.js), and again as late
+ *   sites answer.
  *   weak: the results are only the nearest, no good match (retrieve.js weakMatch)
  *   timings: performance.now() milliseconds inside the worker, for benchmarks/bench_browser.py
  *   (the page ignores them): embed_ms = spelling correction + WordPiece + onnxruntime + pooling
@@ -35,6 +41,7 @@ import { Embedder } from "../search/embed.js";
 import { IndexReader } from "../search/index.js";
 import { Searcher, correctSpelling, modelWords } from "../search/retrieve.js";
 import { StaticEncoder } from "../search/static_encoder.js";
+import { Federation } from "./federation.js";
 import { HttpSource } from "./loader.js";
 import { wellFormed } from "../ui/well_formed.js";
 
@@ -48,6 +55,10 @@ let searcher = null;
 let embedder = null;
 /** @type {StaticEncoder | null} */
 let encoder = null;
+/** @type {Federation | null} the other sites searched with this one */
+let federation = null;
+/** @type {Record<string, boolean>} the reader's choice of sites, until the federation is read */
+let sourceChoices = {};
 /** @type {Set<string>} whole words of the model's vocabulary, for spelling correction */
 let words = new Set();
 /** @typedef {"loading" | "keyword" | "static" | "hybrid" | "error"} Mode */
@@ -101,6 +112,11 @@ async function pump() {
       if (latest !== request) return;
       embedded = performance.now();
     }
+    // the federated sites search meanwhile (federation.js): the vector is theirs too if the same model made it
+    const others = federation?.start(request.query, request.k, {
+      vector, encoder: vector ? (m === "static" ? "static" : "model") : null, model: searcher.index.manifest.model,
+      semantic: m === "static" || m === "hybrid" || !searcher.index.hasVectors,
+    }) ?? null;
     // keyword-only without a vector; the static tier's ranking votes with DENSE_VOTE.static
     const answer = await searcher.hybridAnswer(request.query, vector, request.k, m === "static" ? "static" : "model");
     const results = answer.results;
@@ -114,14 +130,16 @@ async function pump() {
     const timings = { embed_ms: embedded - start, retrieve_ms: performance.now() - embedded };
     answered = { request, mode: m };
     answeredOnce();
-    worker.postMessage({
+    const post = (/** @type {{results: any[], weak: boolean}} */ a) => worker.postMessage({
       type: "results",
       id: request.id,
       mode: m === "hybrid" || m === "static" ? m : "keyword",
-      results: plain,
-      weak,
+      results: a.results,
+      weak: a.weak,
       timings,
     });
+    if (others) others.post({ results: plain, weak }, post, () => latest !== request);
+    else post({ results: plain, weak });
   } catch (err) {
     answered = { request, mode: m };
     worker.postMessage({ type: "results", id: request.id, mode: m, results: [] });
@@ -133,11 +151,12 @@ async function pump() {
 }
 
 /**
- * @param {{base: string, ortBase: string, threads?: number}} options
+ * @param {{base: string, ortBase: string, threads?: number, sources?: Record<string, boolean>}} options
  */
-async function init({ base, ortBase, threads = 1 }) {
+async function init({ base, ortBase, threads = 1, sources = {} }) {
   if (started) return;
   started = true;
+  sourceChoices = sources;
   status("loading", "Loading the search index…");
   const source = new HttpSource(base);
   // Keeping files in Cache Storage, and pruning what older builds left there, wait for the
@@ -151,6 +170,11 @@ async function init({ base, ortBase, threads = 1 }) {
     await index.directory();
     searcher = new Searcher(index);
     worker.postMessage({ type: "settings", settings: index.manifest.settings ?? {} });
+    federation = new Federation(index.manifest.settings, {
+      writesAfter: afterFirstAnswer,
+      onChange: (sources) => worker.postMessage({ type: "sources", sources }),
+    });
+    if (federation.configured) federation.setChoices(sourceChoices);
   } catch (err) {
     status("error", describe(err));
     return;
@@ -208,6 +232,12 @@ worker.addEventListener("message", (/** @type {MessageEvent} */ e) => {
     init(msg);
   } else if (msg.type === "search") {
     latest = { id: msg.id, query: wellFormed(msg.query), k: Number(msg.k) || 10 };
+    pump();
+  } else if (msg.type === "sources") {
+    sourceChoices = msg.sources ?? {};
+    if (!federation?.configured) return;
+    federation.setChoices(sourceChoices);
+    answered = null; // the latest query again, over the sites now chosen
     pump();
   }
 });

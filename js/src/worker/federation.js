@@ -1,0 +1,370 @@
+// @ts-check
+/**
+ * Other sphinx-rag sites searched with the home site (sphinx_rag_federation, read from
+ * the home manifest's settings.federation: [{name, url, enabled}], url the site root).
+ *
+ * A remote site is read with the home index's own code: an HttpSource rooted at its index
+ * directory (every shard verified by the hash in its name and kept in Cache Storage under
+ * that name, as the home index's are), an IndexReader, a Searcher. Nothing of a site is
+ * fetched until it is enabled and a query comes: its manifest then, and only the shards
+ * its queries need. Each result carries `source` (the site's name) and an absolute URL.
+ *
+ * Its semantic tier: the home query vector when the site was embedded by the same model
+ * (its manifest's model_info equals the home one's) and that vector comes from the model;
+ * else the site's own static query encoder, which embeds the query into its own space
+ * (a few hundred KB, loaded on first use); else keyword results only, said in one line.
+ * A site that cannot be read (down, CORS refused, no answer within REMOTE_TIMEOUT_MS,
+ * another index format, a file not matching its hash) is left out with one line, until
+ * the reader turns it off and on again; the home results are never held by it longer
+ * than FIRST_WAIT_MS (the merge is posted again when a late site answers).
+ * @module federation
+ */
+
+import { IndexReader } from "../search/index.js";
+import { mergeRanked, mergedWeak } from "../search/merge.js";
+import { Searcher, correctSpelling, modelWords } from "../search/retrieve.js";
+import { HttpSource } from "./loader.js";
+
+/** Per request to a federated site (the manifest, a shard): then it is left out. */
+export const REMOTE_TIMEOUT_MS = 8000;
+/** How long the home results wait for the federated sites' before they are posted alone. */
+export const FIRST_WAIT_MS = 300;
+/** Where a site keeps its index, from its root (sphinx_rag/assets.py ASSET_DIR). */
+export const INDEX_DIR = "_static/sphinx_rag/index/";
+const MAX_SITES = 16;
+
+/**
+ * @typedef {{name: string, url: string, enabled: boolean}} SiteEntry
+ * @typedef {"off" | "waiting" | "loading" | "keyword" | "static" | "hybrid" | "failed"} SiteState
+ *   waiting: enabled, nothing fetched yet (it loads with the next query)
+ * @typedef {{name: string, url: string, enabled: boolean, state: SiteState, message: string}} SiteStatus
+ * @typedef {{vector: ArrayLike<number> | null, encoder: "model" | "static" | null, model: any,
+ *            semantic: boolean}} HomeQuery
+ *   vector: the home query vector (null in keyword mode); encoder: what made it; model: the
+ *   home manifest's model_info; semantic: the home answers semantically (or never will: no vectors)
+ * @typedef {{rank: number, score: number, url: string, title: string, kind: string, text: string,
+ *            display: any, id: string, source?: string}} PlainResult
+ * @typedef {{results: PlainResult[], weak: boolean}} Answer
+ */
+
+/**
+ * The federation list of a manifest's settings, entries that are not well-formed dropped.
+ * @param {any} settings  manifest.settings
+ * @returns {SiteEntry[]}
+ */
+export function federationEntries(settings) {
+  const list = Array.isArray(settings?.federation) ? settings.federation : [];
+  /** @type {SiteEntry[]} */
+  const out = [];
+  for (const e of list) {
+    const name = typeof e?.name === "string" ? e.name.trim() : "";
+    let url = null;
+    try {
+      url = new URL(String(e?.url));
+    } catch {
+      url = null;
+    }
+    if (!name || !url || !/^https?:$/.test(url.protocol) || out.some((o) => o.name === name)) continue;
+    out.push({ name, url: url.href.endsWith("/") ? url.href : url.href + "/", enabled: e.enabled === true });
+    if (out.length >= MAX_SITES) break;
+  }
+  return out;
+}
+
+/**
+ * Whether two manifests' model_info describe the same model (the same vector space).
+ * @param {any} a @param {any} b
+ */
+export function sameModel(a, b) {
+  const canonical = (/** @type {any} */ x) => JSON.stringify(x, x && typeof x === "object" ? Object.keys(x).sort() : undefined);
+  return a != null && b != null && typeof a === "object" && canonical(a) === canonical(b);
+}
+
+/**
+ * A fetch whose every request gives up after `ms` milliseconds.
+ * @param {typeof fetch} fetchFn @param {number} ms
+ * @returns {typeof fetch}
+ */
+function timedFetch(fetchFn, ms) {
+  return /** @type {typeof fetch} */ ((input, init = {}) => fetchFn(input, { ...init, signal: AbortSignal.timeout(ms) }));
+}
+
+/**
+ * Why a site cannot be read, in a few words (no "sphinx-rag:" prefix, no advice meant for
+ * the home site's maintainer). A network failure is told apart from a CORS refusal by a
+ * no-cors request: it succeeds (opaquely) when the server answered but does not allow
+ * other sites to read it.
+ * @param {unknown} err
+ * @param {string} manifestUrl
+ * @param {typeof fetch} fetchFn
+ * @param {number} timeoutMs
+ */
+export async function failureReason(err, manifestUrl, fetchFn, timeoutMs) {
+  const name = err instanceof Error || err instanceof DOMException ? err.name : "";
+  const message = err instanceof Error ? err.message : String(err);
+  if (name === "TimeoutError" || name === "AbortError") return `no answer within ${timeoutMs / 1000} s`;
+  if (err instanceof TypeError && !/sphinx-rag/.test(message)) {
+    try {
+      await fetchFn(manifestUrl, { mode: "no-cors", cache: "no-store", signal: AbortSignal.timeout(timeoutMs) });
+      return "its server does not let other sites read it (no Access-Control-Allow-Origin header)";
+    } catch {
+      return "it cannot be reached (down, offline, or not allowed by this page's Content-Security-Policy connect-src)";
+    }
+  }
+  const format = /index format (\S+), this client reads (\d+)/.exec(message);
+  if (format) return `its index is in format ${format[1]}, this page reads ${format[2]}`;
+  const status = /\(HTTP (\d+)\)/.exec(message);
+  if (status && /no search index/.test(message)) return `no sphinx-rag index at ${manifestUrl} (HTTP ${status[1]})`;
+  const damaged = /is damaged \((.*)\): rebuild the docs/.exec(message);
+  if (damaged) return `a file of its index is refused: ${damaged[1]}`;
+  return message.replace(/^sphinx-rag: /, "");
+}
+
+export class RemoteSite {
+  /**
+   * @param {SiteEntry} entry
+   * @param {{fetch?: typeof fetch, caches?: CacheStorage | null, timeoutMs?: number,
+   *          writesAfter?: Promise<unknown>}} [options]
+   */
+  constructor(entry, options = {}) {
+    this.entry = entry;
+    this.name = entry.name;
+    this.root = entry.url;
+    this.base = new URL(INDEX_DIR, entry.url).href;
+    this.enabled = entry.enabled;
+    this.rawFetch = options.fetch ?? globalThis.fetch.bind(globalThis);
+    this.timeoutMs = options.timeoutMs ?? REMOTE_TIMEOUT_MS;
+    this.options = options;
+    this.reset();
+  }
+
+  /** Forget a failure (the reader turned the site off and on again): read it again. */
+  reset() {
+    this.source = new HttpSource(this.base, {
+      fetch: timedFetch(this.rawFetch, this.timeoutMs),
+      caches: this.options.caches,
+    });
+    if (this.options.writesAfter) this.source.deferWrites(this.options.writesAfter);
+    /** @type {Promise<Searcher> | null} */
+    this.opened = null;
+    /** @type {Promise<import("../search/static_encoder.js").StaticEncoder | null> | null} */
+    this.encoder = null;
+    /** @type {SiteState} */
+    this.state = this.enabled ? "waiting" : "off";
+    this.message = "";
+    this.denseFailed = "";
+    this.pruned = false;
+  }
+
+  get failed() {
+    return this.state === "failed";
+  }
+
+  /** The manifest and the directory shard, once. @returns {Promise<Searcher>} */
+  open() {
+    if (!this.opened) {
+      this.opened = (async () => {
+        const index = new IndexReader(await this.source.manifest(), this.source);
+        await index.directory();
+        return new Searcher(index);
+      })();
+    }
+    return this.opened;
+  }
+
+  /**
+   * This site's answer to a query, with the tier its index and the home query allow.
+   * Throws (with `reason`) when the site cannot be read: the caller leaves it out.
+   * @param {string} query
+   * @param {number} k
+   * @param {HomeQuery} home
+   * @returns {Promise<Answer>}
+   */
+  async search(query, k, home) {
+    if (this.state === "waiting" || this.state === "off") this.state = "loading";
+    const searcher = await this.open();
+    const index = searcher.index;
+    /** @type {ArrayLike<number> | null} */
+    let vector = null;
+    /** @type {"model" | "static"} */
+    let vote = "model";
+    let keywordWhy = "";
+    if (home.semantic && index.hasVectors && searcher.fusion !== "bm25" && !this.denseFailed) {
+      const compatible = sameModel(index.manifest.model, home.model);
+      if (compatible && home.encoder === "model" && home.vector) {
+        vector = home.vector; // the same model embedded both: the home query vector fits
+      } else if (index.manifest.encoder) {
+        this.encoder ??= index.encoder();
+        const encoder = await this.encoder;
+        if (encoder) {
+          vector = encoder.encode(await correctSpelling(query, index, modelWords(encoder.vocab))) ?? new Float32Array(index.dim);
+          vote = "static";
+        }
+      } else if (!compatible) {
+        keywordWhy = "keyword results only: its semantic search needs its own model, which this page does not load";
+      } // the same model, not loaded here yet: keyword results until it is
+    }
+    /** @type {{results: import("../search/retrieve.js").Result[], weak: boolean}} */
+    let answer;
+    try {
+      answer = await searcher.hybridAnswer(query, vector, k, vote);
+      this.state = vector ? (vote === "static" ? "static" : "hybrid") : "keyword";
+    } catch (err) {
+      if (!vector) throw err;
+      this.denseFailed = await failureReason(err, this.source.url("manifest.json"), this.rawFetch, this.timeoutMs);
+      answer = await searcher.hybridAnswer(query, null, k);
+      this.state = "keyword";
+    }
+    this.message = this.denseFailed ? `keyword results only: its semantic index failed (${this.denseFailed})` : keywordWhy;
+    this.prune(index);
+    const results = answer.results.map((r) => ({
+      rank: r.rank, score: r.score, url: new URL(r.url, this.root).href, title: r.title, kind: r.kind, text: r.text,
+      display: r.display, id: r.id, source: this.name,
+    }));
+    return { results, weak: answer.weak && results.length > 0 };
+  }
+
+  /**
+   * Drop what older builds of this site left in Cache Storage, once, when that costs no
+   * request (its dense directory is in memory, or it has none).
+   * @param {IndexReader} index
+   */
+  prune(index) {
+    if (this.pruned || (index.manifest.dense && !index.denseDir)) return;
+    this.pruned = true;
+    index.shardNames().then((names) => this.source.prune(names)).catch(() => {});
+  }
+
+  /** @param {unknown} err */
+  async fail(err) {
+    this.state = "failed";
+    this.message = `not searched: ${await failureReason(err, this.source.url("manifest.json"), this.rawFetch, this.timeoutMs)}`;
+  }
+
+  /** @returns {SiteStatus} */
+  status() {
+    return { name: this.name, url: this.root, enabled: this.enabled, state: this.enabled ? this.state : "off",
+      message: this.enabled ? this.message : "" };
+  }
+}
+
+export class Federation {
+  /**
+   * @param {any} settings  the home manifest's settings
+   * @param {{fetch?: typeof fetch, caches?: CacheStorage | null, timeoutMs?: number, firstWaitMs?: number,
+   *          writesAfter?: Promise<unknown>, onChange?: (sources: SiteStatus[]) => void}} [options]
+   */
+  constructor(settings, options = {}) {
+    this.sites = federationEntries(settings).map((e) => new RemoteSite(e, options));
+    this.firstWaitMs = options.firstWaitMs ?? FIRST_WAIT_MS;
+    this.onChange = options.onChange ?? (() => {});
+    /** Whether the home site's results are shown (the reader may search the others only). */
+    this.homeOn = true;
+    this.announced = "";
+  }
+
+  /** Tell the page the sites' states, when they changed. */
+  notify() {
+    const sources = this.statuses();
+    const text = JSON.stringify(sources);
+    if (text === this.announced) return;
+    this.announced = text;
+    this.onChange(sources);
+  }
+
+  /** Whether any other site is configured. */
+  get configured() {
+    return this.sites.length > 0;
+  }
+
+  /** The sites a query goes to. */
+  get active() {
+    return this.sites.filter((s) => s.enabled && !s.failed);
+  }
+
+  /** @returns {SiteStatus[]} */
+  statuses() {
+    return this.sites.map((s) => s.status());
+  }
+
+  /**
+   * The reader's choice (name -> on/off; "" is the home site), over the site's defaults.
+   * A site turned on again after a failure is read again.
+   * @param {Record<string, boolean>} choices
+   */
+  setChoices(choices) {
+    const pick = (/** @type {string} */ name, /** @type {boolean} */ fallback) =>
+      (typeof choices?.[name] === "boolean" ? choices[name] : fallback);
+    for (const site of this.sites) {
+      const on = pick(site.name, site.entry.enabled);
+      if (on !== site.enabled) {
+        site.enabled = on;
+        if (on && site.failed) site.reset();
+        else if (!site.opened) site.state = on ? "waiting" : "off";
+      }
+    }
+    this.homeOn = pick("", true);
+    this.notify();
+  }
+
+  /**
+   * Start the enabled sites' searches for a query (while the home site computes its own).
+   * Returns null when no other site is searched, else the handle that posts the merge.
+   * @param {string} query
+   * @param {number} k
+   * @param {HomeQuery} home
+   */
+  start(query, k, home) {
+    const sites = this.active;
+    if (!sites.length) return null;
+    /** @type {Array<Answer | null>} null: not answered (yet, or at all) */
+    const answers = sites.map(() => /** @type {Answer | null} */ (null));
+    const settled = new Set();
+    const searches = sites.map((site, n) => site.search(query, k, home)
+      .then((answer) => { answers[n] = answer; })
+      .catch((err) => site.fail(err))
+      .then(() => {
+        settled.add(n);
+        this.notify();
+        return n;
+      }));
+    this.notify(); // "loading" for those read for the first time
+    const federation = this;
+    return {
+      /**
+       * Post the home answer merged with the sites' answers: once they all answered or
+       * firstWaitMs passed, then again as each late one answers (unless `stale()`).
+       * Resolves when every site has answered or failed.
+       * @param {Answer} homeAnswer
+       * @param {(merged: Answer) => void} post
+       * @param {() => boolean} stale
+       */
+      async post(homeAnswer, post, stale) {
+        const timer = new Promise((resolve) => setTimeout(resolve, federation.firstWaitMs));
+        await Promise.race([Promise.all(searches), timer]);
+        let late = searches.filter((_, n) => !settled.has(n));
+        for (;;) {
+          if (stale()) return;
+          post(federation.merge(homeAnswer, answers));
+          if (!late.length) return;
+          await Promise.race(late); // one more site answered (or failed): post again
+          late = late.filter((promise) => !settled.has(searches.indexOf(promise)));
+        }
+      },
+    };
+  }
+
+  /**
+   * The home answer and the sites' answers as one ranking (merge.js), renumbered.
+   * @param {Answer} home
+   * @param {Array<Answer | null>} answers
+   * @returns {Answer}
+   */
+  merge(home, answers) {
+    const others = /** @type {Answer[]} */ (answers.filter((a) => a !== null));
+    const parts = this.homeOn || !others.length ? [home, ...others] : others; // never nothing at all
+    const merged = mergeRanked(parts.map((a) => a.results), (r) => `${r.url} ${r.id}`);
+    const results = merged.map(([, r], i) => ({ ...r, rank: i + 1 }));
+    return { results, weak: mergedWeak(parts.map((a) => a.weak)) && results.length > 0 };
+  }
+}

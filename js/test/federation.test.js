@@ -1,0 +1,271 @@
+// @ts-check
+// The worker's federated search (js/src/worker/federation.js) over tiny sites written here
+// the way sphinx_rag/assets.py lays one out (<root>/_static/sphinx_rag/index/), read through
+// a fetch over the file system that can also refuse, fail, stall or answer late; and over
+// the demo build as a remote site for the semantic tier (skipped without it).
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { after, test } from "node:test";
+import { pathToFileURL } from "node:url";
+import { gzipSync } from "node:zlib";
+
+import { FORMAT_VERSION, IndexReader } from "../src/search/index.js";
+import { Searcher } from "../src/search/retrieve.js";
+import { compareCodePoints } from "../src/search/shards.js";
+import { Federation, INDEX_DIR, RemoteSite, failureReason, federationEntries, sameModel } from "../src/worker/federation.js";
+import { HttpSource } from "../src/worker/loader.js";
+import { SKIP_DEMO, demoIndexDir, fileFetch, fixture } from "./helpers.js";
+
+const written = /** @type {string[]} */ ([]);
+/** Site root URL (https://<name>.test/) -> its directory's file URL. */
+const ROOTS = new Map();
+after(() => { for (const dir of written) rmSync(dir, { recursive: true, force: true }); });
+
+/** @param {string} kind @param {Uint8Array} payload @returns {[string, string]} */
+function scriptShard(kind, payload) {
+  const stream = gzipSync(payload);
+  const name = `${kind}-${createHash("sha256").update(stream).digest("hex").slice(0, 16)}`;
+  return [`${name}.js`, `sphinxRagShard("${name}","${stream.toString("base64")}");\n`];
+}
+
+const json = (/** @type {any} */ x) => new TextEncoder().encode(JSON.stringify(x));
+
+/**
+ * A keyword-only site: one chunk per text (its words its terms), in `<tmp>/<name>/`, served
+ * (by sitesFetch) at https://<name>.test/; returns that root URL and the index directory.
+ * @param {string} name @param {string[]} texts @param {{version?: number}} [options]
+ */
+function writeSite(name, texts, { version = FORMAT_VERSION } = {}) {
+  const root = join(mkdtempSync(join(tmpdir(), "sphinx-rag-fed-")), name);
+  written.push(dirname(root));
+  const dir = join(root, ...INDEX_DIR.split("/").filter(Boolean));
+  mkdirSync(dir, { recursive: true });
+  /** @type {Map<string, number[]>} */
+  const postings = new Map();
+  texts.forEach((t, i) => { for (const w of new Set(t.split(" "))) postings.set(w, [...(postings.get(w) ?? []), i]); });
+  const terms = [...postings.keys()].sort(compareCodePoints);
+  const lists = terms.map((t) => /** @type {number[]} */ (postings.get(t)));
+  const gaps = lists.flatMap((ids) => ids.map((d, j) => (j ? d - ids[j - 1] : d)));
+  const head = json({ terms, df: lists.map((l) => l.length), count: lists.map((l) => l.length), scale: terms.map(() => 0.5) });
+  const body = Uint8Array.from([...gaps, ...lists.flatMap((l) => l.map(() => 2))]);
+  const payload = new Uint8Array(4 + head.length + body.length);
+  new DataView(payload.buffer).setUint32(0, head.length, true);
+  payload.set(head, 4);
+  payload.set(body, 4 + head.length);
+  const files = /** @type {Record<string, [string, string]>} */ ({});
+  files.terms = scriptShard("terms", payload);
+  files.texts = scriptShard("texts", json({ first: 0, chunks: texts.map((text, i) => (
+    { id: `p${i}#s:0`, doc: `p${i}`, url: `p${i}.html#s`, headings: [`Page ${i}`], kind: "guide", text, display: [["p", text]] })) }));
+  const byLength = [...terms].sort((a, b) => a.length - b.length || compareCodePoints(a, b));
+  files.near = scriptShard("near", json({ terms: byLength, df: byLength.map((t) => /** @type {number[]} */ (postings.get(t)).length) }));
+  files.dir = scriptShard("dir", json({ terms: [[terms[0], files.terms[0]]], texts: [files.texts[0]], weights: [] }));
+  for (const [file, text] of Object.values(files)) writeFileSync(join(dir, file), text);
+  const manifest = {
+    format_version: version, counts: { chunks: texts.length, dim: 0, vocab: terms.length }, model: null, dense: null,
+    model_files: null, encoder: null, layout: { texts_per_shard: 64, probe: 4096 }, dir: files.dir[0],
+    near: [[byLength[0].length, byLength[byLength.length - 1].length, files.near[0]]], settings: { fusion: "rrf", rrf_k: 60 },
+  };
+  writeFileSync(join(dir, "manifest.json"), JSON.stringify(manifest));
+  ROOTS.set(`https://${name}.test/`, pathToFileURL(root + "/").href);
+  return { root: `https://${name}.test/`, dir, files };
+}
+
+/**
+ * fileFetch with the ways a site fails: per root URL, "down" (no connection), "cors" (the
+ * server answers, but not to cross-origin reads: only a no-cors request succeeds), "stall"
+ * (never answers: only its signal ends it), or a delay in milliseconds.
+ * @param {Record<string, "down" | "cors" | "stall" | number>} how
+ * @param {string[]} calls
+ * @returns {typeof fetch}
+ */
+function sitesFetch(how, calls) {
+  const files = fileFetch();
+  return /** @type {any} */ (async (/** @type {string} */ url, /** @type {RequestInit} */ init = {}) => {
+    const rule = Object.entries(how).find(([root]) => String(url).startsWith(root))?.[1];
+    if (rule === "down") {
+      calls.push(String(url));
+      throw new TypeError("fetch failed");
+    }
+    if (rule === "cors" && init.mode !== "no-cors") {
+      calls.push(String(url));
+      throw new TypeError("fetch failed");
+    }
+    if (rule === "stall") {
+      calls.push(String(url));
+      return new Promise((_, reject) => init.signal?.addEventListener("abort", () => reject(init.signal?.reason)));
+    }
+    if (typeof rule === "number") await new Promise((r) => setTimeout(r, rule));
+    calls.push(String(url));
+    const root = [...ROOTS.keys()].find((r) => String(url).startsWith(r));
+    return root ? files(ROOTS.get(root) + String(url).slice(root.length)) : new Response("", { status: 404 });
+  });
+}
+
+const HOME = { results: [{ rank: 1, score: 1, url: "h0.html", title: "Home", kind: "guide", text: "baseline", display: [], id: "h#:0" }], weak: false };
+const KEYWORD = { vector: null, encoder: null, model: null, semantic: false };
+
+/** Post the merge of a started search; every post's sources, in rank order. */
+async function posts(/** @type {any} */ handle, stale = () => false) {
+  const out = /** @type {Array<Array<string>>} */ ([]);
+  await handle.post(HOME, (/** @type {any} */ a) => out.push(a.results.map((/** @type {any} */ r) => r.source ?? "")), stale);
+  return out;
+}
+
+test("federationEntries keeps well-formed sites once, in order", () => {
+  const entries = federationEntries({ federation: [
+    { name: "numpy", url: "https://numpy.org/doc/stable", enabled: true }, { name: "numpy", url: "https://x.org/" },
+    { name: " ", url: "https://y.org/" }, { name: "js", url: "javascript:alert(1)" }, { name: "rel", url: "../1.4/" },
+    { name: "v1.4", url: "http://mlkit.org/1.4/", enabled: "yes" }, "nonsense",
+  ] });
+  assert.deepEqual(entries, [
+    { name: "numpy", url: "https://numpy.org/doc/stable/", enabled: true },
+    { name: "v1.4", url: "http://mlkit.org/1.4/", enabled: false },
+  ]);
+  assert.deepEqual(federationEntries({}), []);
+  assert.deepEqual(federationEntries(null), []);
+});
+
+test("sameModel compares model_info whatever its key order", () => {
+  assert.ok(sameModel({ model_id: "m", dim: 384 }, { dim: 384, model_id: "m" }));
+  assert.ok(!sameModel({ model_id: "m", dim: 384 }, { model_id: "n", dim: 384 }));
+  assert.ok(!sameModel(null, null) && !sameModel({ model_id: "m" }, null));
+});
+
+test("a site is read only when it is on and a query comes; its results are absolute and named", async () => {
+  const a = writeSite("a", ["baseline model", "a widget"]);
+  const b = writeSite("b", ["baseline widget"]);
+  const calls = /** @type {string[]} */ ([]);
+  const changes = /** @type {any[]} */ ([]);
+  const federation = new Federation({ federation: [{ name: "a", url: a.root, enabled: true }, { name: "b", url: b.root }] },
+    { fetch: sitesFetch({}, calls), caches: null, firstWaitMs: 5000, onChange: (s) => changes.push(s) });
+  federation.setChoices({});
+  assert.deepEqual(federation.statuses().map((s) => [s.name, s.state]), [["a", "waiting"], ["b", "off"]]);
+  assert.deepEqual(calls, []); // nothing before a query
+  const merged = /** @type {any[]} */ ([]);
+  await federation.start("baseline", 10, KEYWORD)?.post(HOME, (m) => merged.push(m), () => false);
+  assert.equal(merged.length, 1);
+  assert.deepEqual(merged[0].results.map((/** @type {any} */ r) => [r.rank, r.source ?? "", r.url]),
+    [[1, "", "h0.html"], [2, "a", `${a.root}p0.html#s`]]);
+  assert.deepEqual(calls.map((u) => u.slice(a.root.length)), ["_static/sphinx_rag/index/manifest.json",
+    ...["dir", "terms", "texts"].map((k) => `_static/sphinx_rag/index/${a.files[k][0]}`)]);
+  assert.ok(calls.every((u) => u.startsWith(a.root)), "nothing of b");
+  assert.deepEqual(changes.at(-1).map((/** @type {any} */ s) => [s.name, s.state]), [["a", "keyword"], ["b", "off"]]);
+
+  federation.setChoices({ b: true, "": false }); // b on, this site off
+  const sources = await posts(federation.start("widget", 10, KEYWORD));
+  assert.deepEqual(sources, [["a", "b"]]); // both first results: a before b (listed first)
+  federation.setChoices({ a: false, b: false, "": false }); // nothing at all: this site after all
+  assert.equal(federation.start("widget", 10, KEYWORD), null);
+  assert.deepEqual(federation.merge(HOME, []).results.map((r) => r.source ?? ""), [""]);
+});
+
+test("a late site is posted again; a stale request is not", async () => {
+  const a = writeSite("a", ["baseline model"]);
+  const b = writeSite("b", ["baseline widget"]);
+  /** @type {() => void} */
+  let open = () => {};
+  const gate = new Promise((resolve) => { open = () => resolve(undefined); });
+  const late = sitesFetch({}, []);
+  const fetchFn = /** @type {any} */ (async (/** @type {string} */ url, /** @type {any} */ init) => {
+    if (String(url).startsWith(b.root)) await gate; // b answers only once the first merge is out
+    return late(url, init);
+  });
+  const federation = new Federation({ federation: [{ name: "a", url: a.root, enabled: true }, { name: "b", url: b.root, enabled: true }] },
+    { fetch: fetchFn, caches: null, firstWaitMs: 20 });
+  const out = /** @type {string[][]} */ ([]);
+  await federation.start("baseline", 10, KEYWORD)?.post(HOME, (m) => {
+    out.push(m.results.map((r) => r.source ?? ""));
+    open();
+  }, () => false);
+  assert.ok(out.length >= 2 && !out[0].includes("b"), JSON.stringify(out));
+  assert.deepEqual(out.at(-1), ["", "a", "b"]);
+
+  const stale = /** @type {string[][]} */ ([]);
+  let newer = false;
+  const federation2 = new Federation({ federation: [{ name: "b", url: b.root, enabled: true }] },
+    { fetch: sitesFetch({ [b.root]: 200 }, []), caches: null, firstWaitMs: 0 });
+  await federation2.start("widget", 10, KEYWORD)?.post(HOME, (m) => {
+    stale.push(m.results.map((r) => r.source ?? ""));
+    newer = true; // a newer query came before b answered
+  }, () => newer);
+  assert.deepEqual(stale, [[""]]);
+});
+
+test("each failing site says why in one line, is left out, and is read again once turned off and on", async () => {
+  const ok = writeSite("ok", ["baseline model"]);
+  const down = writeSite("down", ["baseline"]);
+  const cors = writeSite("cors", ["baseline"]);
+  const stall = writeSite("stall", ["baseline"]);
+  const format2 = writeSite("format2", ["baseline"], { version: 2 });
+  const badhash = writeSite("badhash", ["baseline"]);
+  writeFileSync(join(badhash.dir, badhash.files.terms[0]), scriptShard("terms", Uint8Array.of(1))[1]
+    .replace(/terms-[0-9a-f]{16}/, badhash.files.terms[0].slice(0, -3)));
+  const calls = /** @type {string[]} */ ([]);
+  const sites = { ok, down, cors, stall, format2, badhash };
+  const federation = new Federation({ federation: Object.entries(sites).map(([name, s]) => ({ name, url: s.root, enabled: true })) },
+    { fetch: sitesFetch({ [down.root]: "down", [cors.root]: "cors", [stall.root]: "stall" }, calls), caches: null, timeoutMs: 1000 });
+  assert.deepEqual(await posts(federation.start("baseline", 10, KEYWORD)), [["", "ok"]]);
+  const lines = Object.fromEntries(federation.statuses().filter((s) => s.state === "failed").map((s) => [s.name, s.message]));
+  assert.deepEqual(Object.keys(lines).sort(), ["badhash", "cors", "down", "format2", "stall"]);
+  assert.match(lines.down, /^not searched: it cannot be reached \(down, offline, or not allowed by this page's Content-Security-Policy connect-src\)$/);
+  assert.match(lines.cors, /^not searched: its server does not let other sites read it \(no Access-Control-Allow-Origin header\)$/);
+  assert.equal(lines.stall, "not searched: no answer within 1 s");
+  assert.equal(lines.format2, "not searched: its index is in format 2, this page reads 3");
+  assert.match(lines.badhash, /^not searched: a file of its index is refused: terms-[0-9a-f]{16} does not match its hash/);
+  const before = calls.length;
+  assert.deepEqual(await posts(federation.start("baseline", 10, KEYWORD)), [["", "ok"]]);
+  assert.ok(calls.slice(before).every((u) => u.startsWith(ok.root)), "failed sites are not asked again");
+  federation.setChoices({ format2: false });
+  federation.setChoices({ format2: true });
+  assert.equal(federation.statuses().find((s) => s.name === "format2")?.state, "waiting");
+  await posts(federation.start("baseline", 10, KEYWORD));
+  assert.ok(calls.slice(before).some((u) => u.startsWith(format2.root)), "read again");
+});
+
+test("failureReason: a timeout, a refused read, a site that is not there", async () => {
+  const never = /** @type {any} */ (async () => { throw new TypeError("fetch failed"); });
+  const timeout = new DOMException("signal timed out", "TimeoutError");
+  assert.equal(await failureReason(timeout, "https://x/m.json", never, 8000), "no answer within 8 s");
+  assert.match(await failureReason(new TypeError("Failed to fetch"), "https://x/m.json", never, 8000), /cannot be reached/);
+  const missing = new Error("sphinx-rag: no search index at https://x/m.json (HTTP 404): build the docs with \"sphinx_rag\" in extensions");
+  assert.equal(await failureReason(missing, "https://x/m.json", never, 8000), "no sphinx-rag index at https://x/m.json (HTTP 404)");
+});
+
+test("the semantic tier: the home vector for the same model, the site's own encoder otherwise", { skip: SKIP_DEMO }, async () => {
+  const index = /** @type {string} */ (demoIndexDir());
+  const root = pathToFileURL(join(index, "..", "..", "..") + "/").href;
+  const manifest = JSON.parse(readFileSync(join(index, "manifest.json"), "utf8"));
+  const query = fixture("rankings.json").queries[0];
+  const home = { vector: query.vector, encoder: /** @type {"model"} */ ("model"), model: manifest.model, semantic: true };
+  /** A fetch of the demo whose manifest says something else. @param {(m: any) => any} edit @param {string[]} calls */
+  const edited = (edit, calls) => /** @type {any} */ (async (/** @type {string} */ url, /** @type {any} */ init) => {
+    const response = await fileFetch({ calls })(url, init);
+    return String(url).endsWith("manifest.json") ? new Response(JSON.stringify(edit(await response.json()))) : response;
+  });
+  const site = (/** @type {(m: any) => any} */ edit, /** @type {string[]} */ calls) =>
+    new RemoteSite({ name: "mlkit", url: root, enabled: true }, { fetch: edited(edit, calls), caches: null });
+
+  const same = /** @type {string[]} */ ([]);
+  const remote = site((m) => m, same);
+  const answer = await remote.search(query.query, 10, home);
+  const local = new HttpSource(pathToFileURL(index + "/").href, { fetch: fileFetch(), caches: null });
+  const expected = await new Searcher(new IndexReader(await local.manifest(), local)).hybridAnswer(query.query, query.vector, 10);
+  assert.equal(remote.state, "hybrid");
+  assert.deepEqual(answer.results.map((r) => [r.id, r.score, r.url]), expected.results.map((r) => [r.id, r.score, root + r.url]));
+  assert.ok(!same.some((u) => /encoder-|model-/.test(u)), "the home vector, not the site's encoder or model");
+
+  const other = /** @type {string[]} */ ([]);
+  const another = site((m) => ({ ...m, model: { ...m.model, model_id: "another/model" } }), other);
+  await another.search(query.query, 10, home);
+  assert.equal(another.state, "static");
+  assert.ok(other.some((u) => u.includes(manifest.encoder.file)), "its own encoder embeds the query");
+
+  const bare = site((m) => ({ ...m, model: { ...m.model, model_id: "another/model" }, encoder: null }), []);
+  const keyword = await bare.search(query.query, 10, home);
+  assert.equal(bare.state, "keyword");
+  assert.match(bare.message, /^keyword results only: its semantic search needs its own model/);
+  assert.ok(keyword.results.length > 0);
+});
