@@ -120,13 +120,14 @@ class StaticServer:
     """A directory on http://127.0.0.1:<free port>/, served by http.server in a daemon thread.
 
     handler: a QuietHandler subclass; attrs become class attributes of a subclass made for
-    this server (its own request log, policy, ...). Stop it with stop() or a with block.
+    this server (its own request log, policy, ...). port: a given one (0: any free port).
+    Stop it with stop() or a with block.
     """
 
-    def __init__(self, root: Path, handler: type[QuietHandler] = QuietHandler, **attrs):
+    def __init__(self, root: Path, handler: type[QuietHandler] = QuietHandler, *, port: int = 0, **attrs):
         self.root = Path(root)
         cls = type(handler.__name__, (handler,), attrs) if attrs else handler
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(cls, directory=str(root)))
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", port), functools.partial(cls, directory=str(root)))
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
         self.thread.start()

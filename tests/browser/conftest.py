@@ -249,3 +249,31 @@ def federated(tmp_path_factory, serve) -> Federated:
         conf.write(f"\nsphinx_rag_federation = {entries!r}\n")
     home = build_site(src, base / "home" / "html", "-d", str(base / "home" / "dt"))
     return Federated(home=home, urls=urls, serve_home=lambda csp=None: serve(home, csp=csp))
+
+
+@pytest.fixture(scope="session")
+def federated_semantic(tmp_path_factory, serve, demo_html) -> Federated:
+    """Home: tests/roots/test-llms with embeddings (the model, no static encoder: too few
+    chunks). It federates, all enabled, the demo ("mlkit": the same model), a copy of the
+    demo's index whose manifest names another model ("othermodel": it has its own static
+    encoder) and one that names another model and no encoder ("bare")."""
+    if client_missing():
+        pytest.fail(client_missing())
+    base = tmp_path_factory.mktemp("federated-semantic")
+    index = demo_html / "_static" / "sphinx_rag" / "index"
+    manifest = json.loads((index / "manifest.json").read_text())
+    copies = {}
+    for name, edit in (("othermodel", {}), ("bare", {"encoder": None})):
+        target = base / name / "_static" / "sphinx_rag" / "index"
+        shutil.copytree(index, target, ignore=shutil.ignore_patterns("model-*"))  # never fetched by another site
+        other = {**manifest, "model": {**manifest["model"], "model_id": "another/model"}, **edit}
+        (target / "manifest.json").write_text(json.dumps(other))
+        copies[name] = serve(base / name, cors=True).url
+    urls = {"mlkit": serve(demo_html, cors=True).url, **copies}
+    src = base / "home-src"
+    shutil.copytree(ROOTS / "test-llms", src)
+    with open(src / "conf.py", "a") as conf:
+        conf.write("\nsphinx_rag_embeddings = True\nsphinx_rag_federation = "
+                   f"{ {name: {'url': url, 'enabled': True} for name, url in urls.items()}!r}\n")
+    home = build_site(src, base / "home" / "html", "-d", str(base / "home" / "dt"))
+    return Federated(home=home, urls=urls, serve_home=lambda csp=None: serve(home, csp=csp))

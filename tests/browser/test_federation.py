@@ -149,3 +149,24 @@ def test_content_security_policy_connect_src(federated, page):
     open_dialog(page, home)
     search(page, QUERY, {"", "apidemo"})
     expect(page.locator(f"{LINES}[data-source='widgets']")).to_contain_text("Content-Security-Policy")
+
+
+def test_semantic_tier_only_for_a_compatible_model(federated_semantic, page):
+    """The home query vector searches a site embedded by the same model; a site of another
+    model embeds the query with its own static encoder, or answers by keyword, in one line."""
+    home = federated_semantic.serve_home().url
+    urls = federated_semantic.urls
+    open_dialog(page, home)
+    expect(page.locator(".sphinx-rag-status")).to_have_attribute("data-mode", "hybrid", timeout=180_000)
+    search(page, "strategy of a dummy classifier", {"", "mlkit", "othermodel", "bare"})
+    page.wait_for_function("""() => {
+        const s = (n) => document.querySelector(`.sphinx-rag-sources [data-source='${n}']`)?.dataset.state;
+        return s("mlkit") === "hybrid" && s("othermodel") === "static" && s("bare") === "keyword";
+    }""", timeout=60_000)
+    lines = dict(page.eval_on_selector_all(LINES, "ls => ls.map((l) => [l.dataset.source, l.textContent])"))
+    assert list(lines) == ["bare"] and "keyword results only: its semantic search needs its own model" in lines["bare"]
+    fetched = {name: [u for u in page.log.requests if u.startswith(url)] for name, url in urls.items()}
+    assert any("/cluster-" in u for u in fetched["mlkit"]) and not any("/encoder-" in u for u in fetched["mlkit"])
+    assert any("/encoder-" in u for u in fetched["othermodel"])
+    assert not any("/encoder-" in u or "/cluster-" in u for u in fetched["bare"])
+    assert not any("/model-" in u for name in urls for u in fetched[name])  # never another site's model

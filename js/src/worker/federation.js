@@ -147,6 +147,7 @@ export class RemoteSite {
     if (this.options.writesAfter) this.source.deferWrites(this.options.writesAfter);
     /** @type {Promise<Searcher> | null} */
     this.opened = null;
+    this.ready = false; // its manifest and directory are in
     /** @type {Promise<import("../search/static_encoder.js").StaticEncoder | null> | null} */
     this.encoder = null;
     /** @type {SiteState} */
@@ -166,6 +167,7 @@ export class RemoteSite {
       this.opened = (async () => {
         const index = new IndexReader(await this.source.manifest(), this.source);
         await index.directory();
+        this.ready = true;
         return new Searcher(index);
       })();
     }
@@ -307,8 +309,13 @@ export class Federation {
     this.notify();
   }
 
+  /** Fetch the manifest and directory of the enabled sites not read yet (their searches follow). */
+  prepare() {
+    for (const site of this.active) if (!site.opened) site.open().catch(() => {}); // its search reports it
+  }
+
   /**
-   * Start the enabled sites' searches for a query (while the home site computes its own).
+   * Start the enabled sites' searches for a query (once the home site has its answer).
    * Returns null when no other site is searched, else the handle that posts the merge.
    * @param {string} query
    * @param {number} k
@@ -320,6 +327,7 @@ export class Federation {
     /** @type {Array<Answer | null>} null: not answered (yet, or at all) */
     const answers = sites.map(() => /** @type {Answer | null} */ (null));
     const settled = new Set();
+    const known = sites.map((site) => site.ready); // the first contact with a site is never waited for
     const searches = sites.map((site, n) => site.search(query, k, home)
       .then((answer) => { answers[n] = answer; })
       .catch((err) => site.fail(err))
@@ -332,20 +340,24 @@ export class Federation {
     const federation = this;
     return {
       /**
-       * Post the home answer merged with the sites' answers: once they all answered or
-       * firstWaitMs passed, then again as each late one answers (unless `stale()`).
-       * Resolves when every site has answered or failed.
+       * Post the home answer merged with the sites' answers: once the sites read before
+       * answered or firstWaitMs passed (a site read for the first time is not waited for:
+       * its manifest and directory are round trips to another origin), then again as each
+       * late one answers (unless `stale()`). Resolves when every site answered or failed.
        * @param {Answer} homeAnswer
        * @param {(merged: Answer) => void} post
        * @param {() => boolean} stale
        */
       async post(homeAnswer, post, stale) {
         const timer = new Promise((resolve) => setTimeout(resolve, federation.firstWaitMs));
-        await Promise.race([Promise.all(searches), timer]);
+        await Promise.race([Promise.all(searches.filter((_, n) => known[n])), timer]);
         let late = searches.filter((_, n) => !settled.has(n));
+        let shown = -1; // how many sites' answers the last post merged (a failure adds none)
         for (;;) {
           if (stale()) return;
-          post(federation.merge(homeAnswer, answers));
+          const have = answers.filter((a) => a !== null).length;
+          if (have !== shown) post(federation.merge(homeAnswer, answers));
+          shown = have;
           if (!late.length) return;
           await Promise.race(late); // one more site answered (or failed): post again
           late = late.filter((promise) => !settled.has(searches.indexOf(promise)));

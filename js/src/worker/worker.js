@@ -112,13 +112,14 @@ async function pump() {
       if (latest !== request) return;
       embedded = performance.now();
     }
-    // the federated sites search meanwhile (federation.js): the vector is theirs too if the same model made it
+    // keyword-only without a vector; the static tier's ranking votes with DENSE_VOTE.static
+    const answer = await searcher.hybridAnswer(request.query, vector, request.k, m === "static" ? "static" : "model");
+    // then the federated sites (federation.js; this site's results first: they share this
+    // thread): the vector is theirs too if the same model made it
     const others = federation?.start(request.query, request.k, {
       vector, encoder: vector ? (m === "static" ? "static" : "model") : null, model: searcher.index.manifest.model,
       semantic: m === "static" || m === "hybrid" || !searcher.index.hasVectors,
     }) ?? null;
-    // keyword-only without a vector; the static tier's ranking votes with DENSE_VOTE.static
-    const answer = await searcher.hybridAnswer(request.query, vector, request.k, m === "static" ? "static" : "model");
     const results = answer.results;
     const weak = answer.weak && results.length > 0;
     // Overtaken while fetching shards: still posted (the dialog shows an answer newer than
@@ -129,15 +130,17 @@ async function pump() {
     }));
     const timings = { embed_ms: embedded - start, retrieve_ms: performance.now() - embedded };
     answered = { request, mode: m };
-    answeredOnce();
-    const post = (/** @type {{results: any[], weak: boolean}} */ a) => worker.postMessage({
-      type: "results",
-      id: request.id,
-      mode: m === "hybrid" || m === "static" ? m : "keyword",
-      results: a.results,
-      weak: a.weak,
-      timings,
-    });
+    const post = (/** @type {{results: any[], weak: boolean}} */ a) => {
+      worker.postMessage({
+        type: "results",
+        id: request.id,
+        mode: m === "hybrid" || m === "static" ? m : "keyword",
+        results: a.results,
+        weak: a.weak,
+        timings,
+      });
+      answeredOnce(); // with federated sites: once their first merge is out
+    };
     if (others) others.post({ results: plain, weak }, post, () => latest !== request);
     else post({ results: plain, weak });
   } catch (err) {
@@ -232,6 +235,7 @@ worker.addEventListener("message", (/** @type {MessageEvent} */ e) => {
     init(msg);
   } else if (msg.type === "search") {
     latest = { id: msg.id, query: wellFormed(msg.query), k: Number(msg.k) || 10 };
+    federation?.prepare(); // the manifests of sites read for the first time, while this site answers
     pump();
   } else if (msg.type === "sources") {
     sourceChoices = msg.sources ?? {};
