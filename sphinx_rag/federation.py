@@ -21,13 +21,10 @@ build did not rewrite included).
 from __future__ import annotations
 
 import json
-import urllib.error
-import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import urlsplit
 
 from .assets import ASSET_DIR, FORMAT_VERSION
-from .remote import MAX_MANIFEST_BYTES, RemoteError, index_url
 
 __all__ = ["CHECK_TIMEOUT", "MAX_NAME", "entry_problem", "configured_sites", "intersphinx_sites", "check_site",
            "resolve", "site_root"]
@@ -40,6 +37,8 @@ EXAMPLE = '{"numpy": "https://numpy.org/doc/stable/", "v1.4": {"url": "https://m
 def site_root(url: str) -> str:
     """A site's root URL (ending in /) from its root, a page of it, its index directory or
     its manifest.json (``remote.index_url``'s forms); RemoteError if it is no http(s) URL."""
+    from .remote import index_url  # not when conf.py is validated: no HTTP client then
+
     return index_url(url)[: -len(ASSET_DIR.as_posix() + "/")]
 
 
@@ -94,6 +93,11 @@ def check_site(name: str, url: str, *, origin: str, timeout: float = CHECK_TIMEO
     """Whether a browser at ``origin`` can search the site at ``url``: its manifest.json is
     there, in the format this sphinx-rag writes, and sent with Access-Control-Allow-Origin.
     Returns (the entry, or None) and one line saying what was found."""
+    import urllib.error
+    import urllib.request
+
+    from .remote import MAX_MANIFEST_BYTES, RemoteError
+
     try:
         root = site_root(url)
     except RemoteError as exc:

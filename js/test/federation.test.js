@@ -193,6 +193,15 @@ test("a late site is posted again; a stale request is not", async () => {
     newer = true; // a newer query came before b answered
   }, () => newer);
   assert.deepEqual(stale, [[""]]);
+
+  // a newer search of the same query (the model arrived: another tier) supersedes a late merge
+  const superseded = /** @type {string[][]} */ ([]);
+  const federation3 = new Federation({ federation: [{ name: "b", url: b.root, enabled: true }] },
+    { fetch: sitesFetch({ [b.root]: 200 }, []), caches: null, firstWaitMs: 0 });
+  const older = federation3.start("widget", 10, KEYWORD)?.post(HOME, (m) => superseded.push(m.results.map((r) => r.source ?? "")), () => false);
+  federation3.setChoices({ b: false }); // or the reader turned b off meanwhile
+  await older;
+  assert.deepEqual(superseded, []); // the newer search posts its own
 });
 
 test("each failing site says why in one line, is left out, and is read again once turned off and on", async () => {
@@ -269,4 +278,15 @@ test("the semantic tier: the home vector for the same model, the site's own enco
   assert.equal(bare.state, "keyword");
   assert.match(bare.message, /^keyword results only: its semantic search needs its own model/);
   assert.ok(keyword.results.length > 0);
+
+  // another model, and its encoder does not match its hash: its keyword results, and why
+  const damaged = new RemoteSite({ name: "mlkit", url: root, enabled: true }, { caches: null, fetch: /** @type {any} */ (
+    async (/** @type {string} */ url, /** @type {any} */ init) => {
+      if (String(url).includes("/encoder-")) return new Response(new Uint8Array(64));
+      return edited((m) => ({ ...m, model: { ...m.model, model_id: "another/model" } }), [])(url, init);
+    }) });
+  const fallback = await damaged.search(query.query, 10, home);
+  assert.equal(damaged.state, "keyword");
+  assert.match(damaged.message, /^keyword results only: its semantic index failed \(a file of its index is refused: encoder-/);
+  assert.ok(fallback.results.length > 0);
 });

@@ -155,6 +155,7 @@ export class RemoteSite {
     this.message = "";
     this.denseFailed = "";
     this.pruned = false;
+    this.epoch = (this.epoch ?? 0) + 1; // a search started before a reset reports nothing
   }
 
   get failed() {
@@ -175,8 +176,39 @@ export class RemoteSite {
   }
 
   /**
-   * This site's answer to a query, with the tier its index and the home query allow.
-   * Throws (with `reason`) when the site cannot be read: the caller leaves it out.
+   * The query vector for this site, and the vote of its dense ranking (retrieve.js
+   * DENSE_VOTE): the home vector if the same model made both, else its own static encoder's
+   * (loaded on first use), else none (`why` says so when it is a loss).
+   * @param {string} query
+   * @param {Searcher} searcher
+   * @param {HomeQuery} home
+   * @returns {Promise<{vector: ArrayLike<number> | null, vote: "model" | "static", why: string}>}
+   */
+  async queryVector(query, searcher, home) {
+    const index = searcher.index;
+    if (!home.semantic || !index.hasVectors || searcher.fusion === "bm25" || this.denseFailed) {
+      return { vector: null, vote: "model", why: "" };
+    }
+    const compatible = sameModel(index.manifest.model, home.model);
+    if (compatible && home.encoder === "model" && home.vector) {
+      return { vector: home.vector, vote: "model", why: "" }; // the same model embedded both
+    }
+    if (index.manifest.encoder) {
+      this.encoder ??= index.encoder();
+      const encoder = await this.encoder;
+      if (encoder) {
+        const vector = encoder.encode(await correctSpelling(query, index, modelWords(encoder.vocab)));
+        return { vector: vector ?? new Float32Array(index.dim), vote: "static", why: "" };
+      }
+    }
+    return { vector: null, vote: "model", why: compatible ? "" // the same model, not loaded here yet
+      : "keyword results only: its semantic search needs its own model, which this page does not load" };
+  }
+
+  /**
+   * This site's answer to a query, with the tier its index and the home query allow: its
+   * keyword results when its semantic tier fails (said in one line). Throws when the site
+   * cannot be read at all: the caller leaves it out.
    * @param {string} query
    * @param {number} k
    * @param {HomeQuery} home
@@ -185,40 +217,29 @@ export class RemoteSite {
   async search(query, k, home) {
     if (this.state === "waiting" || this.state === "off") this.state = "loading";
     const searcher = await this.open();
-    const index = searcher.index;
-    /** @type {ArrayLike<number> | null} */
-    let vector = null;
-    /** @type {"model" | "static"} */
-    let vote = "model";
-    let keywordWhy = "";
-    if (home.semantic && index.hasVectors && searcher.fusion !== "bm25" && !this.denseFailed) {
-      const compatible = sameModel(index.manifest.model, home.model);
-      if (compatible && home.encoder === "model" && home.vector) {
-        vector = home.vector; // the same model embedded both: the home query vector fits
-      } else if (index.manifest.encoder) {
-        this.encoder ??= index.encoder();
-        const encoder = await this.encoder;
-        if (encoder) {
-          vector = encoder.encode(await correctSpelling(query, index, modelWords(encoder.vocab))) ?? new Float32Array(index.dim);
-          vote = "static";
-        }
-      } else if (!compatible) {
-        keywordWhy = "keyword results only: its semantic search needs its own model, which this page does not load";
-      } // the same model, not loaded here yet: keyword results until it is
+    const denseFailure = async (/** @type {unknown} */ err) => {
+      this.denseFailed = await failureReason(err, this.source.url("manifest.json"), this.rawFetch, this.timeoutMs);
+    };
+    /** @type {{vector: ArrayLike<number> | null, vote: "model" | "static", why: string}} */
+    let tier = { vector: null, vote: "model", why: "" };
+    try {
+      tier = await this.queryVector(query, searcher, home);
+    } catch (err) { // its encoder could not be read
+      await denseFailure(err);
     }
     /** @type {{results: import("../search/retrieve.js").Result[], weak: boolean}} */
     let answer;
     try {
-      answer = await searcher.hybridAnswer(query, vector, k, vote);
-      this.state = vector ? (vote === "static" ? "static" : "hybrid") : "keyword";
+      answer = await searcher.hybridAnswer(query, tier.vector, k, tier.vote);
     } catch (err) {
-      if (!vector) throw err;
-      this.denseFailed = await failureReason(err, this.source.url("manifest.json"), this.rawFetch, this.timeoutMs);
+      if (!tier.vector) throw err; // its keyword index failed: it is left out
+      await denseFailure(err); // its clusters failed: keyword results
+      tier = { vector: null, vote: "model", why: "" };
       answer = await searcher.hybridAnswer(query, null, k);
-      this.state = "keyword";
     }
-    this.message = this.denseFailed ? `keyword results only: its semantic index failed (${this.denseFailed})` : keywordWhy;
-    this.prune(index);
+    this.state = !tier.vector ? "keyword" : tier.vote === "static" ? "static" : "hybrid";
+    this.message = this.denseFailed ? `keyword results only: its semantic index failed (${this.denseFailed})` : tier.why;
+    this.prune(searcher.index);
     const results = answer.results.map((r) => ({
       rank: r.rank, score: r.score, url: new URL(r.url, this.root).href, title: r.title, kind: r.kind, text: r.text,
       display: r.display, id: r.id, source: this.name,
@@ -263,6 +284,8 @@ export class Federation {
     /** Whether the home site's results are shown (the reader may search the others only). */
     this.homeOn = true;
     this.announced = "";
+    /** Counts start() and setChoices() calls: a merge of an earlier one is not posted any more. */
+    this.generation = 0;
   }
 
   /** Tell the page the sites' states, when they changed. */
@@ -306,6 +329,7 @@ export class Federation {
       }
     }
     this.homeOn = pick("", true);
+    this.generation++;
     this.notify();
   }
 
@@ -322,15 +346,17 @@ export class Federation {
    * @param {HomeQuery} home
    */
   start(query, k, home) {
+    const generation = ++this.generation; // a newer search (another query, tier or choice) supersedes this one
     const sites = this.active;
     if (!sites.length) return null;
     /** @type {Array<Answer | null>} null: not answered (yet, or at all) */
     const answers = sites.map(() => /** @type {Answer | null} */ (null));
     const settled = new Set();
     const known = sites.map((site) => site.ready); // the first contact with a site is never waited for
+    const epochs = sites.map((site) => site.epoch);
     const searches = sites.map((site, n) => site.search(query, k, home)
       .then((answer) => { answers[n] = answer; })
-      .catch((err) => site.fail(err))
+      .catch((err) => (site.epoch === epochs[n] ? site.fail(err) : undefined))
       .then(() => {
         settled.add(n);
         this.notify();
@@ -343,7 +369,8 @@ export class Federation {
        * Post the home answer merged with the sites' answers: once the sites read before
        * answered or firstWaitMs passed (a site read for the first time is not waited for:
        * its manifest and directory are round trips to another origin), then again as each
-       * late one answers (unless `stale()`). Resolves when every site answered or failed.
+       * late one answers (unless `stale()`: a newer query came; nothing once a newer search
+       * started). Resolves when every site answered or failed.
        * @param {Answer} homeAnswer
        * @param {(merged: Answer) => void} post
        * @param {() => boolean} stale
@@ -354,7 +381,9 @@ export class Federation {
         let late = searches.filter((_, n) => !settled.has(n));
         let shown = -1; // how many sites' answers the last post merged (a failure adds none)
         for (;;) {
-          if (stale()) return;
+          // the first merge is posted even when a newer query came (a reader typing fast sees
+          // results follow, as without other sites), unless a newer search superseded it
+          if (generation !== federation.generation || (shown >= 0 && stale())) return;
           const have = answers.filter((a) => a !== null).length;
           if (have !== shown) post(federation.merge(homeAnswer, answers));
           shown = have;

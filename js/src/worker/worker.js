@@ -130,19 +130,20 @@ async function pump() {
     }));
     const timings = { embed_ms: embedded - start, retrieve_ms: performance.now() - embedded };
     answered = { request, mode: m };
-    const post = (/** @type {{results: any[], weak: boolean}} */ a) => {
-      worker.postMessage({
-        type: "results",
-        id: request.id,
-        mode: m === "hybrid" || m === "static" ? m : "keyword",
-        results: a.results,
-        weak: a.weak,
-        timings,
-      });
-      answeredOnce(); // with federated sites: once their first merge is out
-    };
-    if (others) others.post({ results: plain, weak }, post, () => latest !== request);
-    else post({ results: plain, weak });
+    const post = (/** @type {{results: any[], weak: boolean}} */ a) => worker.postMessage({
+      type: "results",
+      id: request.id,
+      mode: m === "hybrid" || m === "static" ? m : "keyword",
+      results: a.results,
+      weak: a.weak,
+      timings,
+    });
+    if (others) { // the model waits for the other sites' answers too (its start takes the thread)
+      others.post({ results: plain, weak }, post, () => latest !== request).then(answeredOnce, answeredOnce);
+    } else {
+      post({ results: plain, weak });
+      answeredOnce();
+    }
   } catch (err) {
     answered = { request, mode: m };
     worker.postMessage({ type: "results", id: request.id, mode: m, results: [] });
