@@ -21,8 +21,8 @@ For each condition, ``--runs`` times:
   (keyword; then semantic: the static encoder, or the model once loaded), and the index
   bytes fetched until then (raw, and gzip -6 as a compressing server would send them; the
   model and onnxruntime apart: the model is the home site's only, whatever the sites);
-- later queries in the same visit, once the model is loaded (hybrid: the home query vector
-  searches the other sites too, the same model): bytes and time per query;
+- ten later queries in each cold visit, once the model is loaded (hybrid: the home query
+  vector searches the other sites too, the same model): bytes and time per query;
 - warm: the browser restarted on that profile (Cache Storage kept): the first query.
 
     python benchmarks/bench_federation.py --site /work/out/h31/html25k --runs 3
@@ -222,7 +222,7 @@ def main(argv=None):
                     profile = Path(tempfile.mkdtemp(prefix="fed-bench-"))
                     try:
                         bytes_ = Bytes(args.site)
-                        results[label]["cold"].append(visit(p, profile, home, choices, sources, bytes_, later=run == 0))
+                        results[label]["cold"].append(visit(p, profile, home, choices, sources, bytes_, later=True))
                         results[label]["warm"].append(visit(p, profile, home, choices, sources, Bytes(args.site), later=False))
                     finally:
                         shutil.rmtree(profile, ignore_errors=True)
@@ -239,13 +239,15 @@ def main(argv=None):
             for key, what in (("first", "first results shown"), ("keyword", "every site's keyword results"),
                               ("semantic", "every site's semantic results")):
                 print(summarise(f"{label}, {visit_kind}: {what}", data[visit_kind], key, origins))
-        later = data["cold"][0].get("later") or []
+        later = [q for run in data["cold"] for q in run.get("later") or []]
         if later:
             ms = statistics.median(r["ms"] for r in later)
             gz = statistics.median(sum(v[2] for v in r["bytes"].values()) for r in later)
             raw = statistics.median(sum(v[1] for v in r["bytes"].values()) for r in later)
             req = statistics.median(sum(v[0] for v in r["bytes"].values()) for r in later)
-            print(f"| {label}: a later query, hybrid ({len(later)} queries) | {ms:,.0f} | {kb(gz)} | {kb(raw)} | {req:.0f} |")
+            per_site = statistics.median(v[2] for r in later for v in r["bytes"].values())
+            print(f"| {label}: a later query, hybrid ({len(later)} queries; a site's median {kb(per_site)} KB) | "
+                  f"{ms:,.0f} | {kb(gz)} | {kb(raw)} | {req:.0f} |")
     print("\nper origin, cold semantic results (gzip KB):")
     for label, data in results.items():
         first = data["cold"][0].get("semantic")
