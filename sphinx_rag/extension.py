@@ -74,6 +74,25 @@ def on_config_inited(app, config):
             config[name] = value  # normalised ("RRF" -> "rrf")
     for message in unknown_names(getattr(config, "_raw_config", {})):
         logger.warning(message, type="sphinx_rag", subtype="config")
+    _exclude_output_dir(app, config)
+
+
+def _exclude_output_dir(app, config):
+    """Output is never read as sources: the Markdown twins written for coding agents
+    (``*.html.md``) would be pages of the next build wherever ``.md`` is a source suffix
+    (MyST) and the output lies inside the sources, this builder's or another's (``make
+    html`` then ``make singlehtml``); Sphinx excludes only what ``exclude_patterns`` names."""
+    wanted = ["**.html.md"]
+    for directory in (app.outdir, app.doctreedir):
+        try:
+            relative = Path(directory).resolve().relative_to(Path(app.srcdir).resolve()).as_posix()
+        except ValueError:
+            continue  # outside the sources
+        if relative not in (".", ""):
+            wanted.append(relative)
+    missing = [p for p in wanted if p not in config.exclude_patterns]
+    if missing:
+        config.exclude_patterns = [*config.exclude_patterns, *missing]
 
 
 class _State:

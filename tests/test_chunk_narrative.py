@@ -58,6 +58,19 @@ def test_sections_headers_budget_and_weights(app):
 
 
 @pytest.mark.sphinx("html", testroot="narrative")
+def test_a_second_build_reads_no_output_as_sources(app):
+    """The output directory is inside the sources here (sphinx.testing's layout) and .md is
+    a source suffix (MyST): the Markdown twins of the first build are not pages of the next."""
+    app.build()
+    first = chunks_of(app.outdir)
+    assert (app.outdir / "notes.html.md").is_file()
+    app.build(force_all=True)
+    again = chunks_of(app.outdir)
+    assert [c["id"] for c in again] == [c["id"] for c in first]
+    assert not [c for c in again if c["doc"].startswith("_build")]
+
+
+@pytest.mark.sphinx("html", testroot="narrative")
 def test_tables_glossaries_footnotes_and_local_contents(app):
     """Structures that used to come out as one run of words (a robustness check on real
     sites: click's tables and contents boxes, attrs' glossary and MyST footnotes)."""
@@ -110,7 +123,7 @@ def test_admonitions_read_as_the_page_shows_them(app):
         "Todo: Document the warm start.",
         "Before you upgrade: Pin the version in your requirements.",
         "Note: The new default runs: model.fit(X, y)"]  # the display keeps the code apart
-    assert chunk["display"][-2:] == [["p", "Note: The new default runs:"], ["code", "model.fit(X, y)"]]
+    assert chunk["display"][-2:] == [["p", "Note: The new default runs:"], ["code", "model.fit(X, y)", "python"]]
     assert ["p", "Before you upgrade: Pin the version in your requirements."] in chunk["display"]
 
 
@@ -125,7 +138,7 @@ def test_tabs_dropdowns_and_cards_read_as_their_section(app):
     install, shells = (c["text"] for c in chunks)
     assert install == ("Installing\nPick an installer.\n\npip: Run the installer in a virtual environment."
                        "\n\nconda:\n\nconda install -c conda-forge mlkit\n\nAfter installing, check the version.")
-    assert ["code", "conda install -c conda-forge mlkit"] in chunks[0]["display"]
+    assert ["code", "conda install -c conda-forge mlkit", "bash"] in chunks[0]["display"]
     assert "Bash: Add the line to your bashrc file.\n\nZsh: Add the line to your zshrc file." in shells
     assert "Why a virtual environment? It keeps the packages of each project apart." in shells
     assert "<svg" not in shells and "Bash Zsh" not in shells
