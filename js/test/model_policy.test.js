@@ -76,11 +76,11 @@ test('choiceNote: what each choice gives here, and what readers get without the 
   const held = { load: false, drop: false, why: 'data saver on' };
   const size = '23 MB + 14 MB runtime';
   const auto = choiceNote('auto', held, size, true, true);
-  assert.match(auto, /^Automatic: The semantic model \(23 MB \+ 14 MB runtime\)/);
-  assert.match(auto, /Without it: keyword and quick semantic results from the site's encoder\./);
+  assert.match(auto, /^Automatic: the semantic model \(23 MB \+ 14 MB runtime\) ranks questions best/);
+  assert.match(auto, /\(then: keyword and quick semantic results from the site's encoder\)\./);
   assert.match(auto, /Now: off \(data saver on\)\. Kept for this site in this browser\.$/);
-  assert.match(choiceNote('auto', on, size, false, true), /Without it: keyword results only\..* Now: on\./);
+  assert.match(choiceNote('auto', on, size, false, true), /\(then: keyword results only\)\. Now: on\./);
   assert.equal(choiceNote('never', { load: false, drop: true, why: 'off in settings' }, size, false, false),
-    'Never: keyword results only, no download. This browser does not let the page keep it.');
-  assert.match(choiceNote('always', on, size, true, true), /^Always: .* Even when the browser asks to save data\./);
+    'Never: no download; keyword results only. This browser does not let the page keep it.');
+  assert.match(choiceNote('always', on, size, true, true), /^Always: .* even when the browser asks to save data\./);
 });

@@ -246,7 +246,7 @@ def test_never_loads_no_model_and_switching_drops_it(page, context, site, serve)
 
     open_settings(page)
     expect(page.locator(CHOICE)).to_have_value("never")
-    expect(page.locator(NOTE)).to_contain_text("Never: keyword and quick semantic results")
+    expect(page.locator(NOTE)).to_contain_text("Never: no download; keyword and quick semantic results")
     page.select_option(CHOICE, "always")
     expect(page.locator(STATUS)).to_have_text("Hybrid search: keyword + semantic (full model)", timeout=120_000)
     assert results_for(page, QUERY, "hybrid")
@@ -305,7 +305,7 @@ def test_without_an_encoder_keyword_results_until_the_model_is_in(page, context,
     expect(page.locator(STATUS)).to_have_text("Hybrid search: keyword + semantic (full model)", timeout=120_000)
     assert results_for(page, "baseline strategy", "hybrid")
     open_settings(page)
-    expect(page.locator(NOTE)).to_contain_text("keyword results only")
+    expect(page.locator(NOTE)).to_contain_text("(then: keyword results only)")
 
 
 @pytest.mark.parametrize("how", ["save-data", "never"])

@@ -28,13 +28,15 @@ const LABELS = { auto: "Automatic", always: "Always", never: "Never" };
  */
 export function choiceNote(choice, plan, size, encoder, stored) {
   const without = encoder ? "keyword and quick semantic results from the site's encoder" : "keyword results only";
-  const what = `The semantic model (${size}) ranks questions best; it downloads once, in the background, ` +
-    `and stays in this browser's cache. Without it: ${without}.`;
   const kept = stored ? " Kept for this site in this browser." : " This browser does not let the page keep it.";
-  if (choice === "never") return `Never: ${without}, no download.${kept}`;
-  if (choice === "always") return `Always: ${what} Even when the browser asks to save data.${kept}`;
-  return `Automatic: ${what} Not downloaded when the browser asks to save data, the connection is slow or ` +
-    `the device has little memory. Now: ${plan.load ? "on" : `off (${plan.why})`}.${kept}`;
+  if (choice === "never") return `Never: no download; ${without}.${kept}`;
+  if (choice === "always") {
+    return `Always: the semantic model (${size}) downloads once, in the background, even when the browser ` +
+      `asks to save data.${kept}`;
+  }
+  return `Automatic: the semantic model (${size}) ranks questions best; it downloads once, in the background, ` +
+    "unless the browser asks to save data, the connection is slow or the device has little memory " +
+    `(then: ${without}). Now: ${plan.load ? "on" : `off (${plan.why})`}.${kept}`;
 }
 
 export class ModelSetting {
