@@ -579,7 +579,7 @@ def bench_site(playwright, name: str, html: Path, bench_dir: Path, args) -> dict
     log(f"\n## {name}: {n_chunks} chunks ({html})")
     log(f"layout: {manifest['layout']}; {manifest['counts']['clusters']} clusters")
     if not client_is_current(html):
-        log(f"note: serving the current client build ({CLIENT_DIR.relative_to(REPO)}), not the site's copy")
+        log(f"note: serving the client build in {CLIENT_DIR}, not the site's copy")
     summary: dict = {"name": name, "chunks": n_chunks}
     with ExitStack() as stack:
         server = Server(html, bench_dir)
@@ -656,11 +656,16 @@ def main():
     parser.add_argument("--later", type=int, default=10, help="later queries per cold visit (default 10)")
     parser.add_argument("--queries", type=int, default=60, help="queries for the warm latencies (default 60, max 100)")
     parser.add_argument("--breakdown", action="store_true", help="also the benchmark page (stages, cosine)")
+    parser.add_argument("--client", type=Path, help="serve this client build instead of the package's "
+                        "(a before/after: another checkout's sphinx_rag/static/sphinx_rag)")
     parser.add_argument("--typed", action="store_true",
                         help="also one query typed key by key, Save-Data on and off (bench_typed.py)")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds allowed for one site load")
     args = parser.parse_args()
     _Handler.isolated = args.isolated
+    if args.client:
+        global CLIENT_DIR
+        CLIENT_DIR = args.client
 
     if not Path(CHROMIUM).exists():
         raise SystemExit(f"no Chromium at {CHROMIUM}")
