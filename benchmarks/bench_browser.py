@@ -17,6 +17,8 @@ files served, gzip -6):
   timings {embed_ms, retrieve_ms}): keyword mode (model held back) and hybrid mode, each
   query's first run (it fetches its shards from localhost) and a repeat (all in memory),
   and the part of a hybrid query beyond the query embedding;
+- optionally (--typed) the bytes of one query typed key by key on a cold visit, with
+  Save-Data on and off (bench_typed.py);
 - optionally (--breakdown) a breakdown of one hybrid query from a benchmark page that
   drives the client modules directly, and the cosine of the browser's query vector with
   Python's.
@@ -577,7 +579,7 @@ def bench_site(playwright, name: str, html: Path, bench_dir: Path, args) -> dict
     log(f"\n## {name}: {n_chunks} chunks ({html})")
     log(f"layout: {manifest['layout']}; {manifest['counts']['clusters']} clusters")
     if not client_is_current(html):
-        log(f"note: serving the current client build ({CLIENT_DIR.relative_to(REPO)}), not the site's copy")
+        log(f"note: serving the client build in {CLIENT_DIR}, not the site's copy")
     summary: dict = {"name": name, "chunks": n_chunks}
     with ExitStack() as stack:
         server = Server(html, bench_dir)
@@ -597,6 +599,19 @@ def bench_site(playwright, name: str, html: Path, bench_dir: Path, args) -> dict
         keyword, hybrid = query_runs(playwright, server, args.timeout, QUERIES[:args.queries])
         report_queries(keyword, hybrid, summary)
         log(f"  ({time.monotonic() - t:.0f} s; {load_average()})")
+
+        if args.typed:
+            import bench_typed
+
+            log("\n### one query typed key by key, cold visits (bench_typed.py)")
+            t = time.monotonic()
+            for saving in (True, False):
+                rows = bench_typed.typed_runs(
+                    playwright, server.url, queries=bench_typed.TYPED_QUERIES[:4], delay_ms=150.0, saving=saving,
+                    timeout_s=args.timeout, launch=chromium_options(viewport={"width": 1280, "height": 900}))
+                summary[f"typed_{'save_data' if saving else 'plain'}"] = bench_typed.report(
+                    rows, delay_ms=150.0, saving=saving, log=log)
+            log(f"  ({time.monotonic() - t:.0f} s; {load_average()})")
 
         if args.breakdown:
             log("\n### breakdown of a hybrid query, and query-vector parity with Python")
@@ -641,9 +656,16 @@ def main():
     parser.add_argument("--later", type=int, default=10, help="later queries per cold visit (default 10)")
     parser.add_argument("--queries", type=int, default=60, help="queries for the warm latencies (default 60, max 100)")
     parser.add_argument("--breakdown", action="store_true", help="also the benchmark page (stages, cosine)")
+    parser.add_argument("--client", type=Path, help="serve this client build instead of the package's "
+                        "(a before/after: another checkout's sphinx_rag/static/sphinx_rag)")
+    parser.add_argument("--typed", action="store_true",
+                        help="also one query typed key by key, Save-Data on and off (bench_typed.py)")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds allowed for one site load")
     args = parser.parse_args()
     _Handler.isolated = args.isolated
+    if args.client:
+        global CLIENT_DIR
+        CLIENT_DIR = args.client
 
     if not Path(CHROMIUM).exists():
         raise SystemExit(f"no Chromium at {CHROMIUM}")

@@ -37,6 +37,8 @@ const COPIES = [
   join(ortDist, "ort-wasm-simd-threaded.mjs"),
 ];
 const production = process.env.NODE_ENV !== "development";
+// What onnxruntime-web's files weigh, for the worker's status line ("24 MB + 14 MB runtime").
+const runtimeBytes = COPIES.filter((f) => /ort-wasm/.test(f) && existsSync(f)).reduce((n, f) => n + statSync(f).size, 0);
 
 mkdirSync(out, { recursive: true });
 // Start clean (old outputs of removed entries must not linger in the package).
@@ -62,6 +64,7 @@ for (const { src, format } of ENTRIES) {
     logLevel: "warning",
     // onnxruntime-web tests `typeof process`/`require` for Node; keep those branches inert.
     platform: "browser",
+    define: { "globalThis.SPHINX_RAG_RUNTIME_BYTES": String(runtimeBytes) }, // src/worker/tier_status.js
   });
 }
 for (const file of COPIES) {

@@ -41,7 +41,7 @@ from .lexical import fold, split_words, tokenize
 from .rerank import rerank
 
 __all__ = ["Result", "Searcher", "top_k", "rrf_fuse", "correct_spelling", "weak_match", "CANDIDATES", "FUSIONS", "ENCODERS",
-           "DENSE_VOTE", "RELEVANCE_FLOOR"]
+           "DENSE_VOTE", "RELEVANCE_FLOOR", "FRUGAL_PROBE_SHARE", "frugal_probe"]
 
 CANDIDATES = 100  # depth of each ranking before fusion
 FUSIONS = ("rrf", "bm25", "dense")
@@ -53,6 +53,16 @@ DENSE_VOTE = {"model": 1.0, "static": 0.2}
 #: Below this cosine the nearest chunk is no good match (all-MiniLM-L6-v2: the top chunk
 #: of 232 evaluation questions scores >= 0.35, of 72 nonsense queries <= 0.40, median 0.22).
 RELEVANCE_FLOOR = 0.3
+#: A frugal reader's static-encoder queries (the browser's, under Save-Data or on a slow
+#: connection: js/src/ui/model_policy.js) probe this share of the layout's vectors, a
+#: quarter of the cluster bytes (eval/RESULTS.md, "Frugal readers"):
+#: ``Searcher(encoder="static", probe=frugal_probe(p))`` ranks as they do.
+FRUGAL_PROBE_SHARE = 4
+
+
+def frugal_probe(probe: int) -> int:
+    """The probe of a frugal reader's queries, for a layout's ``probe`` (retrieve.js frugalProbe)."""
+    return max(1, probe // FRUGAL_PROBE_SHARE)
 
 
 @dataclass

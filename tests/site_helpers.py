@@ -43,6 +43,23 @@ def chromium_options(**extra) -> dict:
     return {"executable_path": CHROMIUM, "args": CHROMIUM_ARGS, "headless": True, **extra}
 
 
+def save_data(context, page, on: bool = True):
+    """Chromium's own Save-Data switch for `page` (navigator.connection.saveData, what a
+    phone's data saver sets), through the DevTools protocol; set it before the page decides
+    (the search dialog reads it when it starts). Returns the CDP session: keep it alive.
+    The page's Web Workers do not see it (their navigator.connection.saveData stays false)."""
+    session = context.new_cdp_session(page)
+    session.send("Emulation.setDataSaverOverride", {"dataSaverEnabled": on})
+    return session
+
+
+def device_memory_script(gigabytes: float) -> str:
+    """An init script that makes navigator.deviceMemory report `gigabytes` (Chromium has no
+    switch for it; the page, not the worker, reads it)."""
+    return ("Object.defineProperty(Navigator.prototype, 'deviceMemory', "
+            f"{{configurable: true, get: () => {gigabytes!r}}});")
+
+
 # -- the site ---------------------------------------------------------------------------------
 
 

@@ -153,3 +153,13 @@ def test_rrf_votes_weigh_each_ranking():
     assert 0 < vote < retrieve.DENSE_VOTE["model"] == 1.0
     voted = retrieve.rrf_fuse([[2, 0], [0, 1]], 60, weights, [1.0, vote])
     assert voted == {2: 1 / 61, 0: 1 / 62 + vote / 61, 1: vote / 62 * 0.5}
+
+
+def test_a_frugal_probe_is_a_quarter_of_the_layouts():
+    """The browser's frugal readers (Save-Data, a slow connection) probe this many vectors
+    (js/src/search/retrieve.js frugalProbe; tests/browser/test_model_policy.py checks the
+    clusters it reads against Searcher(probe=frugal_probe(...)))."""
+    assert retrieve.FRUGAL_PROBE_SHARE == 4
+    assert retrieve.frugal_probe(Layout().probe) == 1024
+    assert retrieve.frugal_probe(150) == 37
+    assert retrieve.frugal_probe(3) == 1

@@ -133,3 +133,9 @@ test("rerank gives the API candidates of the fused top one more vote", async () 
   const deep = await rerank("which function", many, async () => "api", new Array(many.size).fill(1), 60);
   assert.equal([...many.keys()].filter((i) => deep.get(i) !== many.get(i)).length, RERANK_DEPTH);
 });
+
+test("frugalProbe: a quarter of the layout's probe, as Python's frugal_probe", async () => {
+  const { FRUGAL_PROBE_SHARE, frugalProbe } = await import("../src/search/retrieve.js");
+  assert.equal(FRUGAL_PROBE_SHARE, 4);
+  assert.deepEqual([4096, 150, 3].map(frugalProbe), [1024, 37, 1]);
+});

@@ -305,7 +305,7 @@ def test_no_config_hides_ask_and_the_panel_enables_it(page, site, serve, fake_ll
     expect(page.locator(ASK_BUTTON)).to_be_hidden()
     page.keyboard.press("Tab")
     expect(page.locator(GEAR)).to_be_focused()
-    expect(page.locator(GEAR)).to_have_attribute("aria-label", "Answer settings")
+    expect(page.locator(GEAR)).to_have_attribute("aria-label", "Settings")
     page.keyboard.press("Enter")
     form = page.locator(SETTINGS)
     expect(form).to_be_visible()

@@ -19,6 +19,8 @@ export const FORMAT_VERSION = 3;
  * @property {(name: string) => Promise<Uint8Array>} script  verified payload of a script shard
  * @property {(name: string) => Promise<Uint8Array>} binary  verified bytes of a binary shard
  *
+ * @typedef {"terms" | "near" | "texts" | "cmap" | "cluster"} QueryShard  the shards a query reads
+ *
  * @typedef {object} ChunkRecord  one record of a text shard (title added on reading)
  * @property {string} id
  * @property {string} doc
@@ -60,6 +62,27 @@ export class IndexReader {
     this.denseDir = null;
     /** @type {Float64Array | null} */
     this.weights = null;
+    /**
+     * Awaited before a query's shard that is not in memory is requested (kind: "terms",
+     * "near", "texts", "cmap" or "cluster"): it may wait, or throw to cancel the query that
+     * asked (worker.js lets a typed query settle first). The directory, centroids and
+     * encoder, read once per visit, do not pass through it.
+     * @type {((kind: QueryShard, name: string) => Promise<void>) | null}
+     */
+    this.beforeFetch = null;
+  }
+
+  /**
+   * _once for the shards of a query, through beforeFetch.
+   * @template T
+   * @param {QueryShard} kind
+   * @param {string} name
+   * @param {(name: string) => Promise<T>} load
+   * @returns {Promise<T>}
+   */
+  async _queryShard(kind, name, load) {
+    if (this.beforeFetch && !this._memo.has(name)) await this.beforeFetch(kind, name);
+    return this._once(name, load);
   }
 
   /**
@@ -105,7 +128,7 @@ export class IndexReader {
       if (compareCodePoints(shards[mid][0], term) <= 0) lo = mid;
       else hi = mid;
     }
-    const table = await this._once(shards[lo][1], async (n) => readTermShard(await this.source.script(n)));
+    const table = await this._queryShard("terms", shards[lo][1], async (n) => readTermShard(await this.source.script(n)));
     return table.get(term) ?? null;
   }
 
@@ -122,7 +145,7 @@ export class IndexReader {
       this.manifest.near
         .filter((/** @type {[number, number, string]} */ [first, last]) => last >= lo && first <= hi)
         .map((/** @type {[number, number, string]} */ [, , name]) =>
-          this._once(name, async (n) => readNearShard(await this.source.script(n)))),
+          this._queryShard("near", name, async (n) => readNearShard(await this.source.script(n)))),
     );
     /** @type {Array<[string, number]>} */
     const out = [];
@@ -143,7 +166,7 @@ export class IndexReader {
   async chunk(i) {
     const per = this.manifest.layout.texts_per_shard;
     const name = (await this.directory()).texts[Math.floor(i / per)];
-    const shard = await this._once(name, async (n) => {
+    const shard = await this._queryShard("texts", name, async (n) => {
       const records = json(await this.source.script(n)).chunks;
       for (const r of records) r.title = r.headings.filter(Boolean).join(" > ");
       return records;
@@ -199,7 +222,7 @@ export class IndexReader {
   /** @param {number} c */
   async cluster(c) {
     const name = (await this.denseDirectory()).clusters[c][0];
-    return this._once(name, async (n) => readClusterShard(await this.source.binary(n), this.dim));
+    return this._queryShard("cluster", name, async (n) => readClusterShard(await this.source.binary(n), this.dim));
   }
 
   /**
@@ -211,7 +234,7 @@ export class IndexReader {
     const names = (await this.denseDirectory()).cluster_map;
     if (!names.length) return null;
     const per = this.manifest.layout.cluster_map_chunks;
-    const map = await this._once(names[Math.floor(i / per)], async (n) => readClusterMapShard(await this.source.binary(n)));
+    const map = await this._queryShard("cmap", names[Math.floor(i / per)], async (n) => readClusterMapShard(await this.source.binary(n)));
     return map[i % per];
   }
 

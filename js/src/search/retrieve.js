@@ -23,6 +23,16 @@ export const FUSIONS = ["rrf", "bm25", "dense"];
 export const DENSE_VOTE = { model: 1.0, static: 0.2 };
 /** Below this cosine the nearest chunk is no good match (Python's RELEVANCE_FLOOR). */
 export const RELEVANCE_FLOOR = 0.3;
+/**
+ * A frugal reader's static-encoder queries (Save-Data or a slow connection:
+ * ui/model_policy.js) probe this share of the layout's vectors (Python's FRUGAL_PROBE_SHARE).
+ */
+export const FRUGAL_PROBE_SHARE = 4;
+
+/** The probe of a frugal reader's queries, for a layout's `probe` (Python's frugal_probe). @param {number} probe */
+export function frugalProbe(probe) {
+  return Math.max(1, Math.floor(probe / FRUGAL_PROBE_SHARE));
+}
 
 /**
  * @typedef {object} Result

@@ -249,10 +249,10 @@ export class AskPanel {
     this.gearButton = h("button", {
       type: "button",
       class: id("gear"),
-      "aria-label": "Answer settings",
+      "aria-label": "Settings",
       "aria-expanded": "false",
       "aria-controls": id("settings"),
-      title: "Answer settings (LLM server)",
+      title: "Settings (semantic model, LLM server)",
     }, [gearIcon()]);
     const closeButton = d.bar.querySelector(`.${PREFIX}-close`);
     d.bar.insertBefore(this.askButton, closeButton);
@@ -279,7 +279,7 @@ export class AskPanel {
     this.resetButton = h("button", { type: "button", class: id("reset") }, ["Reset to site default"]);
     const closeSettings = h("button", { type: "button", class: id("settings-close") }, ["Close"]);
     this.form = /** @type {HTMLFormElement} */ (h("form", {
-      id: id("settings"), class: id("settings"), "aria-label": "Answer settings", hidden: "", novalidate: "",
+      id: id("settings"), class: id("settings"), "aria-label": "Settings", hidden: "", novalidate: "",
     }, [
       h("p", { class: id("settings-intro") }, [
         "“Ask” sends your question and the passages found to an OpenAI-compatible LLM server, " +
@@ -358,6 +358,11 @@ export class AskPanel {
         this.start(query, results);
       }
     });
+  }
+
+  /** Another part of the reader's settings (model_setting.js) at the top of the panel. @param {HTMLElement} section */
+  addSettingsSection(section) {
+    this.form.prepend(section);
   }
 
   /** Show the Ask button when an endpoint is configured; refresh the panel's texts. */

@@ -10,9 +10,10 @@
  *   classic <script> tags (script_source.js) and runs the keyword search on the main
  *   thread, with the same modules as the worker.
  *
- * Both report through onStatus({mode, message}), onResults(id, mode, results) and
+ * Both report through onStatus({mode, message}), onResults(id, mode, results, weak, partial),
  * onSettings(settings) (the manifest's `settings`, once the index is read: the page
- * learns the site's LLM settings without a request of its own).
+ * learns the site's LLM settings without a request of its own) and onTiers(tiers) (whether
+ * the site ships the full model, and its size; the local backend never loads it).
  * @module backend
  */
 
@@ -26,12 +27,16 @@ import { ScriptSource } from "./script_source.js";
  *            source?: string}} Result  source: the federated site it comes from (url absolute)
  * @typedef {{mode: "loading" | "keyword" | "static" | "hybrid" | "error", message: string}} Status
  * @typedef {(status: Status) => void} StatusHandler
- * @typedef {(id: number, mode: string, results: Result[], weak?: boolean) => void} ResultsHandler
+ * @typedef {(id: number, mode: string, results: Result[], weak?: boolean, partial?: boolean) => void} ResultsHandler
+ *   partial: the keyword results of a typed query, its semantic results follow (worker.js)
  * @typedef {(settings: Record<string, any>) => void} SettingsHandler
  * @typedef {import("../worker/federation.js").SiteStatus} SourceStatus
  * @typedef {(sources: SourceStatus[]) => void} SourcesHandler
- * @typedef {{start(): void, search(id: number, query: string, k: number): void,
- *            sources(choices: Record<string, boolean>): void}} Backend
+ * @typedef {{encoder: boolean, model: {bytes: number, size: string} | null}} Tiers
+ * @typedef {(tiers: Tiers) => void} TiersHandler
+ * @typedef {import("./model_policy.js").ModelPlan} ModelPlan
+ * @typedef {{start(): void, search(id: number, query: string, k: number, typing?: boolean): void,
+ *            sources(choices: Record<string, boolean>): void, setModel(plan: ModelPlan): void}} Backend
  *   sources: the reader's choice of federated sites ({name: on}; "" is this site)
  */
 
@@ -88,6 +93,9 @@ export class LocalBackend {
     this.flush();
   }
 
+  /** No model here (file:// or no worker). @param {ModelPlan} _plan */
+  setModel(_plan) {}
+
   /** Answer the latest request (one at a time: keystrokes in between are skipped). Each
    * answer is reported even when a newer request waits: the dialog shows it until the
    * newer one's comes (a reader typing fast sees results follow, not a frozen list). */
@@ -114,9 +122,12 @@ export class LocalBackend {
 export class WorkerBackend {
   /**
    * @param {{workerUrl: string, base: string, ortBase: string, threads: number,
+   *          model: ModelPlan, frugal: boolean,
    *          onStatus: StatusHandler, onResults: ResultsHandler,
-   *          onSettings?: SettingsHandler, onSources?: SourcesHandler,
-   *          sources?: Record<string, boolean>}} options  sources: the reader's choice of federated sites
+   *          onSettings?: SettingsHandler, onSources?: SourcesHandler, onTiers?: TiersHandler,
+   *          sources?: Record<string, boolean>}} options  sources: the reader's choice of federated
+   *   sites; model: whether the full model may download (model_policy.js); frugal: the reader
+   *   saves data or is on a slow connection
    */
   constructor(options) {
     this.options = options;
@@ -124,14 +135,14 @@ export class WorkerBackend {
     this.worker = null;
     /** @type {LocalBackend | null} */
     this.fallback = null;
-    /** @type {{id: number, query: string, k: number} | null} */
+    /** @type {{id: number, query: string, k: number, typing: boolean} | null} */
     this.pending = null;
     this.heard = false; // any message from the worker yet
   }
 
   start() {
     if (this.worker || this.fallback) return;
-    const { workerUrl, base, ortBase, threads, onStatus, onResults } = this.options;
+    const { workerUrl, base, ortBase, threads, model, frugal, onStatus, onResults } = this.options;
     try {
       this.worker = new Worker(workerUrl, { type: "module", name: "sphinx-rag" });
     } catch (err) {
@@ -142,17 +153,18 @@ export class WorkerBackend {
       this.heard = true;
       const msg = e.data;
       if (msg.type === "status") onStatus({ mode: msg.mode, message: msg.message });
-      else if (msg.type === "results") onResults(msg.id, msg.mode, msg.results, msg.weak);
+      else if (msg.type === "results") onResults(msg.id, msg.mode, msg.results, msg.weak, Boolean(msg.partial));
       else if (msg.type === "settings") this.options.onSettings?.(msg.settings ?? {});
       else if (msg.type === "sources") this.options.onSources?.(msg.sources ?? []);
+      else if (msg.type === "tiers") this.options.onTiers?.({ encoder: Boolean(msg.encoder), model: msg.model ?? null });
     });
     this.worker.addEventListener("error", (e) => {
       e.preventDefault();
       if (!this.heard) this.fallBack(e.message || "the search worker did not start");
       else onStatus({ mode: "error", message: `sphinx-rag: the search worker failed: ${e.message}` });
     });
-    this.worker.postMessage({ type: "init", base, ortBase, threads, sources: this.options.sources ?? {} });
-    if (this.pending) this.search(this.pending.id, this.pending.query, this.pending.k);
+    this.worker.postMessage({ type: "init", base, ortBase, threads, model, frugal, sources: this.options.sources ?? {} });
+    if (this.pending) this.search(this.pending.id, this.pending.query, this.pending.k, this.pending.typing);
   }
 
   /** Keyword search on the main thread, saying why. @param {string} why */
@@ -175,11 +187,18 @@ export class WorkerBackend {
    * @param {number} id
    * @param {string} query
    * @param {number} k
+   * @param {boolean} [typing]  from a keystroke: its semantic pass may wait for the next one
    */
-  search(id, query, k) {
-    this.pending = { id, query, k };
+  search(id, query, k, typing = false) {
+    this.pending = { id, query, k, typing };
     if (this.fallback) this.fallback.search(id, query, k);
-    else if (this.worker) this.worker.postMessage({ type: "search", id, query, k });
+    else if (this.worker) this.worker.postMessage({ type: "search", id, query, k, typing });
+  }
+
+  /** The reader changed the model setting. @param {ModelPlan} plan */
+  setModel(plan) {
+    this.options.model = plan;
+    this.worker?.postMessage({ type: "model", ...plan });
   }
 
   /** @param {Record<string, boolean>} choices */

@@ -20,7 +20,10 @@
  *   "Report a bad result" link opens a prefilled form (feedback.js).
  * - "Ask" (ask.js): when the site or the reader set an LLM endpoint, an Ask button
  *   (and Ctrl/Cmd+Enter) streams an answer from the top results into the dialog's
- *   askSlot; a gear button opens the reader's settings panel.
+ *   askSlot; a gear button opens the reader's settings panel, which also holds
+ *   "Semantic model: automatic / always / never" (model_setting.js, model_policy.js:
+ *   whether the worker may download the full model, decided here from the reader's
+ *   choice, Save-Data, the connection and the device memory).
  * - the index is loaded on first use (focus of the button, a shortcut), by a Web
  *   Worker over http(s), or on the main thread from the same shards over file://.
  *
@@ -47,6 +50,8 @@ import { feedbackUrl } from "./feedback.js";
 import { addSearchButton, followColorScheme, takeOverSearchBox, themeSearchInputs } from "./theme.js";
 import { historyIcon, searchIcon } from "./icons.js";
 import { wellFormed } from "./well_formed.js";
+import { ModelChoiceStore, frugal, modelPlan } from "./model_policy.js";
+import { ModelSetting } from "./model_setting.js";
 
 /** @typedef {import("./backend.js").Result} Result */
 /** @typedef {import("./backend.js").Status} Status */
@@ -68,6 +73,16 @@ const thisScript = /** @type {HTMLScriptElement | null} */ (
  */
 function passageBody(result, tokens) {
   return renderPassage(result, tokens); // ui/passage.js: the display form, code kept as code
+}
+
+/**
+ * Whether an input event comes from typing (a keystroke, a deletion, a composed character),
+ * not a paste or a drop: the worker lets a typed query settle before fetching its clusters.
+ * @param {Event} e
+ */
+function isTyping(e) {
+  const type = /** @type {InputEvent} */ (e).inputType;
+  return typeof type === "string" && type !== "" && type !== "insertFromPaste" && type !== "insertFromDrop";
 }
 
 /** @param {EventTarget | null} el */
@@ -104,7 +119,7 @@ export class SearchDialog {
     this.active = -1;
     this.mode = "idle";
     this.closing = false;
-    /** Hooks for later integrations (e.g. "Ask"): called with (query, results, mode). */
+    /** Hooks for later integrations (e.g. "Ask"): called with (query, results, mode), not for partial results. */
     /** @type {((query: string, results: Result[], mode: string) => void)[]} */
     this.resultListeners = [];
     this.recent = new RecentSearches(siteRoot);
@@ -112,6 +127,29 @@ export class SearchDialog {
     this.sources = new SourceFilter({ siteRoot, homeLabel: project, onChange: (choices) => this.backend?.sources(choices) });
     this.build();
     this.ask = new AskPanel({ dialog: this, siteRoot, project });
+    this.modelChoice = new ModelChoiceStore(siteRoot);
+    this.modelSetting = new ModelSetting({ onChange: (choice) => this.setModelChoice(choice) });
+    this.ask.addSettingsSection(this.modelSetting.element);
+    this.showModelChoice();
+  }
+
+  /** What the reader's model choice means in this browser now (model_policy.js). */
+  modelPlan() {
+    return modelPlan(this.modelChoice.get(), /** @type {any} */ (navigator));
+  }
+
+  showModelChoice() {
+    this.modelSetting.show(this.modelChoice.get(), this.modelPlan(), this.modelChoice.storage !== null);
+  }
+
+  /**
+   * The reader chose in the settings panel: kept for this site, applied at once.
+   * @param {import("./model_policy.js").ModelChoice} choice
+   */
+  setModelChoice(choice) {
+    this.modelChoice.set(choice);
+    this.backend?.setModel(this.modelPlan());
+    this.showModelChoice();
   }
 
   build() {
@@ -183,7 +221,7 @@ export class SearchDialog {
     );
     document.body.append(this.dialog);
 
-    this.input.addEventListener("input", () => this.search());
+    this.input.addEventListener("input", (e) => this.search(isTyping(e)));
     this.input.addEventListener("keydown", (e) => this.onKeydown(e));
     this.closeButton.addEventListener("click", () => this.close());
     this.clearRecent.addEventListener("click", () => {
@@ -236,11 +274,16 @@ export class SearchDialog {
     if (this.backend) return;
     const onStatus = (/** @type {Status} */ s) => this.setStatus(s);
     const onResults = (/** @type {number} */ id, /** @type {string} */ mode, /** @type {Result[]} */ results,
-      /** @type {boolean | undefined} */ weak) => this.showResults(id, mode, results, Boolean(weak));
+      /** @type {boolean | undefined} */ weak, /** @type {boolean | undefined} */ partial) =>
+      this.showResults(id, mode, results, Boolean(weak), Boolean(partial));
     const onSettings = (/** @type {Record<string, any>} */ settings) => {
       this.ask.setSiteSettings(settings);
       this.suggested = suggestedQuestions(settings.suggestions);
       if (this.dialog.open && !this.input.value.trim()) this.showRecent(); // they came after the dialog opened
+    };
+    const onTiers = (/** @type {import("./backend.js").Tiers} */ tiers) => {
+      this.modelSetting.setSite(tiers.model, tiers.encoder);
+      this.showModelChoice();
     };
     if (location.protocol === "file:") {
       this.backend = new LocalBackend({
@@ -256,11 +299,14 @@ export class SearchDialog {
         base: new URL("index/", this.assetBase).href, // sphinx_rag/assets.py ASSET_DIR
         ortBase: this.assetBase.href, // build.mjs puts the ort-wasm files beside worker.js
         threads: globalThis.crossOriginIsolated ? Math.min(4, navigator.hardwareConcurrency || 1) : 1,
+        model: this.modelPlan(),
+        frugal: frugal(/** @type {any} */ (navigator)),
         onStatus,
         onResults,
         onSettings,
         sources: this.sources.choices, // the reader's choice of federated sites
         onSources: (sites) => this.sources.update(sites),
+        onTiers,
       });
     }
     this.setStatus({ mode: "loading", message: "Loading the search index…" });
@@ -303,7 +349,8 @@ export class SearchDialog {
     this.input.focus();
   }
 
-  search() {
+  /** @param {boolean} [typing]  from a keystroke (isTyping) */
+  search(typing = false) {
     const query = wellFormed(this.input.value).trim(); // a lone surrogate breaks encodeURIComponent
     const id = ++this.requestId;
     this.fullSearch.href = new URL(
@@ -319,7 +366,7 @@ export class SearchDialog {
       return;
     }
     this.queries.set(id, query);
-    this.backend?.search(id, query, K);
+    this.backend?.search(id, query, K, typing);
   }
 
   /** @param {Status} status */
@@ -336,8 +383,10 @@ export class SearchDialog {
    * @param {string} mode
    * @param {Result[]} results
    * @param {boolean} [weak]  only the nearest results, no good match
+   * @param {boolean} [partial]  the keyword results of a typed query, its semantic ones follow
+   *   (resultListeners wait for those: Ask answers from the best passages)
    */
-  showResults(id, mode, results, weak = false) {
+  showResults(id, mode, results, weak = false, partial = false) {
     const query = this.queries.get(id);
     if (id < this.shownId || query === undefined) return;
     this.shownId = id;
@@ -352,7 +401,7 @@ export class SearchDialog {
     this.listbox.toggleAttribute("data-weak", weak && results.length > 0);
     this.listbox.setAttribute("data-mode", mode);
     this.listbox.setAttribute("data-query", query); // what these results answer
-    for (const listener of this.resultListeners) listener(query, results, mode);
+    if (!partial) for (const listener of this.resultListeners) listener(query, results, mode);
   }
 
   /**

@@ -169,9 +169,10 @@ export class HttpSource {
    * @param {string} name
    * @param {RequestCache} mode
    * @param {RequestPriority} [priority]  "low" for the model: a query's shards go first
+   * @param {AbortSignal} [signal]  stops the download (the reader turned the model off)
    */
-  async download(name, mode, priority = /** @type {RequestPriority} */ ("auto")) {
-    const response = await this.fetch(this.url(name), { cache: mode, priority });
+  async download(name, mode, priority = /** @type {RequestPriority} */ ("auto"), signal = undefined) {
+    const response = await this.fetch(this.url(name), { cache: mode, priority, signal });
     if (!response.ok) {
       throw new Error(`sphinx-rag: cannot load ${this.url(name)} (HTTP ${response.status})` +
         (response.status === 404 ? ": the docs were rebuilt meanwhile; reload the page" : ""));
@@ -185,16 +186,17 @@ export class HttpSource {
    * @param {string} name
    * @param {(data: Uint8Array) => Promise<T>} check  throws ShardError when the data is wrong
    * @param {RequestPriority} [priority]
+   * @param {AbortSignal} [signal]
    * @returns {Promise<T>}
    */
-  async fetchChecked(name, check, priority = /** @type {RequestPriority} */ ("auto")) {
+  async fetchChecked(name, check, priority = /** @type {RequestPriority} */ ("auto"), signal = undefined) {
     try {
-      return await check(await this.download(name, "default", priority));
+      return await check(await this.download(name, "default", priority, signal));
     } catch (err) {
       if (!(err instanceof ShardError)) throw err;
     }
     try {
-      return await check(await this.download(name, "reload", priority)); // a stale copy in the HTTP cache?
+      return await check(await this.download(name, "reload", priority, signal)); // a stale copy in the HTTP cache?
     } catch (err) {
       if (!(err instanceof ShardError)) throw err;
       throw new Error(`sphinx-rag: the search index on the server is damaged (${err.message}): rebuild the docs`);
@@ -250,9 +252,10 @@ export class HttpSource {
 
   /**
    * The model files for embed.js, or null for a keyword-only index.
+   * @param {AbortSignal} [signal]  stops the downloads
    * @returns {Promise<{model: Uint8Array, vocab: string, info: any} | null>}
    */
-  async model() {
+  async model(signal = undefined) {
     const entry = (await this.manifest()).model_files;
     if (!entry) return null;
     const file = async (/** @type {string} */ name) => {
@@ -267,7 +270,7 @@ export class HttpSource {
           throw new ShardError(`${path} does not match manifest.json`);
         }
         return d;
-      }, "low"); // 21 MB: after the shards of the query being typed
+      }, "low", signal); // 23 MB: after the shards of the query being typed
       this.store(key, data);
       return data;
     };

@@ -4,19 +4,28 @@
  * the index so that loading, hashing and scoring never block the page.
  *
  * Protocol
- *   main -> worker  {type: "init", base, ortBase, threads, sources}   base: the index directory
- *                   {type: "search", id, query, k}
+ *   main -> worker  {type: "init", base, ortBase, threads, model, frugal, sources}   base: the index directory
+ *                   {type: "search", id, query, k, typing}
+ *                   {type: "model", load, drop, why}   the reader's model setting changed
  *                   {type: "sources", sources}   the reader's choice of sites: {name: on} ("" is this site)
+ *   model: {load, drop, why} (ui/model_policy.js modelPlan): whether the full model may
+ *   download (the page decides: a worker does not see Save-Data); frugal: the reader saves
+ *   data or is on a slow connection; typing: the query comes from a keystroke (not pasted,
+ *   not a recent search or a shared link)
  *   worker -> main  {type: "status", mode: "loading"|"keyword"|"static"|"hybrid"|"error", message}
  *                   {type: "settings", settings}   the manifest's `settings` (e.g. `llm`), once
+ *                   {type: "tiers", encoder, model: {bytes, size} | null}   what the site offers, once
  *                   {type: "sources", sources: [{name, url, enabled, state, message}]}   the federated
  *                    sites (federation.js), when one's state changes
  *                   {type: "results", id, mode, results: [{rank, score, url, title, kind, text, display, id,
- *                    source?}], weak, timings: {embed_ms, retrieve_ms}}
+ *                    source?}], weak, timings: {embed_ms, retrieve_ms}, partial?}
  *   source: the federated site a result comes from (its url absolute); none: this site. With
  *   federated sites on, a query's results are posted merged (merge.js), and again as late
  *   sites answer.
  *   weak: the results are only the nearest, no good match (retrieve.js weakMatch)
+ *   partial: this site's keyword results of a typed query whose semantic pass waits for
+ *   the query to settle (its semantic results, merged with the other sites', follow with
+ *   the same id)
  *   timings: performance.now() milliseconds inside the worker, for benchmarks/bench_browser.py
  *   (the page ignores them): embed_ms = spelling correction + WordPiece + onnxruntime + pooling
  *   (0 in keyword mode); retrieve_ms = BM25 + dense scoring + fusion + result assembly.
@@ -27,25 +36,43 @@
  * 2. "static": the site's static query encoder (static_encoder.js, a few hundred KB, no
  *    wasm) and the centroids: keyword + semantic results (each query also fetches its
  *    nearest clusters);
- * 3. "hybrid": the full model through onnxruntime-web (21 MB + 3.7 MB wasm), after the
- *    first answer, at low priority; it takes over from the static encoder.
- * A site has tier 2, tier 3 or both (sphinx_rag_query_encoder).
+ * 3. "hybrid": the full model through onnxruntime-web (23 MB + 14 MB of wasm), after the
+ *    first answer, at low priority, when the page's plan allows it; it takes over from the
+ *    static encoder. The reader can start it later ("always") or stop and drop it ("never").
+ * A site has tier 2, tier 3 or both (sphinx_rag_query_encoder); the status line says which
+ * answers, and what the model weighs or why it is not downloaded (tier_status.js).
+ *
  * Only the latest query is embedded: one that a newer query overtook while it was
  * being embedded is dropped; one overtaken while its shards were fetched is posted.
- * onnxruntime-web comes from the site's own _static
- * (ortBase), never a CDN; 1 thread unless the page is cross-origin isolated.
+ * A typed query fetches the clusters its dense pass needs (those not in memory) only once
+ * it has settled (settle.js: no newer keystroke for twice the reader's usual gap): each
+ * prefix ("i", "im", "imp", ...) would probe clusters of its own, 1.6 MB each at the
+ * default probe. Its keyword results are posted at once meanwhile (partial), and a newer
+ * query cancels it. A frugal reader's typed query waits to settle (three gaps) before
+ * any shard it lacks, keyword ones too (results come when the reader pauses), and, with
+ * the static encoder, probes a quarter of the layout's vectors (retrieve.js frugalProbe).
+ * onnxruntime-web comes from the site's own _static (ortBase), never a CDN; 1 thread
+ * unless the page is cross-origin isolated.
  */
 
 import * as ort from "onnxruntime-web/wasm";
 import { Embedder } from "../search/embed.js";
 import { IndexReader } from "../search/index.js";
-import { Searcher, correctSpelling, modelWords } from "../search/retrieve.js";
+import { Searcher, correctSpelling, frugalProbe, modelWords } from "../search/retrieve.js";
 import { StaticEncoder } from "../search/static_encoder.js";
 import { Federation } from "./federation.js";
 import { HttpSource } from "./loader.js";
 import { wellFormed } from "../ui/well_formed.js";
+import { FRUGAL_SETTLE, RHYTHM_KEYS, SETTLE, settleDelay } from "./settle.js";
+import { downloadSize, modelBytes, tierStatus } from "./tier_status.js";
 
-/** @typedef {{id: number, query: string, k: number}} Request */
+/**
+ * @typedef {{id: number, query: string, k: number, typing: boolean, at: number, settle: number,
+ *            settled?: Promise<void>}} Request
+ *   at: performance.now() on arrival; settle: how long a typed query waits to settle (ms
+ *   after `at`, settle.js); settled: its wait, once it began
+ * @typedef {{load: boolean, drop: boolean, why: string}} ModelPlan
+ */
 
 const worker = /** @type {any} */ (self);
 
@@ -66,14 +93,46 @@ let words = new Set();
 let mode = "loading";
 /** @type {Request | null} */
 let latest = null;
+/** @type {Request | null} the request pump() is answering */
+let current = null;
 /** @type {{request: Request, mode: string} | null} */
 let answered = null;
 let busy = false;
 let started = false;
+let frugal = false;
+/** The manifest layout's probe (a frugal reader's static queries probe a quarter of it). */
+let layoutProbe = 0;
+/** @type {() => void} wakes a typed query waiting to settle: a newer one arrived */
+let wake = () => {};
+/** @type {number[]} arrival times of the last typed queries (the reader's rhythm) */
+const keystrokes = [];
 /** @type {() => void} */
 let answeredOnce = () => {};
 /** Resolves when the first results have been posted. */
 const firstAnswer = new Promise((resolve) => { answeredOnce = () => resolve(undefined); });
+
+/** What the site offers and how far each tier got (tier_status.js words it). */
+const tiers = {
+  /** @type {import("./tier_status.js").EncoderState} */
+  encoder: "none",
+  /** @type {import("./tier_status.js").ModelState | null} */
+  model: null,
+  why: "",
+  modelBytes: 0,
+  encoderError: "",
+  modelError: "",
+};
+/** @type {ModelPlan} */
+let plan = { load: true, drop: false, why: "" };
+/** The model may start: the index is read and the first answer is out (or a second passed). */
+let modelMayStart = false;
+/** @type {AbortController | null} stops the model's download */
+let modelDownload = null;
+/** @type {{source: HttpSource, index: IndexReader, ortBase: string, threads: number} | null} */
+let loaded = null;
+
+/** A typed query's dense pass, cancelled because a newer query arrived while it settled. */
+class Superseded extends Error {}
 
 /**
  * @param {Mode} m
@@ -84,9 +143,69 @@ function status(m, message) {
   worker.postMessage({ type: "status", mode: m, message });
 }
 
+/** Post the status line of the tiers' current state. */
+function announce() {
+  const { mode: m, message } = tierStatus(tiers);
+  status(m, message);
+}
+
 /** @param {unknown} err */
 function describe(err) {
   return err instanceof Error ? err.message : String(err);
+}
+
+/** @param {import("../search/retrieve.js").Result[]} results */
+function plainResults(results) {
+  return results.map((r) => ({
+    rank: r.rank, score: r.score, url: r.url, title: r.title, kind: r.kind, text: r.text, display: r.display,
+    id: r.id,
+  }));
+}
+
+/**
+ * index.beforeFetch: a typed query's clusters (a frugal reader's: any shard it lacks)
+ * wait until the query has settled, then are fetched unless a newer query came.
+ * @param {import("../search/index.js").QueryShard} kind
+ */
+function beforeFetch(kind) {
+  return kind === "cluster" || frugal ? settle() : Promise.resolve();
+}
+
+/**
+ * The wait of the query being answered, if typed: its keyword results are posted
+ * meanwhile (a frugal reader's wait for their shards too).
+ */
+function settle() {
+  const request = current;
+  if (!request || !request.typing) return Promise.resolve();
+  request.settled ??= (async () => {
+    const until = request.at + request.settle;
+    if (performance.now() >= until || latest !== request) return; // settled already (a tier came later)
+    if (!frugal) await postKeywordMeanwhile(request);
+    const wait = until - performance.now();
+    if (wait > 0 && latest === request) {
+      await new Promise((resolve) => {
+        const timer = setTimeout(resolve, wait);
+        wake = () => { clearTimeout(timer); resolve(undefined); };
+      });
+    }
+  })();
+  return request.settled.then(() => {
+    if (latest !== request) throw new Superseded();
+  });
+}
+
+/** The keyword results of a typed query that waits to settle (partial: its semantic ones follow). @param {Request} request */
+async function postKeywordMeanwhile(request) {
+  if (!searcher || latest !== request) return;
+  const start = performance.now();
+  const { results, weak } = await searcher.hybridAnswer(request.query, null, request.k);
+  // not answeredOnce(): the model and the Cache Storage writes wait for the final answer
+  // (its clusters, the other sites' merge), or the second that starts them anyway
+  worker.postMessage({
+    type: "results", id: request.id, mode: "keyword", results: plainResults(results), weak: weak && results.length > 0,
+    timings: { embed_ms: 0, retrieve_ms: performance.now() - start }, partial: true,
+  });
 }
 
 /** Answer the latest request in the current mode, unless that is done already. */
@@ -95,6 +214,7 @@ async function pump() {
   if (answered && answered.request === latest && answered.mode === mode) return;
   busy = true;
   const request = latest;
+  current = request;
   const m = mode;
   try {
     const start = performance.now();
@@ -113,6 +233,10 @@ async function pump() {
       embedded = performance.now();
     }
     // keyword-only without a vector; the static tier's ranking votes with DENSE_VOTE.static
+    // A frugal reader's quick encoder probes a quarter of the vectors (at 25k chunks: MRR@10
+    // 0.937 -> 0.933 for a quarter of the bytes); the model, which the reader chose to
+    // download, the whole probe (it lost 0.027 there). Only pump() reads the probe.
+    searcher.probe = frugal && m !== "hybrid" ? frugalProbe(layoutProbe) : layoutProbe;
     const answer = await searcher.hybridAnswer(request.query, vector, request.k, m === "static" ? "static" : "model");
     // then the federated sites (federation.js; this site's results first: they share this
     // thread): the vector is theirs too if the same model made it
@@ -120,14 +244,10 @@ async function pump() {
       vector, encoder: vector ? (m === "static" ? "static" : "model") : null, model: searcher.index.manifest.model,
       semantic: m === "static" || m === "hybrid" || !searcher.index.hasVectors,
     }) ?? null;
-    const results = answer.results;
+    const results = plainResults(answer.results);
     const weak = answer.weak && results.length > 0;
     // Overtaken while fetching shards: still posted (the dialog shows an answer newer than
     // the one on screen, so a reader typing fast sees results follow), then the newer one.
-    const plain = results.map((r) => ({
-      rank: r.rank, score: r.score, url: r.url, title: r.title, kind: r.kind, text: r.text, display: r.display,
-      id: r.id,
-    }));
     const timings = { embed_ms: embedded - start, retrieve_ms: performance.now() - embedded };
     answered = { request, mode: m };
     const post = (/** @type {{results: any[], weak: boolean}} */ a) => worker.postMessage({
@@ -139,28 +259,120 @@ async function pump() {
       timings,
     });
     if (others) { // the model waits for the other sites' answers too (its start takes the thread)
-      others.post({ results: plain, weak }, post, () => latest !== request).then(answeredOnce, answeredOnce);
+      others.post({ results, weak }, post, () => latest !== request).then(answeredOnce, answeredOnce);
     } else {
-      post({ results: plain, weak });
+      post({ results, weak });
       answeredOnce();
     }
   } catch (err) {
+    if (err instanceof Superseded) return; // a newer query came while this one settled
     answered = { request, mode: m };
     worker.postMessage({ type: "results", id: request.id, mode: m, results: [] });
     worker.postMessage({ type: "status", mode: "error", message: `sphinx-rag: search failed: ${describe(err)}` });
   } finally {
     busy = false;
+    current = null;
     queueMicrotask(pump); // a newer request, or a mode change, may be waiting
   }
 }
 
+/** @param {any} value @returns {ModelPlan} */
+function readPlan(value) {
+  if (!value || typeof value !== "object") return { load: true, drop: false, why: "" };
+  return { load: value.load !== false, drop: Boolean(value.drop), why: String(value.why ?? "") };
+}
+
+/** Start the model's download if the plan allows it and it is not there or on its way. */
+function startModel() {
+  if (!loaded || !modelMayStart || tiers.model === null) return;
+  if (!plan.load) {
+    if (tiers.model !== "ready") {
+      tiers.model = "held";
+      tiers.why = plan.why;
+      announce();
+    }
+    return;
+  }
+  if (tiers.model === "downloading" || tiers.model === "ready") return;
+  loadModel(loaded);
+}
+
+/** @param {{source: HttpSource, index: IndexReader, ortBase: string, threads: number}} site */
+async function loadModel({ source, index, ortBase, threads }) {
+  const download = new AbortController();
+  modelDownload = download;
+  tiers.model = "downloading";
+  announce();
+  /** @type {Embedder | null} */
+  let made = null;
+  try {
+    ort.env.wasm.wasmPaths = ortBase;
+    ort.env.wasm.proxy = false;
+    ort.env.logLevel = "error";
+    const isolated = Boolean(/** @type {any} */ (globalThis).crossOriginIsolated);
+    const numThreads = isolated ? Math.max(1, threads) : 1;
+    const [model] = await Promise.all([source.model(download.signal), index.centroids(), index.denseDirectory()]);
+    if (!model) throw new Error("the manifest lists no model");
+    if (download.signal.aborted) return;
+    made = await Embedder.create(ort, { ...model, numThreads });
+    if (download.signal.aborted) {
+      made.release().catch(() => {});
+      return;
+    }
+    embedder = made;
+    words = modelWords(model.vocab);
+  } catch (err) {
+    if (download.signal.aborted) return; // stopped on purpose
+    tiers.model = "failed";
+    tiers.modelError = describe(err);
+    announce();
+    return;
+  } finally {
+    if (modelDownload === download) modelDownload = null;
+  }
+  tiers.model = "ready";
+  announce();
+  pump(); // run the latest query again, now hybrid
+}
+
 /**
- * @param {{base: string, ortBase: string, threads?: number, sources?: Record<string, boolean>}} options
+ * The reader changed the model setting: start the download, stop it, or drop the model.
+ * @param {ModelPlan} next
  */
-async function init({ base, ortBase, threads = 1, sources = {} }) {
+function setPlan(next) {
+  plan = next;
+  if (plan.load) {
+    modelMayStart = modelMayStart || Boolean(loaded); // the reader asked: no need to wait for a first answer
+    startModel();
+    return;
+  }
+  if (tiers.model === null) return;
+  modelDownload?.abort();
+  modelDownload = null;
+  if (tiers.model === "ready" && !plan.drop) return; // already here: using it costs nothing more
+  if (embedder) {
+    embedder.release().catch(() => {});
+    embedder = null;
+    words = encoder ? modelWords(encoder.vocab) : new Set();
+  }
+  tiers.model = "held";
+  tiers.why = plan.why;
+  if (loaded) {
+    announce();
+    pump(); // the latest query again, without the model
+  }
+}
+
+/**
+ * @param {{base: string, ortBase: string, threads?: number, model?: ModelPlan, frugal?: boolean,
+ *          sources?: Record<string, boolean>}} options
+ */
+async function init({ base, ortBase, threads = 1, model, frugal: saving = false, sources = {} }) {
   if (started) return;
   started = true;
   sourceChoices = sources;
+  plan = readPlan(model);
+  frugal = Boolean(saving);
   status("loading", "Loading the search index…");
   const source = new HttpSource(base);
   // Keeping files in Cache Storage, and pruning what older builds left there, wait for the
@@ -173,10 +385,12 @@ async function init({ base, ortBase, threads = 1, sources = {} }) {
     index = new IndexReader(await source.manifest(), source);
     await index.directory();
     searcher = new Searcher(index);
+    layoutProbe = searcher.probe;
+    index.beforeFetch = beforeFetch;
     worker.postMessage({ type: "settings", settings: index.manifest.settings ?? {} });
     federation = new Federation(index.manifest.settings, {
       writesAfter: afterFirstAnswer,
-      onChange: (sources) => worker.postMessage({ type: "sources", sources }),
+      onChange: (sites) => worker.postMessage({ type: "sources", sources: sites }),
     });
     if (federation.configured) federation.setChoices(sourceChoices);
   } catch (err) {
@@ -185,49 +399,42 @@ async function init({ base, ortBase, threads = 1, sources = {} }) {
   }
   const withModel = index.hasVectors && index.manifest.model_files != null;
   const withEncoder = index.hasVectors && index.manifest.encoder != null;
-  status(
-    "keyword",
-    withModel || withEncoder
-      ? "Keyword results — semantic search loading…"
-      : "Keyword search: this site's index has no semantic embeddings",
-  );
+  tiers.encoder = withEncoder ? "loading" : "none";
+  tiers.model = withModel ? (plan.load ? "waiting" : "held") : null;
+  tiers.why = plan.why;
+  tiers.modelBytes = withModel ? modelBytes(index.manifest.model_files) : 0;
+  worker.postMessage({
+    type: "tiers",
+    encoder: withEncoder,
+    model: withModel ? { bytes: tiers.modelBytes, size: downloadSize(tiers.modelBytes) } : null,
+  });
+  loaded = { source, index, ortBase, threads };
+  status("keyword", withModel || withEncoder
+    ? "Keyword results — semantic search loading…"
+    : "Keyword search: this site's index has no semantic embeddings");
   pump();
   afterFirstAnswer.then(() => index.shardNames()).then((names) => source.prune(names)).catch(() => {}); // drop what older builds left
   if (withEncoder) {
     try {
-      const [loaded] = await Promise.all([index.encoder(), index.centroids(), index.denseDirectory()]);
-      encoder = loaded;
-      if (encoder) words = modelWords(encoder.vocab);
-      status("static", withModel
-        ? "Hybrid search: keyword + semantic (fast encoder; full model loading…)"
-        : "Hybrid search: keyword + semantic (this site's fast query encoder)");
-      pump();
+      const [made] = await Promise.all([index.encoder(), index.centroids(), index.denseDirectory()]);
+      encoder = made;
+      if (encoder && !embedder) words = modelWords(encoder.vocab);
+      tiers.encoder = "ready";
     } catch (err) {
-      status("keyword", `Keyword only: the query encoder failed to load (${describe(err)})`);
+      tiers.encoder = "failed";
+      tiers.encoderError = describe(err);
     }
+    announce();
+    pump();
+  } else if (withModel && !plan.load) {
+    announce(); // keyword results only, and why
   }
   if (!withModel) return;
-  // The model (21 MB) waits for the first keyword answer, or a second without a query:
+  // The model (23 MB) waits for the first keyword answer, or a second without a query:
   // a reader's first results must not share the line with it (it is fetched at low priority too).
   await afterFirstAnswer;
-
-  try {
-    ort.env.wasm.wasmPaths = ortBase;
-    ort.env.wasm.proxy = false;
-    ort.env.logLevel = "error";
-    const isolated = Boolean(/** @type {any} */ (globalThis).crossOriginIsolated);
-    const numThreads = isolated ? Math.max(1, threads) : 1;
-    const [model] = await Promise.all([source.model(), index.centroids(), index.denseDirectory()]);
-    if (!model) throw new Error("the manifest lists no model");
-    embedder = await Embedder.create(ort, { ...model, numThreads });
-    words = modelWords(model.vocab);
-  } catch (err) {
-    const fallback = encoder ? "static" : "keyword";
-    status(fallback, `${encoder ? "Fast encoder only" : "Keyword only"}: the semantic model failed to load (${describe(err)})`);
-    return;
-  }
-  status("hybrid", "Hybrid search: keyword + semantic (full model)");
-  pump(); // run the latest query again, now hybrid
+  modelMayStart = true;
+  startModel();
 }
 
 worker.addEventListener("message", (/** @type {MessageEvent} */ e) => {
@@ -235,9 +442,21 @@ worker.addEventListener("message", (/** @type {MessageEvent} */ e) => {
   if (msg.type === "init") {
     init(msg);
   } else if (msg.type === "search") {
-    latest = { id: msg.id, query: wellFormed(msg.query), k: Number(msg.k) || 10 };
+    const at = performance.now();
+    const typing = Boolean(msg.typing);
+    if (typing) {
+      keystrokes.push(at);
+      if (keystrokes.length > RHYTHM_KEYS) keystrokes.shift();
+    }
+    latest = {
+      id: msg.id, query: wellFormed(msg.query), k: Number(msg.k) || 10, typing, at,
+      settle: typing ? settleDelay(keystrokes, frugal ? FRUGAL_SETTLE : SETTLE) : 0,
+    };
+    wake(); // a typed query waiting to settle is overtaken
     federation?.prepare(); // the manifests of sites read for the first time, while this site answers
     pump();
+  } else if (msg.type === "model") {
+    setPlan(readPlan(msg));
   } else if (msg.type === "sources") {
     sourceChoices = msg.sources ?? {};
     if (!federation?.configured) return;
