@@ -97,14 +97,14 @@ def test_packed_chunks_have_no_header_and_mark_their_overlap():
     blocks = [Block(" ".join(sentences[:15])), Block("x = 1\ny = 2", code=True), Block(" ".join(sentences[15:]))]
     chunks = pack("Page > Section", blocks, _count, budget=60, overlap=8)
     assert len(chunks) >= 3
-    for text, display in chunks:
+    for text, display, _anchor in chunks:
         assert text.startswith("Page > Section\n")
         assert all(not b[1].startswith("Page > Section") for b in display)
-    assert ["code", "x = 1\ny = 2"] in [b for _, d in chunks for b in d]
-    leads = [d[0] for _, d in chunks[1:] if d and d[0][0] == "lead"]
+    assert ["code", "x = 1\ny = 2"] in [b for _, d, _ in chunks for b in d]
+    leads = [d[0] for _, d, _ in chunks[1:] if d and d[0][0] == "lead"]
     assert leads and all(b[1].endswith(".") for b in leads)
     # joined back (a passage of consecutive chunks): every sentence once
-    joined = display_text(join_displays([d for _, d in chunks]))
+    joined = display_text(join_displays([d for _, d, _ in chunks]))
     assert all(joined.count(s) == 1 for s in sentences)
 
 
@@ -124,7 +124,7 @@ def test_a_passage_names_the_sections_it_runs_into():
 def test_a_sentence_cut_by_token_windows_says_so():
     long_sentence = " ".join(f"word{i}" for i in range(100))
     chunks = pack("H", [Block(long_sentence)], _count, budget=30, overlap=0)
-    displays = [d[0][1] for _, d in chunks]
+    displays = [d[0][1] for _, d, _ in chunks]
     assert displays[0].endswith(f" {ELLIPSIS}") and displays[-1].startswith(f"{ELLIPSIS} ")
     assert all(re.fullmatch(rf"({ELLIPSIS} )?(word\d+ )*word\d+( {ELLIPSIS})?", d) for d in displays)
 

@@ -173,3 +173,26 @@ def test_pack_blocks_keeps_code_whole_when_it_fits():
     prose = Block(" ".join(["word"] * 25) + ".")
     texts = pack_blocks("H", [prose, code], count, budget=30, overlap=0)  # 25 + 9 > 29
     assert texts == ["H\n" + prose.text, "H\na = 1\nb = 2\nc = 3"]
+
+
+@pytest.mark.sphinx("html", testroot="narrative")
+def test_named_tables_and_code_blocks_are_linked_to(app):
+    """A chunk that starts in a table or code block the author named (``:name:`` or a
+    label) links to it, every piece of a long one too; Sphinx's own numbering ids (a
+    captioned code block's ``id1``) are not used: the next edit renumbers them."""
+    app.build()
+    chunks = [c for c in chunks_of(app.outdir) if c["doc"] == "reference"]
+    by_title = {}
+    for c in chunks:
+        by_title.setdefault(c["title"], []).append(c)
+    [table] = by_title["Reference > Backends"]
+    assert table["url"] == "reference.html#backend-defaults" and table["id"] == "reference#backend-defaults:0"
+    loop = by_title["Reference > Retries"]
+    assert len(loop) >= 2 and all(c["url"] == "reference.html#retry-loop" for c in loop)
+    assert [c["id"] for c in loop] == [f"reference#retry-loop:{n}" for n in range(len(loop))]
+    [closing] = by_title["Reference > Closing"]
+    assert closing["url"] == "reference.html#closing" and closing["text"].endswith("session.close()")
+    html = (app.outdir / "reference.html").read_text()
+    assert all(f'id="{anchor}"' in html for anchor in ("backend-defaults", "retry-loop", "closing"))
+    # chunks that start in prose keep their section's anchor
+    assert by_title["Reference > Flag options"][0]["url"] == "reference.html#flag-options"

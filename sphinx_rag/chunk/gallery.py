@@ -97,5 +97,5 @@ def gallery_chunks(
         anchor = section_ids.get(section.title or "", section_ids.get(page_title, ""))
         headings = [page_title] if section.title in (None, page_title) else [page_title, section.title]
         chunks += [Chunk(doc=doc, anchor=anchor, headings=headings, kind="example", text=text, display=display)
-                   for text, display in pack(header, section.blocks, count, budget, overlap)]
+                   for text, display, _anchor in pack(header, section.blocks, count, budget, overlap)]
     return chunks

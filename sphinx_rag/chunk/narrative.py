@@ -20,7 +20,8 @@ from sphinx import addnodes
 from . import Chunk
 from .display import ELLIPSIS, Display, code_block, prose, rst_blocks, rst_inline
 
-__all__ = ["Block", "Run", "ObjectNode", "pack", "pack_blocks", "walk", "run_chunks", "block_text", "page_title"]
+__all__ = ["Block", "Run", "ObjectNode", "pack", "pack_blocks", "walk", "run_chunks", "block_text", "page_title",
+           "element_anchor"]
 
 
 CountTokens = Callable[[str], int]
@@ -40,20 +41,21 @@ class Block:
     ``blocks``, a display built from the doctree (a list item holding code, say).
     ``cut_before`` / ``cut_after``: the piece starts or ends inside a sentence.
     ``language``: code's language, as its source names it (``display.code_language``).
+    ``anchor``: the block's own HTML id, when the author named it (``element_anchor``), else "".
     """
 
-    __slots__ = ("text", "code", "shown", "blocks", "cut_before", "cut_after", "language")
+    __slots__ = ("text", "code", "shown", "blocks", "cut_before", "cut_after", "language", "anchor")
 
     def __init__(self, text: str, code: bool = False, shown: str = "", blocks: Display | None = None,
-                 cut_before: bool = False, cut_after: bool = False, language: str = ""):
+                 cut_before: bool = False, cut_after: bool = False, language: str = "", anchor: str = ""):
         self.text, self.code = text, code
         self.shown = shown or ("code" if code else "p")
         self.blocks, self.cut_before, self.cut_after = blocks, cut_before, cut_after
-        self.language = language
+        self.language, self.anchor = language, anchor
 
     def piece(self, text: str, cut_before: bool = False, cut_after: bool = False) -> Block:
         """A part of this block, shown the same way (a doctree display does not split: plain)."""
-        return Block(text, self.code, self.shown, None, cut_before, cut_after, self.language)
+        return Block(text, self.code, self.shown, None, cut_before, cut_after, self.language, self.anchor)
 
     def display(self) -> Display:
         if self.blocks is not None:
@@ -162,19 +164,20 @@ def _tail_overlap(block: Block, overlap: int, count: CountTokens) -> str:
 
 def pack_blocks(header: str, blocks: Iterable[Block], count: CountTokens, budget: int, overlap: int) -> list[str]:
     """Pack blocks into texts of at most ``budget`` tokens, each starting with header."""
-    return [text for text, _display in pack(header, blocks, count, budget, overlap)]
+    return [text for text, _display, _anchor in pack(header, blocks, count, budget, overlap)]
 
 
 def pack(header: str, blocks: Iterable[Block], count: CountTokens, budget: int,
-         overlap: int) -> list[tuple[str, Display]]:
-    """``pack_blocks`` with each chunk's display (its blocks, the overlap as ``lead``, no header)."""
+         overlap: int) -> list[tuple[str, Display, str]]:
+    """``pack_blocks`` with each chunk's display (its blocks, the overlap as ``lead``, no header)
+    and anchor: that of its first block ("" if that one has none)."""
     room = max(16, budget - count(header))
     queue: list[Block] = []
     for block in blocks:
         if not block.text.strip():
             continue
         queue.extend([block] if _fits(block.text, room, count) else _split_oversized(block, room, count))
-    out: list[tuple[str, Display]] = []
+    out: list[tuple[str, Display, str]] = []
     cur: list[Block] = []
     carry = ""
     carry_display: Display = []
@@ -185,7 +188,7 @@ def pack(header: str, blocks: Iterable[Block], count: CountTokens, budget: int,
     def emit():
         text = joined([])
         display = (carry_display if carry else []) + [d for b in cur for d in b.display()]
-        out.append((f"{header}\n{text}" if header else text, display))
+        out.append((f"{header}\n{text}" if header else text, display, cur[0].anchor))
 
     for block in queue:
         if cur and not _fits(joined([block]), room, count):
@@ -282,6 +285,20 @@ def _block_text(node: nodes.Node) -> Block | None:
     return Block(text) if text else None
 
 
+#: Elements whose author-given id a chunk links to instead of its section's.
+_ANCHORED = (nodes.table, nodes.literal_block, nodes.doctest_block)
+
+
+def element_anchor(node: nodes.Node) -> str:
+    """The HTML id of a table or code block the author named (``:name:``, or a label
+    before it), "" otherwise. Sphinx's own ids (``id3`` of a captioned code block) change
+    when an earlier one is added: a link to them would not last."""
+    if isinstance(node, nodes.Element) and node.get("names") and node.get("ids") and (
+            isinstance(node, _ANCHORED) or "literal-block-wrapper" in node.get("classes", [])):
+        return node["ids"][0]
+    return ""
+
+
 def admonition_label(node: nodes.Admonition) -> str:
     """What a reader sees before an admonition's words, as the page shows it: its title
     (a titled admonition, Sphinx's todo), "See also", "Note"; nothing where the words say
@@ -367,15 +384,17 @@ def walk(node: nodes.Element, headings: list[str], anchor: str,
             yield Run(list(headings), anchor, list(blocks))
             blocks.clear()
 
-    def add(block: Block):
+    def add(block: Block, anchor: str):
+        block.anchor = block.anchor or anchor
         label, pending[0] = pending[0], ""
         if label and (block.code or block.blocks is not None):
-            blocks.append(Block(f"{label}:"))
+            blocks.append(Block(f"{label}:", anchor=block.anchor))
         elif label:
             block.text = f"{label}: {block.text}"
         blocks.append(block)
 
-    def visit(parent: nodes.Element) -> Iterator[Run | ObjectNode]:
+    def visit(parent: nodes.Element, anchor: str = "") -> Iterator[Run | ObjectNode]:
+        """``anchor``: the id of a named code block's wrapper (its caption) being walked."""
         for child in parent.children:
             role = child.get("role") if isinstance(child, nodes.Element) else None
             if isinstance(child, nodes.section):
@@ -395,19 +414,21 @@ def walk(node: nodes.Element, headings: list[str], anchor: str,
                 yield from visit(child)
                 pending[0] = ""  # a panel with no text: its label is not the next block's
             elif isinstance(child, (nodes.compound, nodes.container)) and "toctree-wrapper" not in child.get("classes", []):
-                yield from visit(child)
+                yield from visit(child, element_anchor(child) or anchor)
                 pending[0] = ""
             else:
                 block = block_text(child)
                 if block is not None:
-                    add(block)
+                    add(block, element_anchor(child) or anchor)
 
     yield from visit(node)
     yield from run()
 
 
 def run_chunks(run: Run, *, doc: str, kind: str, count: CountTokens, budget: int, overlap: int) -> list[Chunk]:
-    """The chunks of one run: its heading path as header, blocks packed to the budget."""
+    """The chunks of one run: its heading path as header, blocks packed to the budget. A chunk
+    that starts in a named table or code block links to it, any other to its section."""
     header = " > ".join(h for h in run.headings if h)
-    return [Chunk(doc=doc, anchor=run.anchor, headings=list(run.headings), kind=kind, text=text, display=display)
-            for text, display in pack(header, run.blocks, count, budget, overlap)]
+    return [Chunk(doc=doc, anchor=anchor or run.anchor, headings=list(run.headings), kind=kind, text=text,
+                  display=display)
+            for text, display, anchor in pack(header, run.blocks, count, budget, overlap)]
