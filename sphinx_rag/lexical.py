@@ -27,7 +27,7 @@ import functools
 import re
 import unicodedata
 
-__all__ = ["STOP_WORDS", "tokenize", "stem", "word_parts", "split_words", "fold", "strip_invisible", "is_cjk"]
+__all__ = ["STOP_WORDS", "tokenize", "identifier_tokens", "stem", "word_parts", "split_words", "fold", "strip_invisible", "is_cjk"]
 
 # Small on purpose: words such as "not", "default" or "none" matter in API docs.
 STOP_WORDS = frozenset(
@@ -160,3 +160,21 @@ def _word_tokens(text_word: str) -> tuple[str, ...]:
             tokens.append(stem(whole))
         tokens.extend(stem(p) for p in parts if _keep(p))
     return tuple(tokens)
+
+
+def identifier_tokens(text: str) -> list[str]:
+    """The tokens of ``text`` written as identifiers or codes, each once: the whole form of a
+    word made of parts (``create_app``, ``KNeighborsClassifier``) and every token holding a
+    digit 0-9 (``SN0421``, ``codeline19999``, ``507``). Such a query word names one thing
+    (retrieve.decisive_hits)."""
+    out: list[str] = []
+    for text_word in _words(fold(text)):
+        for word, cjk in _script_runs(text_word):
+            if cjk:
+                continue
+            parts = word_parts(word)
+            whole = word.lower().strip("_")
+            if len(parts) > 1 and _keep(whole):
+                out.append(stem(whole))
+            out.extend(stem(p) for p in parts if _keep(p) and any("0" <= c <= "9" for c in p))
+    return list(dict.fromkeys(out))

@@ -37,11 +37,12 @@ from .bm25 import expand_tokens, keyword_scores, typo_candidates
 from .dense import dense_scores, probe_order
 from .chunk.display import join_displays, record_display
 from .expand import expand
-from .lexical import fold, split_words, tokenize
+from .lexical import fold, identifier_tokens, split_words, tokenize
 from .rerank import rerank
 
 __all__ = ["Result", "Searcher", "top_k", "rrf_fuse", "correct_spelling", "weak_match", "CANDIDATES", "FUSIONS", "ENCODERS",
-           "DENSE_VOTE", "RELEVANCE_FLOOR", "FRUGAL_PROBE_SHARE", "frugal_probe"]
+           "DENSE_VOTE", "RELEVANCE_FLOOR", "FRUGAL_PROBE_SHARE", "frugal_probe", "RARE_DF", "decisive_hits",
+           "pin_decisive"]
 
 CANDIDATES = 100  # depth of each ranking before fusion
 FUSIONS = ("rrf", "bm25", "dense")
@@ -63,6 +64,11 @@ FRUGAL_PROBE_SHARE = 4
 def frugal_probe(probe: int) -> int:
     """The probe of a frugal reader's queries, for a layout's ``probe`` (retrieve.js frugalProbe)."""
     return max(1, probe // FRUGAL_PROBE_SHARE)
+
+
+#: A query token in at most this many chunks may name them (``decisive_hits``): a table
+#: row's key, one line of a long code block (a line the chunks' overlap repeats is in two).
+RARE_DF = 2
 
 
 @dataclass
@@ -112,6 +118,31 @@ def weak_match(tokens: list[str], expansions: dict, dense_best: float | None, fl
                 counts[d] = counts.get(d, 0) + 1
     covered = bool(counts) and 2 * max(counts.values()) >= len(distinct)
     return not covered and (dense_best is None or dense_best < floor)
+
+
+def decisive_hits(query: str, expansions: dict) -> dict[int, int]:
+    """Chunk -> how many decisive query tokens it holds. Decisive: written as an identifier or
+    a code (``lexical.identifier_tokens``), matched exactly (not a typo's near terms) and
+    rare (in at most ``RARE_DF`` chunks): a table row's key, the name of one line of a long
+    code block, an API name used once."""
+    out: dict[int, int] = {}
+    for t in identifier_tokens(query):
+        ex = expansions.get(t)
+        if ex and len(ex) == 1 and ex[0][1] == 1.0 and ex[0][0].df <= RARE_DF:
+            for d in ex[0][0].docs.tolist():
+                out[d] = out.get(d, 0) + 1
+    return out
+
+
+def pin_decisive(fused: dict[int, float], decisive: dict[int, int]) -> dict[int, float]:
+    """The fused scores with the chunks holding decisive tokens above every other chunk: each
+    gets the best fused score once per decisive token it holds. The dense ranking cannot tell
+    ``codeline19998`` from ``codeline19999``; by rank alone its votes would put chunks that
+    only look alike above the one chunk that has the name asked for."""
+    if not decisive:
+        return fused
+    top = max(fused.values())
+    return fused | {i: fused.get(i, 0.0) + n * top for i, n in decisive.items()}
 
 
 def rrf_fuse(rankings: list[list[int]], k: int, weights: np.ndarray, votes: list[float] | None = None) -> dict[int, float]:
@@ -269,7 +300,8 @@ class Searcher:
             s = np.where(dense > 0, dense * weights, dense)
             return {i: float(s[i]) for i in top_k(s, CANDIDATES)}, weak
         fused = rrf_fuse([keyword, top_k(dense, CANDIDATES)], self.rrf_k, weights, [1.0, DENSE_VOTE[self.encoder]])
-        return rerank(query, fused, lambda i: self.index.chunk(i)["kind"], weights, self.rrf_k), weak
+        reranked = rerank(query, fused, lambda i: self.index.chunk(i)["kind"], weights, self.rrf_k)
+        return pin_decisive(reranked, decisive_hits(query, expansions)), weak
 
     def scores(self, query: str, vector: np.ndarray | None = None) -> dict[int, float]:
         """Final score of every candidate chunk."""

@@ -48,3 +48,13 @@ def hostile_site(tmp_path_factory) -> Path:
                                      + HOSTILE_TEXT + "\n", encoding="utf-8")
     out = tmp_path_factory.mktemp("hostile") / "html"
     return build_site(src, out, "-d", str(out.parent / "doctrees"))
+
+
+@pytest.fixture(scope="session")
+def longpages_html(tmp_path_factory) -> Path:
+    """tests/roots/test-longpages (a 5,000-row table, a 20,000-line code block, 2,000
+    sections; 4,086 chunks) built with embeddings and a static encoder: minutes the first
+    time, then the embeddings come from the cache."""
+    out = tmp_path_factory.mktemp("longpages") / "html"
+    build_site(Path(__file__).parent / "roots" / "test-longpages", out, "-d", str(out.parent / "doctrees"))
+    return out

@@ -95,13 +95,22 @@ def test_small_layout_probes_and_cuts(small_index, committed_rankings):
     assert tailed and all(len(reader.postings(t).docs) == reader.postings(t).df for t in tailed)
 
 
-def test_js_tests_pass(demo_html, small_index):
+@pytest.fixture(scope="module")
+def long_pages(longpages_html, tmp_path_factory):
+    """Python's rrf rankings of names written once on tests/roots/test-longpages."""
+    out = tmp_path_factory.mktemp("longpages") / "long_pages.json"
+    out.write_text(generate.dumps(generate.long_pages_fixture(longpages_html)), encoding="utf-8")
+    return out
+
+
+def test_js_tests_pass(demo_html, small_index, longpages_html, long_pages):
     node = shutil.which("node")
     assert node, "node (>= 20) is needed for the JS tests: see scripts/setup_and_build.sh"
     assert (REPO / "js" / "node_modules" / "onnxruntime-web").is_dir(), (
         "js/node_modules is missing: run `npm ci` in js/ (scripts/setup_and_build.sh does)")
     env = dict(os.environ, SPHINX_RAG_DEMO_HTML=str(demo_html), SPHINX_RAG_REQUIRE_DEMO="1",
-               SPHINX_RAG_SMALL_INDEX=str(small_index))
+               SPHINX_RAG_SMALL_INDEX=str(small_index), SPHINX_RAG_LONGPAGES_HTML=str(longpages_html),
+               SPHINX_RAG_LONGPAGES_RANKINGS=str(long_pages))
     proc = subprocess.run([node, "--test", "test/"], cwd=REPO / "js", env=env, capture_output=True, text=True,
                           timeout=900)
     summary = [line for line in proc.stdout.splitlines() if line.startswith("# ")]

@@ -3,18 +3,24 @@
 from __future__ import annotations
 
 import json
+import re
+import sys
 from pathlib import Path
 
 import numpy as np
 
 from sphinx_rag import dense, retrieve
 from sphinx_rag.assets import IndexReader, Layout, write_assets
-from sphinx_rag.bm25 import build_index, document_tokens
+from sphinx_rag.bm25 import Postings, build_index, document_tokens, expand_tokens
 from sphinx_rag.embed import quantize_vectors
+from sphinx_rag.lexical import tokenize
 
 from site_helpers import chunks_of
 
 FIXTURES = Path(__file__).parent / "fixtures"
+sys.path.insert(0, str(FIXTURES))
+
+import generate  # noqa: E402
 
 
 def test_dense_scores_sum_dimensions_in_order():
@@ -163,3 +169,52 @@ def test_a_frugal_probe_is_a_quarter_of_the_layouts():
     assert retrieve.frugal_probe(Layout().probe) == 1024
     assert retrieve.frugal_probe(150) == 37
     assert retrieve.frugal_probe(3) == 1
+
+
+def _postings(term: str, docs: list[int]) -> Postings:
+    return Postings(term, len(docs), np.asarray(docs, dtype=np.int64), np.ones(len(docs)))
+
+
+def test_an_identifier_in_at_most_two_chunks_is_decisive():
+    """Written as an identifier or a code, matched exactly, in at most RARE_DF chunks; a
+    word of the language is not one, nor an identifier in many chunks, nor a typo's near terms."""
+    expansions = {"sn0421": [(_postings("sn0421", [7]), 1.0)], "offset": [(_postings("offset", [1]), 1.0)],
+                  "create_app": [(_postings("create_app", [3, 4]), 1.0)], "create": [], "app": [],
+                  "n_neighbor": [(_postings("n_neighbor", [1, 2, 5]), 1.0)], "n": [], "neighbor": [],
+                  "codelin1999": [(_postings("codeline1999", [9]), 0.5)]}
+    assert retrieve.decisive_hits("offset of SN0421", expansions) == {7: 1}
+    assert retrieve.decisive_hits("create_app offset SN0421", expansions) == {3: 1, 4: 1, 7: 1}
+    assert retrieve.decisive_hits("n_neighbors", expansions) == {}  # in three chunks
+    assert retrieve.decisive_hits("codelin1999", expansions) == {}  # a typo: near terms only
+    assert retrieve.decisive_hits("offset", expansions) == {}  # a word, however rare
+
+
+def test_decisive_chunks_are_placed_above_the_fusion_in_its_order():
+    fused = {1: 0.03, 2: 0.032, 7: 0.016, 9: 0.02}
+    pinned = retrieve.pin_decisive(fused, {7: 1, 9: 1, 4: 2})
+    assert sorted(pinned, key=lambda i: -pinned[i]) == [4, 9, 7, 2, 1]  # two names first, then the fused order
+    assert pinned[7] == 0.016 + 0.032 and pinned[4] == 2 * 0.032 and pinned[2] == 0.032
+    assert retrieve.pin_decisive(fused, {}) == fused
+
+
+def _holds(text: str, name: str) -> bool:
+    return re.search(rf"\b{re.escape(name)}\b", text) is not None
+
+
+def test_a_name_written_once_ranks_first_on_long_pages(longpages_html):
+    """Issue 29: a line of a 20,000-line code block, a row key of a 5,000-row table, a word
+    of one of 2,000 sections. Alone or asked about in a sentence, its passage comes first by
+    the default fusion, with either query encoder, as it does by keywords alone."""
+    names = generate.long_page_names(longpages_html)
+    index = IndexReader(longpages_html)
+    assert len(names) == 40 and all(index.postings(t).df == 1 for t in map(str.lower, names))
+    bm25 = retrieve.Searcher(longpages_html, fusion="bm25")
+    assert [n for n in names if not _holds(bm25.search(n, k=1)[0].text, n)] == []
+    for encoder in ("model", "static"):
+        searcher = retrieve.Searcher(longpages_html, fusion="rrf", encoder=encoder)
+        misses = [(q, [r.id for r in searcher.search(q, k=3)]) for n in names for q in generate.long_page_queries(n)
+                  if not _holds(searcher.search(q, k=1)[0].text, n)]
+        assert misses == [], encoder
+    # a typo is not a name of the docs: nothing is pinned (its near terms rank as before)
+    tokens = tokenize("codelin19999")
+    assert retrieve.decisive_hits("codelin19999", expand_tokens(tokens, index.postings, index.near)) == {}

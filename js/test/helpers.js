@@ -45,10 +45,25 @@ export function smallIndexDir() {
   return null;
 }
 
+/**
+ * tests/roots/test-longpages' index and Python's rankings over it (long_pages.json), made by
+ * tests/test_js_parity.py ($SPHINX_RAG_LONGPAGES_HTML, $SPHINX_RAG_LONGPAGES_RANKINGS), or null.
+ * @returns {{dir: string, rankings: string} | null}
+ */
+export function longPages() {
+  const html = process.env.SPHINX_RAG_LONGPAGES_HTML;
+  const rankings = process.env.SPHINX_RAG_LONGPAGES_RANKINGS;
+  const dir = html ? join(html, "_static", "sphinx_rag", "index") : "";
+  if (dir && rankings && existsSync(join(dir, "manifest.json")) && existsSync(rankings)) return { dir, rankings };
+  if (REQUIRE_DEMO) throw new Error("no long-pages index ($SPHINX_RAG_LONGPAGES_HTML): run tests/test_js_parity.py");
+  return null;
+}
+
 export const SKIP_DEMO = demoIndexDir() === null
   ? "demo docs not built: cd demo_docs && python -m sphinx -b html -q . _build/html"
   : false;
 export const SKIP_SMALL = smallIndexDir() === null ? "no small-layout index: run python -m pytest tests/test_js_parity.py" : false;
+export const SKIP_LONG = longPages() === null ? "no long-pages index: run python -m pytest tests/test_js_parity.py" : false;
 
 /**
  * A fetch() over the local file system, for HttpSource in Node.

@@ -6,7 +6,7 @@ import { test } from "node:test";
 
 import { CANDIDATES, DENSE_VOTE, Searcher, correctSpelling, modelWords, rrfFuse, topK } from "../src/search/retrieve.js";
 import { RERANK_DEPTH, asksForObject, rerank } from "../src/search/rerank.js";
-import { SKIP_DEMO, SKIP_SMALL, demoIndexDir, fixture, openIndex, smallIndexDir } from "./helpers.js";
+import { SKIP_DEMO, SKIP_LONG, SKIP_SMALL, demoIndexDir, fixture, longPages, openIndex, smallIndexDir } from "./helpers.js";
 
 test("topK keeps positive scores, ties to the lower index", () => {
   assert.deepEqual(topK([0, 2, -1, 2, 3, 0.5], 3), [4, 1, 3]);
@@ -138,4 +138,28 @@ test("frugalProbe: a quarter of the layout's probe, as Python's frugal_probe", a
   const { FRUGAL_PROBE_SHARE, frugalProbe } = await import("../src/search/retrieve.js");
   assert.equal(FRUGAL_PROBE_SHARE, 4);
   assert.deepEqual([4096, 150, 3].map(frugalProbe), [1024, 37, 1]);
+});
+
+test("a name written once on long pages ranks first, as in Python, bit for bit", { skip: SKIP_LONG }, async () => {
+  // tests/roots/test-longpages: lines of a 20,000-line code block, keys of a 5,000-row table,
+  // code names in 2,000 sections; alone and in a sentence, with the model's vector and the
+  // static encoder's (Python's decisive_hits: an identifier in at most two chunks comes first)
+  const { dir, rankings } = /** @type {{dir: string, rankings: string}} */ (longPages());
+  const data = JSON.parse(readFileSync(rankings, "utf8"));
+  const { index } = await openIndex(dir);
+  assert.equal(index.nChunks, data.n_chunks);
+  const searcher = new Searcher(index, { fusion: "rrf" });
+  assert.equal(data.queries.length, 80);
+  /** @type {string[]} */
+  const failures = [];
+  for (const q of data.queries) {
+    for (const [key, vector, encoder] of /** @type {const} */ ([["rrf", q.vector, "model"], ["rrf_static", q.static_vector, "static"]])) {
+      const got = await searcher.search(q.query, vector, 10, "rrf", encoder);
+      const same = got.length === q[key].length && got.every((r, i) =>
+        r.id === q[key][i][0] && r.index === q[key][i][1] && r.score === q[key][i][2]);
+      if (!same) failures.push(`${key} differs from Python: ${q.query}`);
+      if (!new RegExp(`\\b${q.name}\\b`).test(got[0]?.text ?? "")) failures.push(`${key} first passage lacks ${q.name}: ${q.query}`);
+    }
+  }
+  assert.deepEqual(failures, []);
 });

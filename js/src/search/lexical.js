@@ -170,3 +170,25 @@ export function tokenize(text) {
   }
   return tokens;
 }
+
+/**
+ * The tokens of `text` written as identifiers or codes, each once: the whole form of a word
+ * made of parts (`create_app`, `KNeighborsClassifier`) and every token holding a digit 0-9
+ * (`SN0421`, `codeline19999`, `507`) (Python's lexical.identifier_tokens).
+ * @param {string} text
+ * @returns {string[]}
+ */
+export function identifierTokens(text) {
+  /** @type {Set<string>} */
+  const out = new Set();
+  for (const textWord of words(fold(text))) {
+    for (const [word, cjk] of scriptRuns(textWord)) {
+      if (cjk) continue;
+      const parts = wordParts(word);
+      const whole = word.toLowerCase().replace(/^_+|_+$/g, "");
+      if (parts.length > 1 && keep(whole)) out.add(stem(whole));
+      for (const p of parts) if (keep(p) && /[0-9]/.test(p)) out.add(stem(p));
+    }
+  }
+  return [...out];
+}

@@ -14,7 +14,7 @@ import { clusterScores, probeOrder } from "./dense.js";
 import { joinDisplays, recordDisplay } from "./display.js";
 import { OBJECT_RANKS, expand } from "./expand.js";
 import { IndexReader } from "./index.js";
-import { fold, splitWords, tokenize } from "./lexical.js";
+import { fold, identifierTokens, splitWords, tokenize } from "./lexical.js";
 import { asksForObject, rerank, rerankCandidates } from "./rerank.js";
 
 export const CANDIDATES = 100; // depth of each ranking before fusion
@@ -33,6 +33,8 @@ export const FRUGAL_PROBE_SHARE = 4;
 export function frugalProbe(probe) {
   return Math.max(1, Math.floor(probe / FRUGAL_PROBE_SHARE));
 }
+/** A query identifier in at most this many chunks names them (Python's RARE_DF). */
+export const RARE_DF = 2;
 
 /**
  * @typedef {object} Result
@@ -122,6 +124,40 @@ export function topK(scores, k) {
  */
 export function topCandidates({ ids, scores }, k) {
   return bestPositions(scores, ids, k).map((r) => ids[r]);
+}
+
+/**
+ * Chunk -> how many decisive query tokens it holds: written as an identifier or a code
+ * (identifierTokens), matched exactly (not a typo's near terms) and rare (in at most
+ * RARE_DF chunks) (Python's decisive_hits).
+ * @param {string} query
+ * @param {Map<string, import("./bm25.js").Expansion>} expansions
+ * @returns {Map<number, number>}
+ */
+export function decisiveHits(query, expansions) {
+  /** @type {Map<number, number>} */
+  const out = new Map();
+  for (const t of identifierTokens(query)) {
+    const ex = expansions.get(t);
+    if (ex && ex.length === 1 && ex[0][1] === 1.0 && ex[0][0].df <= RARE_DF) {
+      for (const d of ex[0][0].docs) out.set(d, (out.get(d) ?? 0) + 1);
+    }
+  }
+  return out;
+}
+
+/**
+ * The fused scores with the chunks holding decisive tokens above every other chunk: each gets
+ * the best fused score once per decisive token it holds (Python's pin_decisive).
+ * @param {Map<number, number>} fused  changed in place
+ * @param {Map<number, number>} decisive  chunk -> decisive tokens it holds (decisiveHits)
+ */
+export function pinDecisive(fused, decisive) {
+  if (!decisive.size) return fused;
+  let top = -Infinity;
+  for (const s of fused.values()) if (s > top) top = s;
+  for (const [i, n] of decisive) fused.set(i, (fused.get(i) ?? 0.0) + n * top);
+  return fused;
 }
 
 /**
@@ -338,7 +374,7 @@ export class Searcher {
     // the reranking stage (rerank.js) reads the kinds of the top candidates: their text shards first, in parallel
     if (asksForObject(query)) await this.index.prefetchChunks(rerankCandidates(fused));
     const reranked = await rerank(query, fused, async (i) => (await this.index.chunk(i)).kind, weights, this.rrfK);
-    return { scored: reranked, weak };
+    return { scored: pinDecisive(reranked, decisiveHits(query, expansions)), weak };
   }
 
   /**
