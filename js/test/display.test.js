@@ -107,6 +107,19 @@ test("passageView keeps code lines and cuts prose at word boundaries", () => {
   assert.equal(cutWords("alphabetagamma", 5), "alpha …"); // one word longer than the room
 });
 
+test("passageView shows a long code block from the line the query names", () => {
+  const listing = Array.from({ length: 40 }, (_, i) => `codeline${19960 + i} = transform(state, weight=${i % 9})`).join("\n");
+  const [block] = shown(passageView([["code", listing]], queryTokens("codeline19999"), 260));
+  const lines = block[1].split("\n");
+  assert.deepEqual(lines, ["…", "codeline19998 = transform(state, weight=2)", "codeline19999 = transform(state, weight=3)"]);
+  // a match among the first lines: the block from its top, as before
+  assert.ok(shown(passageView([["code", listing]], queryTokens("codeline19962"), 260))[0][1].startsWith("codeline19960 ="));
+  // in the middle: the line before it, the line, and those after
+  const middle = shown(passageView([["code", listing]], queryTokens("codeline19980"), 260))[0][1].split("\n");
+  assert.deepEqual(middle.slice(0, 3), ["…", "codeline19979 = transform(state, weight=1)", "codeline19980 = transform(state, weight=2)"]);
+  assert.equal(middle.at(-1), "…");
+});
+
 test("passageView starts at the block with the query terms, its label and term above", () => {
   const filler = Array.from({ length: 60 }, () => "filler").join(" ");
   const display = [["p", filler], ["label", "Notes"], ["term", "x : int"], ["p", "The strategy matters."]];

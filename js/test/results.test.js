@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { countText, filterGroups, groupResults, kindCounts, pageOf } from "../src/ui/results.js";
+import { countText, filterGroups, groupResults, kindCounts, pageOf, textFragment } from "../src/ui/results.js";
 import { remember } from "../src/ui/recent.js";
 
 /** @param {string} id @param {string} url @param {string} title @param {string} kind */
@@ -63,4 +63,32 @@ test("recent searches: newest first, once each, capped, blanks ignored", () => {
   let list = /** @type {string[]} */ ([]);
   for (const q of ["a", "b", " a ", "", "c", "d"]) list = remember(list, q, 3);
   assert.deepEqual(list, ["d", "c", "a"]);
+});
+
+/** A chunk of the long code page: every one shares its section's URL. @param {number} n @param {number} from */
+const code = (n, from) => ({ ...hit(`code#code-page:${n}`, "code.html#code-page", "Code page", "guide"),
+  text: `Code page\ncodeline${from} = transform(state)\ncodeline${from + 1} = transform(state)`,
+  display: [["code", `codeline${from} = transform(state)\ncodeline${from + 1} = transform(state)`]] });
+
+test("an entry shows the hit holding the name the query asks for, the others merged", () => {
+  // issue 29: 1,342 chunks of one code block share code.html#code-page; lines 6610-6614 were
+  // shown for "codeline19999" (the best hit's), "+9 more matches here"
+  const results = [code(440, 6610), code(1341, 19998), code(12, 180)];
+  const [entry] = groupResults(results, ["codeline19999"])[0].entries;
+  assert.equal(entry.result.id, "code#code-page:1341");
+  assert.deepEqual(entry.merged.map((m) => m.id), ["code#code-page:440", "code#code-page:12"]);
+  assert.equal(groupResults(results)[0].entries[0].result.id, "code#code-page:440"); // no name: the best hit
+  assert.equal(groupResults(results, ["transform"])[0].entries[0].result.id, "code#code-page:440"); // all hold it
+});
+
+test("a link goes to the name on the page with a text fragment, where the anchor is not enough", () => {
+  assert.equal(textFragment(code(1341, 19998), ["codeline19999"]), ":~:text=codeline19999");
+  assert.equal(textFragment({ ...code(7, 1), url: "code.html" }, ["codeline2"]), "#:~:text=codeline2");
+  assert.equal(textFragment(code(0, 0), ["codeline1"]), ""); // the chunk opens its anchor: the anchor is enough
+  assert.equal(textFragment(code(9, 5), ["codeline7"]), ""); // not in the passage
+  assert.equal(textFragment(code(9, 5), []), "");
+  const param = { ...hit("api/Knn#Knn:5", "api/Knn.html#Knn", "Knn > pkg.Knn", "api"), text: "",
+    display: [["term", "Knn(n_neighbors=5)"], ["p", "n_neighbors : int"]] };
+  assert.equal(textFragment(param, ["knn", "n_neighbor"]), ":~:text=n_neighbors"); // not the page's own name
+  assert.equal(textFragment(param, ["knn"]), "");
 });

@@ -8,7 +8,8 @@
  * A passage can be 1,600 characters; the dialog shows about `maxChars` of it
  * (`passageView`): from the block with the most distinct query terms (with the label and
  * term above it), whole blocks while they fit, then the next prose block cut at a word
- * boundary with "…" and a code block cut after a whole line. A prose block longer than
+ * boundary with "…" and a code block cut after a whole line (the block the view starts at
+ * from the line before its best line, when that is further down). A prose block longer than
  * the room left is windowed around its hits (highlight.js's snippet, word boundaries).
  * An API passage (its display opens with the object's term and summary: an object card
  * or a signature) that is shown from further down keeps that summary as its first line,
@@ -42,6 +43,22 @@ function distinctHits(text, tokens) {
   const seen = new Set();
   for (const hit of findHits(text, tokens)) hit.tokens.forEach((t) => seen.add(t));
   return seen.size;
+}
+
+/**
+ * The first line of a code block to show: its top, or the line before the first line with
+ * the most distinct query terms when that one is below the first CODE_LINES (the 19,999th
+ * line of a listing is what a query for its name wants to see).
+ * @param {string[]} lines @param {Set<string>} tokens
+ */
+function firstLine(lines, tokens) {
+  let best = 0;
+  let at = 0;
+  lines.forEach((line, j) => {
+    const n = distinctHits(line, tokens);
+    if (n > best) [best, at] = [n, j];
+  });
+  return at < CODE_LINES ? 0 : at - 1;
 }
 
 /**
@@ -112,12 +129,14 @@ export function passageView(display, tokens, maxChars = SHOWN_CHARS, title = "")
     }
     if (kind === "code") {
       const lines = text.split("\n");
+      const from = i === start ? firstLine(lines, tokens) : 0;
       const keep = [];
-      for (const line of lines.slice(0, CODE_LINES)) {
+      for (const line of lines.slice(from, from + CODE_LINES)) {
         if (keep.length && [...keep, line].join("\n").length > Math.max(left, 80)) break;
         keep.push(line);
       }
-      const shown = keep.join("\n") + (keep.length < lines.length ? `\n${ELLIPSIS}` : "");
+      const shown = (from > 0 ? `${ELLIPSIS}\n` : "") + keep.join("\n")
+        + (from + keep.length < lines.length ? `\n${ELLIPSIS}` : "");
       out.push({ kind, segments: segmentsOf(shown, tokens) });
       left -= keep.join("\n").length;
     } else if (text.length <= left || kind === "label" || kind === "term" || kind === "heading") {

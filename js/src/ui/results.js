@@ -2,9 +2,13 @@
 /**
  * The results as the reader sees them (DocSearch-style): one group per page, headed by
  * the page title and ordered by the page's best hit, its hits beneath in rank order.
- * Hits with the same URL (several parameters of one class share its anchor) are one
- * entry: the best hit's passage, and how many more matched there. The ranking itself
- * stays the backend's (`SearchDialog.results`); this module only arranges it.
+ * Hits with the same URL (several parameters of one class share its anchor, every chunk
+ * of a long code block its section's) are one entry: the passage of the best hit, or of
+ * the hit that holds the most names the query asks for (`codeline19999`, a row's key:
+ * lexical.js identifierTokens), and how many more matched there. Its link leads to that
+ * name on the page with a text fragment (`#anchor:~:text=codeline19999`): a line of a
+ * code block or a table row has no id of its own. The ranking itself stays the
+ * backend's (`SearchDialog.results`); this module only arranges it.
  *
  * ARIA: the WAI-ARIA listbox with grouped options (a `group` per page, labelled by its
  * `presentation` header), so a screen reader says "StandardScaler, group" before the
@@ -12,6 +16,7 @@
  * @module results
  */
 
+import { tokenize } from "../search/lexical.js";
 import { titleParts } from "./highlight.js";
 import { h } from "./dom.js";
 
@@ -47,11 +52,23 @@ export function documentOf(r) {
 }
 
 /**
- * Ranked results -> groups by document (ordered by each one's best hit), one entry per URL.
+ * How many of `names` (query identifier tokens) a result's text holds.
+ * @param {Result} r @param {string[]} names
+ */
+export function namesHeld(r, names) {
+  if (!names.length) return 0;
+  const tokens = new Set(tokenize(r.text));
+  return names.filter((n) => tokens.has(n)).length;
+}
+
+/**
+ * Ranked results -> groups by document (ordered by each one's best hit), one entry per URL,
+ * showing the hit that holds the most of `names`, else the best.
  * @param {Result[]} results  in rank order
+ * @param {string[]} [names]  the query's identifier tokens (lexical.js identifierTokens)
  * @returns {Group[]}
  */
-export function groupResults(results) {
+export function groupResults(results, names = []) {
   /** @type {Map<string, Group>} */
   const groups = new Map();
   /** @type {Map<string, Entry>} */
@@ -59,7 +76,12 @@ export function groupResults(results) {
   for (const result of results) {
     const same = byUrl.get(result.url);
     if (same) {
-      same.merged.push(result);
+      if (namesHeld(result, names) > namesHeld(same.result, names)) { // it shows what was asked for
+        same.merged.push(same.result);
+        same.result = result;
+      } else {
+        same.merged.push(result);
+      }
       continue;
     }
     /** @type {Entry} */
@@ -114,14 +136,40 @@ export function countText(groups) {
 }
 
 /**
+ * A text fragment (`:~:text=`) to the first word of a result's passage that is one of
+ * `names`, to append to its URL, or "". The browser scrolls to that word (a code line, a
+ * table row; the anchor if the page no longer has it). Only for a chunk that does not open
+ * its anchor (the anchor alone lands on it) and a name that is not in its title (a page's
+ * or section's own name is on top of it and in the navigation: the first of it in the page
+ * is no better than the anchor).
+ * @param {Result} r @param {string[]} names
+ */
+export function textFragment(r, names) {
+  if (!names.length || r.id.endsWith(":0")) return "";
+  const own = new Set(tokenize(r.title));
+  const wanted = new Set(names.filter((n) => !own.has(n)));
+  if (!wanted.size) return "";
+  const blocks = Array.isArray(r.display) ? r.display.map((b) => b[1]) : [r.text];
+  for (const text of blocks) {
+    for (const m of text.matchAll(/[\p{L}\p{N}_]+/gu)) {
+      if (tokenize(m[0]).some((t) => wanted.has(t))) {
+        return `${r.url.includes("#") ? "" : "#"}:~:text=${encodeURIComponent(m[0])}`;
+      }
+    }
+  }
+  return "";
+}
+
+/**
  * The entries' options into the listbox, group by group, in visual order.
  * @param {HTMLElement} listbox
  * @param {Group[]} groups
- * @param {{siteRoot: URL, passage: (r: Result) => Node, source?: (r: Result) => Node | null}} how
- *   passage: the body of one entry; source: the chip naming its site (federated search), if any
+ * @param {{siteRoot: URL, passage: (r: Result) => Node, source?: (r: Result) => Node | null, names?: string[]}} how
+ *   passage: the body of one entry; source: the chip naming its site (federated search), if any;
+ *   names: the query's identifier tokens (links go to the first one shown)
  * @returns {Entry[]} the entries in visual order (option i is entries[i])
  */
-export function renderGroups(listbox, groups, { siteRoot, passage, source }) {
+export function renderGroups(listbox, groups, { siteRoot, passage, source, names = [] }) {
   listbox.replaceChildren();
   /** @type {Entry[]} */
   const order = [];
@@ -131,7 +179,7 @@ export function renderGroups(listbox, groups, { siteRoot, passage, source }) {
       h("li", { role: "presentation", id: headerId, class: `${PREFIX}-group-title` }, [group.title]),
     ]);
     for (const entry of group.entries) {
-      list.append(option(entry, order.length, siteRoot, passage, source));
+      list.append(option(entry, order.length, siteRoot, passage, source, names));
       order.push(entry);
     }
     listbox.append(list);
@@ -145,8 +193,9 @@ export function renderGroups(listbox, groups, { siteRoot, passage, source }) {
  * @param {URL} siteRoot
  * @param {(r: Result) => Node} passage
  * @param {((r: Result) => Node | null) | undefined} source
+ * @param {string[]} names
  */
-function option(entry, index, siteRoot, passage, source) {
+function option(entry, index, siteRoot, passage, source, names) {
   const r = entry.result;
   const parts = titleParts(r.title);
   const path = h("span", { class: `${PREFIX}-path` });
@@ -167,7 +216,8 @@ function option(entry, index, siteRoot, passage, source) {
     const n = entry.merged.length;
     body.push(h("span", { class: `${PREFIX}-more` }, [`+${n} more match${n === 1 ? "" : "es"} here`]));
   }
-  const link = h("a", { href: new URL(r.url, siteRoot).href, tabindex: "-1", class: `${PREFIX}-link` }, body);
+  const href = new URL(r.url, siteRoot).href + textFragment(r, names);
+  const link = h("a", { href, tabindex: "-1", class: `${PREFIX}-link` }, body);
   return h("li", {
     id: `${PREFIX}-option-${index}`,
     role: "option",

@@ -36,6 +36,7 @@
  * and the asset directory come from this script's URL (<root>/_static/sphinx_rag/searchbar.js).
  */
 
+import { identifierTokens } from "../search/lexical.js";
 import { queryTokens } from "./highlight.js";
 import { renderPassage } from "./passage.js";
 import { LocalBackend, WorkerBackend } from "./backend.js";
@@ -410,13 +411,15 @@ export class SearchDialog {
    */
   renderResults(newResults) {
     const tokens = queryTokens(this.query);
-    const groups = groupResults(this.results);
+    const names = identifierTokens(this.query); // what the query names: the entry and link show it
+    const groups = groupResults(this.results, names);
     const kind = newResults ? this.filter.update(kindCounts(groups)) : this.filter.active;
     const shown = filterGroups(groups, kind);
     this.entries = renderGroups(this.listbox, shown, {
       siteRoot: this.siteRoot,
       passage: (r) => passageBody(r, tokens),
       source: (r) => this.sources.chip(r),
+      names,
     });
     this.sources.count(this.results);
     this.listbox.removeAttribute("data-recent");
