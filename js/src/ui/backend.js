@@ -10,7 +10,7 @@
  *   classic <script> tags (script_source.js) and runs the keyword search on the main
  *   thread, with the same modules as the worker.
  *
- * Both report through onStatus({mode, message}), onResults(id, mode, results, weak, partial),
+ * Both report through onStatus({mode, message}), onResults(id, mode, results, weak, partial, pending),
  * onSettings(settings) (the manifest's `settings`, once the index is read: the page
  * learns the site's LLM settings without a request of its own) and onTiers(tiers) (whether
  * the site ships the full model, and its size; the local backend never loads it).
@@ -27,8 +27,9 @@ import { ScriptSource } from "./script_source.js";
  *            source?: string}} Result  source: the federated site it comes from (url absolute)
  * @typedef {{mode: "loading" | "keyword" | "static" | "hybrid" | "error", message: string}} Status
  * @typedef {(status: Status) => void} StatusHandler
- * @typedef {(id: number, mode: string, results: Result[], weak?: boolean, partial?: boolean) => void} ResultsHandler
- *   partial: the keyword results of a typed query, its semantic results follow (worker.js)
+ * @typedef {(id: number, mode: string, results: Result[], weak?: boolean, partial?: boolean, pending?: boolean) => void} ResultsHandler
+ *   partial: the keyword results of a typed query, its semantic results follow (worker.js);
+ *   pending: a tier still loading will answer again (worker.js)
  * @typedef {(settings: Record<string, any>) => void} SettingsHandler
  * @typedef {import("../worker/federation.js").SiteStatus} SourceStatus
  * @typedef {(sources: SourceStatus[]) => void} SourcesHandler
@@ -153,7 +154,7 @@ export class WorkerBackend {
       this.heard = true;
       const msg = e.data;
       if (msg.type === "status") onStatus({ mode: msg.mode, message: msg.message });
-      else if (msg.type === "results") onResults(msg.id, msg.mode, msg.results, msg.weak, Boolean(msg.partial));
+      else if (msg.type === "results") onResults(msg.id, msg.mode, msg.results, msg.weak, Boolean(msg.partial), Boolean(msg.pending));
       else if (msg.type === "settings") this.options.onSettings?.(msg.settings ?? {});
       else if (msg.type === "sources") this.options.onSources?.(msg.sources ?? []);
       else if (msg.type === "tiers") this.options.onTiers?.({ encoder: Boolean(msg.encoder), model: msg.model ?? null });

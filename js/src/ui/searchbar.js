@@ -275,8 +275,9 @@ export class SearchDialog {
     if (this.backend) return;
     const onStatus = (/** @type {Status} */ s) => this.setStatus(s);
     const onResults = (/** @type {number} */ id, /** @type {string} */ mode, /** @type {Result[]} */ results,
-      /** @type {boolean | undefined} */ weak, /** @type {boolean | undefined} */ partial) =>
-      this.showResults(id, mode, results, Boolean(weak), Boolean(partial));
+      /** @type {boolean | undefined} */ weak, /** @type {boolean | undefined} */ partial,
+      /** @type {boolean | undefined} */ pending) =>
+      this.showResults(id, mode, results, Boolean(weak), Boolean(partial), Boolean(pending));
     const onSettings = (/** @type {Record<string, any>} */ settings) => {
       this.ask.setSiteSettings(settings);
       this.suggested = suggestedQuestions(settings.suggestions);
@@ -386,8 +387,9 @@ export class SearchDialog {
    * @param {boolean} [weak]  only the nearest results, no good match
    * @param {boolean} [partial]  the keyword results of a typed query, its semantic ones follow
    *   (resultListeners wait for those: Ask answers from the best passages)
+   * @param {boolean} [pending]  a tier still loading will answer again (worker.js)
    */
-  showResults(id, mode, results, weak = false, partial = false) {
+  showResults(id, mode, results, weak = false, partial = false, pending = false) {
     const query = this.queries.get(id);
     if (id < this.shownId || query === undefined) return;
     this.shownId = id;
@@ -398,6 +400,8 @@ export class SearchDialog {
     if (weak && results.length) {
       this.empty.hidden = false;
       this.empty.textContent = `No good match for “${query}”. The nearest results:`;
+    } else if (pending && !results.length) { // not "No results": the full model may find the nearest
+      this.empty.textContent = `No results for “${query}” yet: semantic search is still loading…`;
     }
     this.listbox.toggleAttribute("data-weak", weak && results.length > 0);
     this.listbox.setAttribute("data-mode", mode);

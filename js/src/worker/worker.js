@@ -18,7 +18,7 @@
  *                   {type: "sources", sources: [{name, url, enabled, state, message}]}   the federated
  *                    sites (federation.js), when one's state changes
  *                   {type: "results", id, mode, results: [{rank, score, url, title, kind, text, display, id,
- *                    source?}], weak, timings: {embed_ms, retrieve_ms}, partial?}
+ *                    source?}], weak, timings: {embed_ms, retrieve_ms}, partial?, pending?}
  *   source: the federated site a result comes from (its url absolute); none: this site. With
  *   federated sites on, a query's results are posted merged (merge.js), and again as late
  *   sites answer.
@@ -26,6 +26,10 @@
  *   partial: this site's keyword results of a typed query whose semantic pass waits for
  *   the query to settle (its semantic results, merged with the other sites', follow with
  *   the same id)
+ *   pending: a tier still loading will answer this query again and may find what this one
+ *   did not: the semantic tiers after keyword results, the full model after the fast
+ *   encoder when that one knows none of the query's words (it has no vector for them: the
+ *   nearest chunks that `sphinx-rag search` lists come with the model)
  *   timings: performance.now() milliseconds inside the worker, for benchmarks/bench_browser.py
  *   (the page ignores them): embed_ms = spelling correction + WordPiece + onnxruntime + pooling
  *   (0 in keyword mode); retrieve_ms = BM25 + dense scoring + fusion + result assembly.
@@ -221,14 +225,16 @@ async function pump() {
     let embedded = start;
     /** @type {Float32Array | null} */
     let vector = null;
+    let unread = false; // the fast encoder knows none of the query's words
     if (m === "hybrid" && embedder) {
       vector = await embedder.embed(await correctSpelling(request.query, searcher.index, words));
       if (latest !== request) return; // overtaken while embedding: drop it
       embedded = performance.now();
     } else if (m === "static" && encoder) {
       // no token the encoder knows: a zero vector (no chunk is near), as retrieve.py does
-      vector = encoder.encode(await correctSpelling(request.query, searcher.index, words))
-        ?? new Float32Array(searcher.index.dim);
+      const encoded = encoder.encode(await correctSpelling(request.query, searcher.index, words));
+      unread = encoded === null;
+      vector = encoded ?? new Float32Array(searcher.index.dim);
       if (latest !== request) return;
       embedded = performance.now();
     }
@@ -249,6 +255,8 @@ async function pump() {
     // Overtaken while fetching shards: still posted (the dialog shows an answer newer than
     // the one on screen, so a reader typing fast sees results follow), then the newer one.
     const timings = { embed_ms: embedded - start, retrieve_ms: performance.now() - embedded };
+    const modelComing = tiers.model === "waiting" || tiers.model === "downloading";
+    const pending = m === "keyword" ? tiers.encoder === "loading" || modelComing : m === "static" && unread && modelComing;
     answered = { request, mode: m };
     const post = (/** @type {{results: any[], weak: boolean}} */ a) => worker.postMessage({
       type: "results",
@@ -257,6 +265,7 @@ async function pump() {
       results: a.results,
       weak: a.weak,
       timings,
+      pending,
     });
     if (others) { // the model waits for the other sites' answers too (its start takes the thread)
       others.post({ results, weak }, post, () => latest !== request).then(answeredOnce, answeredOnce);
