@@ -17,7 +17,9 @@ A query, step by step:
    -> exact int8 scores -> top ``CANDIDATES``;
 3. reciprocal-rank fusion of both lists, times each chunk's page weight; the reranking
    stage (``rerank.py``) reorders the fused top candidates for a question that asks which
-   API object does something;
+   API object does something; the chunks that a query identifier found in at most
+   ``RARE_DF`` chunks names come first (``decisive_hits``; also with the keyword ranking
+   alone);
 4. ``expand.expand``: each hit becomes a passage, with the neighbouring chunks on its
    page that the ranking found relevant (relevant segment extraction); the passage's
    ``text`` joins their embedded texts, its ``display`` their displays
@@ -135,11 +137,11 @@ def decisive_hits(query: str, expansions: dict) -> dict[int, int]:
 
 
 def pin_decisive(fused: dict[int, float], decisive: dict[int, int]) -> dict[int, float]:
-    """The fused scores with the chunks holding decisive tokens above every other chunk: each
-    gets the best fused score once per decisive token it holds. The dense ranking cannot tell
+    """The fused (or keyword) scores with the chunks holding decisive tokens above every other
+    chunk: each gets the best score once per decisive token it holds. The dense ranking cannot tell
     ``codeline19998`` from ``codeline19999``; by rank alone its votes would put chunks that
     only look alike above the one chunk that has the name asked for."""
-    if not decisive:
+    if not decisive or not fused:
         return fused
     top = max(fused.values())
     return fused | {i: fused.get(i, 0.0) + n * top for i, n in decisive.items()}
@@ -293,9 +295,9 @@ class Searcher:
         dense = None if self.fusion == "bm25" else self.dense_scores(query, vector, keyword)
         weak = weak_match(tokens, expansions, None if dense is None else float(dense.max(initial=0.0)), self.floor)
         weights = self.index.weights
-        if self.fusion == "bm25":
+        if self.fusion == "bm25":  # the coverage factor can put the one chunk asked for below others too
             s = kscores * weights
-            return {i: float(s[i]) for i in top_k(s, CANDIDATES)}, weak
+            return pin_decisive({i: float(s[i]) for i in top_k(s, CANDIDATES)}, decisive_hits(query, expansions)), weak
         if self.fusion == "dense":
             s = np.where(dense > 0, dense * weights, dense)
             return {i: float(s[i]) for i in top_k(s, CANDIDATES)}, weak

@@ -142,8 +142,9 @@ test("frugalProbe: a quarter of the layout's probe, as Python's frugal_probe", a
 
 test("a name written once on long pages ranks first, as in Python, bit for bit", { skip: SKIP_LONG }, async () => {
   // tests/roots/test-longpages: lines of a 20,000-line code block, keys of a 5,000-row table,
-  // code names in 2,000 sections; alone and in a sentence, with the model's vector and the
-  // static encoder's (Python's decisive_hits: an identifier in at most two chunks comes first)
+  // code names in 2,000 sections; alone and in a sentence, with the model's vector, the static
+  // encoder's and keywords alone (Python's decisive_hits: an identifier in at most two chunks
+  // comes first)
   const { dir, rankings } = /** @type {{dir: string, rankings: string}} */ (longPages());
   const data = JSON.parse(readFileSync(rankings, "utf8"));
   const { index } = await openIndex(dir);
@@ -153,8 +154,8 @@ test("a name written once on long pages ranks first, as in Python, bit for bit",
   /** @type {string[]} */
   const failures = [];
   for (const q of data.queries) {
-    for (const [key, vector, encoder] of /** @type {const} */ ([["rrf", q.vector, "model"], ["rrf_static", q.static_vector, "static"]])) {
-      const got = await searcher.search(q.query, vector, 10, "rrf", encoder);
+    for (const [key, vector, encoder] of /** @type {const} */ ([["rrf", q.vector, "model"], ["rrf_static", q.static_vector, "static"], ["bm25", null, "model"]])) {
+      const got = await searcher.search(q.query, vector, 10, key === "bm25" ? "bm25" : "rrf", encoder);
       const same = got.length === q[key].length && got.every((r, i) =>
         r.id === q[key][i][0] && r.index === q[key][i][1] && r.score === q[key][i][2]);
       if (!same) failures.push(`${key} differs from Python: ${q.query}`);

@@ -153,7 +153,7 @@ export function decisiveHits(query, expansions) {
  * @param {Map<number, number>} decisive  chunk -> decisive tokens it holds (decisiveHits)
  */
 export function pinDecisive(fused, decisive) {
-  if (!decisive.size) return fused;
+  if (!decisive.size || !fused.size) return fused;
   let top = -Infinity;
   for (const s of fused.values()) if (s > top) top = s;
   for (const [i, n] of decisive) fused.set(i, (fused.get(i) ?? 0.0) + n * top);
@@ -368,7 +368,7 @@ export class Searcher {
       const { ids, scores } = dense ?? keywordCandidates(tokens, expansions, this.scratch);
       for (let r = 0; r < ids.length; r++) if (fusion === "bm25" || scores[r] > 0) scores[r] *= weights[ids[r]];
       for (const r of bestPositions(scores, ids, CANDIDATES)) scored.set(ids[r], scores[r]);
-      return { scored, weak };
+      return { scored: fusion === "bm25" ? pinDecisive(scored, decisiveHits(query, expansions)) : scored, weak };
     }
     const fused = rrfFuse([hits, topCandidates(/** @type {import("./bm25.js").Candidates} */ (dense), CANDIDATES)], this.rrfK, weights, [1.0, DENSE_VOTE[encoder]]);
     // the reranking stage (rerank.js) reads the kinds of the top candidates: their text shards first, in parallel
