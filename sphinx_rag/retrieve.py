@@ -17,9 +17,8 @@ A query, step by step:
    -> exact int8 scores -> top ``CANDIDATES``;
 3. reciprocal-rank fusion of both lists, times each chunk's page weight; the reranking
    stage (``rerank.py``) reorders the fused top candidates for a question that asks which
-   API object does something; the chunks that a query identifier found in at most
-   ``RARE_DF`` chunks names come first (``decisive_hits``; also with the keyword ranking
-   alone);
+   API object does something; the chunks that a query token found in at most ``RARE_DF``
+   chunks names come first (``decisive_hits``; also with the keyword ranking alone);
 4. ``expand.expand``: each hit becomes a passage, with the neighbouring chunks on its
    page that the ranking found relevant (relevant segment extraction); the passage's
    ``text`` joins their embedded texts, its ``display`` their displays
@@ -122,29 +121,48 @@ def weak_match(tokens: list[str], expansions: dict, dense_best: float | None, fl
     return not covered and (dense_best is None or dense_best < floor)
 
 
-def decisive_hits(query: str, expansions: dict) -> dict[int, int]:
-    """Chunk -> how many decisive query tokens it holds. Decisive: written as an identifier or
-    a code (``lexical.identifier_tokens``), matched exactly (not a typo's near terms) and
-    rare (in at most ``RARE_DF`` chunks): a table row's key, the name of one line of a long
-    code block, an API name used once."""
-    out: dict[int, int] = {}
-    for t in identifier_tokens(query):
-        ex = expansions.get(t)
-        if ex and len(ex) == 1 and ex[0][1] == 1.0 and ex[0][0].df <= RARE_DF:
-            for d in ex[0][0].docs.tolist():
-                out[d] = out.get(d, 0) + 1
+def decisive_hits(query: str, expansions: dict) -> set[int]:
+    """The chunks that decisive query tokens name.
+
+    A token is decisive when it is matched exactly (not a typo's near terms) and is in at
+    most ``RARE_DF`` chunks. Written as an identifier or a code (``lexical.identifier_tokens``:
+    a row's key ``SN0421``, a code line's ``codeline19999``, ``create_app``), it names every
+    chunk that holds it. A plain word (a station's code name ``brakelomiru``) names only a
+    chunk that also holds every other query word the index knows: such a chunk is the only
+    one with the whole query. A rare word asked in passing (a question's "emit") does not.
+    """
+    names = set(identifier_tokens(query))
+    known = [ex for ex in expansions.values() if ex]
+    out: set[int] = set()
+    for token, ex in expansions.items():
+        if len(ex) == 1 and ex[0][1] == 1.0 and ex[0][0].df <= RARE_DF:
+            out.update(d for d in ex[0][0].docs.tolist() if token in names or all(_holds(other, d) for other in known))
     return out
 
 
-def pin_decisive(fused: dict[int, float], decisive: dict[int, int]) -> dict[int, float]:
-    """The fused (or keyword) scores with the chunks holding decisive tokens above every other
-    chunk: each gets the best score once per decisive token it holds. The dense ranking cannot tell
-    ``codeline19998`` from ``codeline19999``; by rank alone its votes would put chunks that
-    only look alike above the one chunk that has the name asked for."""
+def _holds(expansion, chunk: int) -> bool:
+    """Whether one of a token's expansions (its postings, or its near terms') has the chunk."""
+    for postings, _ in expansion:
+        at = int(np.searchsorted(postings.docs, chunk))
+        if at < len(postings.docs) and postings.docs[at] == chunk:
+            return True
+    return False
+
+
+def pin_decisive(fused: dict[int, float], decisive: set[int]) -> dict[int, float]:
+    """The fused (or keyword) scores with the chunks that decisive tokens name above every
+    other chunk, in their own order: when one of them does not score above all the others
+    already, each gets twice the best score added (0 before for one that no ranking reached;
+    else the scores stay as they are). The dense
+    ranking cannot tell ``codeline19998`` from ``codeline19999``; by rank alone its votes
+    would put chunks that only look alike above the one chunk that has the name asked for."""
     if not decisive or not fused:
         return fused
+    rest = max((score for i, score in fused.items() if i not in decisive), default=0.0)
+    if all(fused.get(i, 0.0) > rest for i in decisive):
+        return fused
     top = max(fused.values())
-    return fused | {i: fused.get(i, 0.0) + n * top for i, n in decisive.items()}
+    return fused | {i: fused.get(i, 0.0) + 2 * top for i in decisive}
 
 
 def rrf_fuse(rankings: list[list[int]], k: int, weights: np.ndarray, votes: list[float] | None = None) -> dict[int, float]:

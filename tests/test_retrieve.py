@@ -175,26 +175,38 @@ def _postings(term: str, docs: list[int]) -> Postings:
     return Postings(term, len(docs), np.asarray(docs, dtype=np.int64), np.ones(len(docs)))
 
 
-def test_an_identifier_in_at_most_two_chunks_is_decisive():
-    """Written as an identifier or a code, matched exactly, in at most RARE_DF chunks; a
-    word of the language is not one, nor an identifier in many chunks, nor a typo's near terms."""
-    expansions = {"sn0421": [(_postings("sn0421", [7]), 1.0)], "offset": [(_postings("offset", [1]), 1.0)],
+def test_a_rare_token_names_its_chunks_when_it_is_an_identifier_or_the_whole_query():
+    """Matched exactly and in at most RARE_DF chunks: an identifier or a code names every chunk
+    holding it; a plain word only a chunk that has every other query word too (not a rare
+    word asked in passing); a typo's near terms and a word in many chunks never do."""
+    table = {"sn0421": [(_postings("sn0421", [7]), 1.0)], "offset": [(_postings("offset", [1, 7]), 1.0)],
                   "create_app": [(_postings("create_app", [3, 4]), 1.0)], "create": [], "app": [],
                   "n_neighbor": [(_postings("n_neighbor", [1, 2, 5]), 1.0)], "n": [], "neighbor": [],
-                  "codelin1999": [(_postings("codeline1999", [9]), 0.5)]}
-    assert retrieve.decisive_hits("offset of SN0421", expansions) == {7: 1}
-    assert retrieve.decisive_hits("create_app offset SN0421", expansions) == {3: 1, 4: 1, 7: 1}
-    assert retrieve.decisive_hits("n_neighbors", expansions) == {}  # in three chunks
-    assert retrieve.decisive_hits("codelin1999", expansions) == {}  # a typo: near terms only
-    assert retrieve.decisive_hits("offset", expansions) == {}  # a word, however rare
+                  "codelin1999": [(_postings("codeline1999", [9]), 0.5)],
+                  "emit": [(_postings("emit", [8]), 1.0)],
+                  "warning": [(_postings("warning", [2, 5, 6, 9]), 1.0)],
+                  "sesion": [(_postings("session", [2, 8]), 0.5)]}
+
+    def hits(query):  # the expansions of the query's own tokens, as expand_tokens gives them
+        return retrieve.decisive_hits(query, {t: table[t] for t in tokenize(query)})
+
+    assert hits("offset of SN0421") == {7}  # the key names 7 (and so does "offset": 7 has both)
+    assert hits("create_app offset SN0421") == {3, 4, 7}
+    assert hits("n_neighbors") == set()  # in three chunks
+    assert hits("codelin1999") == set()  # a typo: near terms only
+    assert hits("offset") == {1, 7}  # a plain word, the whole query
+    assert hits("emit warning") == set()  # in passing: chunk 8 lacks "warning"
+    assert hits("emit sesion") == {8}  # a typo's near term counts as held
 
 
 def test_decisive_chunks_are_placed_above_the_fusion_in_its_order():
     fused = {1: 0.03, 2: 0.032, 7: 0.016, 9: 0.02}
-    pinned = retrieve.pin_decisive(fused, {7: 1, 9: 1, 4: 2})
-    assert sorted(pinned, key=lambda i: -pinned[i]) == [4, 9, 7, 2, 1]  # two names first, then the fused order
-    assert pinned[7] == 0.016 + 0.032 and pinned[4] == 2 * 0.032 and pinned[2] == 0.032
-    assert retrieve.pin_decisive(fused, {}) == fused
+    pinned = retrieve.pin_decisive(fused, {7, 9, 4})
+    assert sorted(pinned, key=lambda i: -pinned[i]) == [9, 7, 4, 2, 1]  # first, then the fused order
+    assert pinned[7] == 0.016 + 2 * 0.032 and pinned[4] == 2 * 0.032 and pinned[2] == 0.032
+    assert retrieve.pin_decisive(fused, set()) == fused
+    assert retrieve.pin_decisive(fused, {2}) == fused  # first already: the scores stay as they are
+    assert retrieve.pin_decisive(fused, {2, 1}) == fused
 
 
 def _holds(text: str, name: str) -> bool:

@@ -66,6 +66,13 @@ def test_a_code_line_asked_by_name_is_shown_and_opened(page, longpages_html, ser
     page.wait_for_function(f"({WHERE})('codeline19999') !== null")
     page.wait_for_function(f"(() => {{ const b = ({WHERE})('codeline19999'); return b.top >= 0 && b.bottom <= b.height; }})()")
     assert in_view(page, "codeline19999") and not in_view(page, "codeline100")
+    # from the page itself (a same-document navigation): the line asked for, not the top
+    page.keyboard.press("Control+k")
+    expect(page.locator(STATUS)).to_have_attribute("data-mode", "hybrid", timeout=120_000)
+    ask(page, "codeline15000")
+    page.keyboard.press("Enter")
+    page.wait_for_function(f"(() => {{ const b = ({WHERE})('codeline15000'); return b.top >= 0 && b.bottom <= b.height; }})()")
+    assert not in_view(page, "codeline19999")
 
 
 def test_a_table_row_asked_by_its_key_is_shown_and_opened(page, longpages_html, serve):

@@ -33,7 +33,8 @@ export const FRUGAL_PROBE_SHARE = 4;
 export function frugalProbe(probe) {
   return Math.max(1, Math.floor(probe / FRUGAL_PROBE_SHARE));
 }
-/** A query identifier in at most this many chunks names them (Python's RARE_DF). */
+
+/** A query token in at most this many chunks may name them (Python's RARE_DF). */
 export const RARE_DF = 2;
 
 /**
@@ -127,36 +128,64 @@ export function topCandidates({ ids, scores }, k) {
 }
 
 /**
- * Chunk -> how many decisive query tokens it holds: written as an identifier or a code
- * (identifierTokens), matched exactly (not a typo's near terms) and rare (in at most
- * RARE_DF chunks) (Python's decisive_hits).
+ * The chunks that decisive query tokens name (Python's decisive_hits). Decisive: matched
+ * exactly (not a typo's near terms) and in at most RARE_DF chunks. Written as an identifier
+ * or a code (identifierTokens), it names every chunk that holds it; a plain word, only a
+ * chunk that also holds every other query word the index knows.
  * @param {string} query
  * @param {Map<string, import("./bm25.js").Expansion>} expansions
- * @returns {Map<number, number>}
+ * @returns {Set<number>}
  */
 export function decisiveHits(query, expansions) {
-  /** @type {Map<number, number>} */
-  const out = new Map();
-  for (const t of identifierTokens(query)) {
-    const ex = expansions.get(t);
-    if (ex && ex.length === 1 && ex[0][1] === 1.0 && ex[0][0].df <= RARE_DF) {
-      for (const d of ex[0][0].docs) out.set(d, (out.get(d) ?? 0) + 1);
+  const names = new Set(identifierTokens(query));
+  const known = [...expansions.values()].filter((ex) => ex.length > 0);
+  /** @type {Set<number>} */
+  const out = new Set();
+  for (const [token, ex] of expansions) {
+    if (ex.length === 1 && ex[0][1] === 1.0 && ex[0][0].df <= RARE_DF) {
+      for (const d of ex[0][0].docs) if (names.has(token) || known.every((other) => holds(other, d))) out.add(d);
     }
   }
   return out;
 }
 
 /**
- * The fused scores with the chunks holding decisive tokens above every other chunk: each gets
- * the best fused score once per decisive token it holds (Python's pin_decisive).
+ * Whether one of a token's expansions (its postings, or its near terms') has the chunk.
+ * @param {import("./bm25.js").Expansion} expansion @param {number} chunk
+ */
+function holds(expansion, chunk) {
+  for (const [{ docs }] of expansion) {
+    let lo = 0;
+    let hi = docs.length;
+    while (lo < hi) { // the first position whose id is >= chunk
+      const mid = (lo + hi) >> 1;
+      if (docs[mid] < chunk) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo < docs.length && docs[lo] === chunk) return true;
+  }
+  return false;
+}
+
+/**
+ * The fused (or keyword) scores with the chunks that decisive tokens name above every other
+ * chunk, in their own order: when one of them does not score above all the others already,
+ * each gets twice the best score added (Python's pin_decisive).
  * @param {Map<number, number>} fused  changed in place
- * @param {Map<number, number>} decisive  chunk -> decisive tokens it holds (decisiveHits)
+ * @param {Set<number>} decisive  decisiveHits
  */
 export function pinDecisive(fused, decisive) {
   if (!decisive.size || !fused.size) return fused;
+  let rest = 0.0;
   let top = -Infinity;
-  for (const s of fused.values()) if (s > top) top = s;
-  for (const [i, n] of decisive) fused.set(i, (fused.get(i) ?? 0.0) + n * top);
+  for (const [i, s] of fused) {
+    if (s > top) top = s;
+    if (!decisive.has(i) && s > rest) rest = s;
+  }
+  let first = true;
+  for (const i of decisive) if (!((fused.get(i) ?? 0.0) > rest)) first = false;
+  if (first) return fused;
+  for (const i of decisive) fused.set(i, (fused.get(i) ?? 0.0) + 2 * top);
   return fused;
 }
 

@@ -225,7 +225,7 @@ function option(entry, index, siteRoot, passage, source, names) {
     class: `${PREFIX}-option`,
     "data-index": String(index),
     "data-id": r.id,
-    "data-ids": JSON.stringify([r, ...entry.merged].map((m) => m.id)),
+    "data-ids": JSON.stringify([r, ...entry.merged].sort((a, b) => a.rank - b.rank).map((m) => m.id)), // in rank order
     "data-kind": entry.kind,
   }, [link]);
 }
