@@ -80,7 +80,7 @@ def _search(args) -> int:
         print("no results")
     elif weak:
         print(clean(note))
-    (_print_flat if args.flat else _print_grouped)(results)
+    _print_flat(results) if args.flat else _print_grouped(results, query)
     return 0
 
 
@@ -101,12 +101,14 @@ def _print_flat(results):
         _print_passage(r, "    ")
 
 
-def _print_grouped(results):
+def _print_grouped(results, query: str):
     """As the search dialog shows them: a heading per page, each place in it once (its best
-    hit, and how many more matched there), with its rank."""
+    hit, or the one holding the most names the query asks for, and how many more matched
+    there), with its rank."""
+    from .lexical import identifier_tokens
     from .result_groups import group_results, title_parts
 
-    for g, group in enumerate(group_results(results)):
+    for g, group in enumerate(group_results(results, identifier_tokens(query))):
         print(("\n" if g else "") + clean(group.title))
         for entry in group.entries:
             r = entry.result

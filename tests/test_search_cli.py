@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from sphinx_rag.cli import build_parser
+from sphinx_rag.lexical import identifier_tokens
 from sphinx_rag.result_groups import group_results
 from sphinx_rag.retrieve import Searcher
 from site_helpers import HOSTILE_SECTION, HOSTILE_TITLE, HOSTILE_WORD
@@ -87,19 +88,24 @@ def test_results_are_grouped_by_page_as_in_the_dialog(demo_html):
 def test_groups_are_the_dialogs(demo_html):
     """sphinx_rag/result_groups.py gives what js/src/ui/results.js groupResults gives."""
     script = ("import { groupResults } from './js/src/ui/results.js';\n"
+              "import { identifierTokens } from './js/src/search/lexical.js';\n"
               "import { readFileSync } from 'node:fs';\n"
-              "const results = JSON.parse(readFileSync(0, 'utf8'));\n"
-              "console.log(JSON.stringify(groupResults(results).map((g) => [g.page, g.title,\n"
+              "const { query, results } = JSON.parse(readFileSync(0, 'utf8'));\n"
+              "console.log(JSON.stringify(groupResults(results, identifierTokens(query)).map((g) => [g.page, g.title,\n"
               "  g.entries.map((e) => [e.result.id, e.merged.map((m) => m.id)])])));\n")
     searcher = Searcher(demo_html)
-    for query in ("strategy of a dummy classifier", "standard scaler", "imputer strategy", "pipeline"):
+    swapped = 0  # queries whose entry shows a lower hit, the one holding what the query names
+    for query in ("strategy of a dummy classifier", "standard scaler", "imputer strategy", "pipeline",
+                  "named_steps default", "get_n_splits default"):
         results = searcher.search(query, k=20)
         proc = subprocess.run(["node", "--input-type=module", "-e", script], cwd=REPO, capture_output=True,
-                              text=True, input=json.dumps([r.to_json() for r in results]))
+                              text=True, input=json.dumps({"query": query, "results": [r.to_json() for r in results]}))
         assert proc.returncode == 0, proc.stderr
-        python = [[g.page, g.title, [[e.result.id, [m.id for m in e.merged]] for e in g.entries]]
-                  for g in group_results(results)]
+        groups = group_results(results, identifier_tokens(query))
+        python = [[g.page, g.title, [[e.result.id, [m.id for m in e.merged]] for e in g.entries]] for g in groups]
         assert json.loads(proc.stdout) == python, query
+        swapped += any(e.merged and e.result.rank > min(m.rank for m in e.merged) for g in groups for e in g.entries)
+    assert swapped
 
 
 def test_readable_output_prints_the_display_form(demo_html):
