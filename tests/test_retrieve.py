@@ -228,4 +228,4 @@ def test_a_name_written_once_ranks_first_on_long_pages(longpages_html):
         assert misses == [], (fusion, encoder)
     # a typo is not a name of the docs: nothing is pinned (its near terms rank as before)
     tokens = tokenize("codelin19999")
-    assert retrieve.decisive_hits("codelin19999", expand_tokens(tokens, index.postings, index.near)) == {}
+    assert retrieve.decisive_hits("codelin19999", expand_tokens(tokens, index.postings, index.near)) == set()
