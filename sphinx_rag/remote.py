@@ -22,6 +22,8 @@ import json
 import os
 import re
 import tempfile
+import threading
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -81,18 +83,41 @@ class _SameHostRedirects(urllib.request.HTTPRedirectHandler):
 _OPENER = urllib.request.build_opener(_SameHostRedirects())
 
 
-def fetch(url: str, *, max_bytes: int = MAX_SHARD_BYTES, timeout: float = TIMEOUT) -> bytes:
-    """GET ``url``; raises RemoteError (one line) on any failure, a 404 included (``.status``)."""
+def fetch(url: str, *, max_bytes: int = MAX_SHARD_BYTES, timeout: float = TIMEOUT,
+          deadline: float | None = None) -> bytes:
+    """GET ``url``; raises RemoteError (one line) on any failure, a 404 included (``.status``).
+
+    ``timeout`` bounds each wait (connecting, each read); ``deadline`` (a ``time.monotonic()``
+    value) bounds the whole transfer, so a server that trickles bytes cannot hold a caller
+    past it (the warm start caps its fetches so). A body shorter than its Content-Length (the
+    connection closed partway) is a failure to fetch, not a file.
+    """
+    def wait() -> float:
+        if deadline is None:
+            return timeout
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise RemoteError(f"[sphinx-rag] cannot fetch {url} (out of the time allowed)")
+        return min(timeout, left)
+
     request = urllib.request.Request(url, headers={"User-Agent": USER_AGENT, "Accept-Encoding": "identity"})
     try:
-        with _OPENER.open(request, timeout=timeout) as response:
+        with _OPENER.open(request, timeout=wait()) as response:
             declared = response.headers.get("Content-Length")
-            if declared and declared.isdigit() and int(declared) > max_bytes:
-                raise _too_large(url, int(declared), max_bytes)
-            data = response.read(max_bytes + 1)
-            if len(data) > max_bytes:
-                raise _too_large(url, len(data), max_bytes)
-            return data
+            declared = int(declared) if declared and declared.isdigit() else None
+            if declared is not None and declared > max_bytes:
+                raise _too_large(url, declared, max_bytes)
+            parts, size = [], 0
+            while block := response.read1(min(1 << 16, max_bytes + 1 - size)):  # what has arrived
+                parts.append(block)
+                size += len(block)
+                if size > max_bytes:
+                    raise _too_large(url, size, max_bytes)
+                wait()
+            if declared is not None and size != declared:
+                raise RemoteError(f"[sphinx-rag] cannot fetch {url} (the connection closed after {size:,} of "
+                                  f"{declared:,} bytes)")
+            return b"".join(parts)
     except RemoteError:
         raise
     except urllib.error.HTTPError as exc:
@@ -138,21 +163,27 @@ class RemoteIndexReader(IndexReader):
     default; False: none). ``offline``: use the cached manifest and shards only.
 
     ``fetched`` counts the bytes and requests that went to the network (the rest came
-    from the cache): the MCP server and the benchmarks report them.
+    from the cache): the MCP server and the benchmarks report them. ``deadline`` (a
+    ``time.monotonic()`` value): no request runs past it (``fetch``). ``manifest``: the
+    site's manifest, already fetched and checked by the caller (the warm start compares its
+    model and versions first); it is not fetched again. Shards may be read from several
+    threads at once.
     """
 
     rebuild_hint = "the site's index is damaged or being replaced; try again later"
 
     def __init__(self, site: str, *, cache_dir: Path | None | bool = None, timeout: float = TIMEOUT,
-                 offline: bool = False):
+                 offline: bool = False, deadline: float | None = None, manifest: dict | None = None):
         self.url = index_url(site)
         self.site = site
         self.timeout = timeout
+        self.deadline = deadline
         self.cache = None if cache_dir is False else Path(cache_dir or default_cache_dir())
         self.fetched = {"bytes": 0, "requests": 0}
+        self._count = threading.Lock()
         self.from_cache = False  # the manifest came from the cache (the site did not answer)
         self.root = None
-        self._open(self._manifest(offline))
+        self._open(manifest if manifest is not None else self._manifest(offline))
 
     def where(self, name: str) -> str:
         return urljoin(self.url, name) if name else self.url
@@ -221,13 +252,16 @@ class RemoteIndexReader(IndexReader):
         return manifest
 
     def _get(self, url: str, max_bytes: int) -> bytes:
-        data = fetch(url, max_bytes=max_bytes, timeout=self.timeout)
-        self.fetched["bytes"] += len(data)
-        self.fetched["requests"] += 1
+        data = fetch(url, max_bytes=max_bytes, timeout=self.timeout, deadline=self.deadline)
+        with self._count:
+            self.fetched["bytes"] += len(data)
+            self.fetched["requests"] += 1
         return data
 
-    # -- shards: from the cache, else fetched (verified by the caller against the name's hash) ---
-    def _read(self, name: str) -> bytes:
+    # -- shards: from the cache, else fetched and verified against the hash in their name -------
+    def shard(self, name: str) -> bytes:
+        """The file of shard ``name``, verified: RemoteError when the site does not answer,
+        IndexDamaged when what it sent is not that shard (then it is not cached)."""
         if not _SHARD_NAME.fullmatch(name):  # names come from the site: never a path of ours
             raise IndexDamaged(f"[sphinx-rag] {self.url} names a shard {name[:80]!r}, which is not a shard name")
         path = self.cache / "shards" / name if self.cache is not None else None
@@ -235,15 +269,18 @@ class RemoteIndexReader(IndexReader):
             data = path.read_bytes()
             if self._verified(name, data):
                 return data
-        try:
-            data = self._get(urljoin(self.url, name), MAX_SHARD_BYTES)
-        except RemoteError as exc:
-            raise IndexDamaged(str(exc)) from None
+        data = self._get(urljoin(self.url, name), MAX_SHARD_BYTES)
         if not self._verified(name, data):
             raise IndexDamaged(f"[sphinx-rag] {self.where(name)} does not match its hash: refused")
         if path is not None:
             _store(path, data)
         return data
+
+    def _read(self, name: str) -> bytes:
+        try:
+            return self.shard(name)
+        except RemoteError as exc:  # to a search, a shard it cannot have is a damaged index
+            raise IndexDamaged(str(exc)) from None
 
     @staticmethod
     def _verified(name: str, data: bytes) -> bool:

@@ -105,3 +105,38 @@ def test_searcher_takes_a_url(demo_html):
         searcher = Searcher(server.url, fusion="bm25")
         assert searcher.index.where("").startswith(server.url)
         assert searcher.search(QUERY, k=1)[0].url == Searcher(Path(demo_html), fusion="bm25").search(QUERY, k=1)[0].url
+
+
+def test_fetch_is_bounded_and_a_short_body_is_no_file(tmp_path):
+    """A server that trickles bytes is given up at the deadline (the per-read timeout alone
+    would wait forever), and a body cut short of its Content-Length is a failure to fetch."""
+    import socket
+    import time
+
+    from sphinx_rag.remote import fetch
+
+    class Trickle(QuietHandler):
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header("Content-Length", "1000")
+            self.end_headers()
+            if self.path == "/short":
+                self.wfile.write(b"x" * 500)
+                self.wfile.flush()
+                self.connection.shutdown(socket.SHUT_RDWR)
+                return
+            try:
+                for _ in range(1000):  # 1000 s at this pace
+                    self.wfile.write(b"x")
+                    self.wfile.flush()
+                    time.sleep(1)
+            except OSError:  # the client gave up
+                pass
+
+    with StaticServer(tmp_path, Trickle) as server:
+        started = time.monotonic()
+        with pytest.raises(RemoteError, match="out of the time allowed"):
+            fetch(server.url + "slow", timeout=5, deadline=time.monotonic() + 2)
+        assert time.monotonic() - started < 30
+        with pytest.raises(RemoteError, match="closed after 500 of 1,000 bytes"):
+            fetch(server.url + "short", timeout=5)
