@@ -297,7 +297,13 @@ def _mcp(args) -> int:
 def _export(args) -> int:
     from .export_model import export_model
 
-    out = export_model(args.model, args.out_dir)
+    try:
+        out = export_model(args.model, args.out_dir)
+    except RuntimeError as exc:  # ours are one line saying what to install or pass instead
+        if not str(exc).startswith("[sphinx-rag]"):
+            raise
+        print(str(exc), file=sys.stderr)
+        return 2
     print(f"exported {args.model} -> {out}")
     return 0
 

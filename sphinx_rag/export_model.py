@@ -14,6 +14,7 @@ finding or caching one is ``model.py``.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import json
 import logging
 import os
@@ -48,6 +49,28 @@ EXPORT_SETTINGS = {"format": MODEL_INFO_FORMAT, "quantization": QUANTIZATION, "o
 
 def _err(msg: str) -> RuntimeError:
     return RuntimeError(f"[sphinx-rag] {msg}")
+
+
+class ExportUnavailable(RuntimeError):
+    """Exporting needs torch and the ``export`` extra, and one of them cannot be imported."""
+
+
+#: What an export imports (torch first: optimum imports it).
+EXPORT_MODULES = ("torch", "onnx", "transformers", "optimum.exporters.onnx")
+INSTALL_HINT = 'pip install torch==2.13.0, then pip install "sphinx-rag[export]"'
+
+
+def require_export_dependencies(model: str):
+    """Raise ExportUnavailable, one line naming what to install, unless every module an
+    export needs imports (a machine without the extra would stop deep inside the export)."""
+    for module in EXPORT_MODULES:
+        try:
+            importlib.import_module(module)
+        except Exception as exc:  # noqa: BLE001 -- ImportError, or a broken install failing as it loads
+            reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+            raise ExportUnavailable(
+                f"[sphinx-rag] exporting the model {model_id_for_info(model)!r} to int8 ONNX needs torch and the "
+                f"export extra ({reason}): {INSTALL_HINT}") from None
 
 
 @contextlib.contextmanager
@@ -200,14 +223,8 @@ def quantize_weights_int8(model):
 
 
 def _export_fp32(src: Path, out: Path) -> Path:
-    try:
-        import torch  # noqa: F401
-        from optimum.exporters.onnx import main_export
-    except ImportError as exc:
-        raise _err(
-            "exporting a model needs `pip install torch==2.13.0 'sphinx-rag[export]'` "
-            f"({exc}); or pass the directory of an already exported model instead"
-        ) from exc
+    from optimum.exporters.onnx import main_export
+
     with _quiet_exporters():
         main_export(
             str(src),
@@ -227,8 +244,10 @@ def _export_fp32(src: Path, out: Path) -> Path:
 def export_model(model: str, out_dir: str | os.PathLike) -> Path:
     """Export ``model`` (id or directory) to a weight-int8 ONNX model directory ``out_dir``.
 
-    Needs torch + optimum. Deterministic: the same source gives a byte-identical model.onnx.
+    Needs torch + optimum (ExportUnavailable otherwise). Deterministic: the same source
+    gives a byte-identical model.onnx.
     """
+    require_export_dependencies(model)
     import onnx
 
     out_dir = Path(out_dir)

@@ -36,6 +36,7 @@ from .build import write_index
 from .chunk import CHUNKER_VERSION, Chunk
 from .chunk.page import chunk_page
 from .config import CONFIG, ConfigError, unknown_names, validate
+from .export_model import ExportUnavailable
 from .llm.settings import browser_settings
 from .locate import object_location
 from .markdown import LlmsSite
@@ -113,6 +114,9 @@ def on_builder_inited(app):
         return
     try:
         _load_model(app, state)
+    except ExportUnavailable as exc:  # what to install, or the settings that need no export
+        raise ConfigStop(f"{exc}; or set sphinx_rag_model to a directory made by `sphinx-rag export-model` where "
+                         "they are installed, or sphinx_rag_embeddings = False (keyword search only)") from None
     except RuntimeError as exc:  # the model cannot be found or exported: a config problem, said in one line
         value = repr(app.config.sphinx_rag_model)
         raise ConfigStop(str(exc) if value in str(exc) else f"{exc} (sphinx_rag_model = {value})") from None

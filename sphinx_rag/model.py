@@ -253,8 +253,9 @@ def cached_model_dir(model: str, cache_dir: str | os.PathLike | None = None, *,
     final = root / f"{slug or 'model'}-{cache_key(model, src)}"
     if is_model_dir(final):
         return final
-    from .export_model import export_model
+    from .export_model import export_model, require_export_dependencies
 
+    require_export_dependencies(model)  # before saying an export starts
     announce(f"[sphinx-rag] exporting the embedding model {model_id_for_info(model)!r} to int8 ONNX, once "
              f"(about 20 s; cached in {root})")
     root.mkdir(parents=True, exist_ok=True)

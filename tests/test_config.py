@@ -131,6 +131,62 @@ def test_messages_say_what_the_value_means_with_an_example():
         assert "\n" not in str(info.value)
 
 
+#: Runs sphinx-build in an interpreter where torch, onnx and optimum cannot be imported, as
+#: in a venv without the export extra (a meta path finder in front of every other).
+_WITHOUT_EXPORT = """
+import sys
+from importlib.abc import MetaPathFinder
+
+class Missing(MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("torch", "onnx", "optimum"):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+sys.meta_path.insert(0, Missing())
+from sphinx.cmd.build import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_a_missing_export_extra_is_one_line_naming_what_to_install(tmp_path):
+    """Without the extra and with an empty model cache, the build stops with one line naming
+    the extra (and torch), or the settings that need no export; those settings then build."""
+    import shutil
+    from pathlib import Path
+
+    from sphinx_rag.model import cached_model_dir
+
+    def build(*overrides):
+        out = tmp_path / f"out{len(list(tmp_path.iterdir()))}"
+        return subprocess.run([sys.executable, "-c", _WITHOUT_EXPORT, "-b", "html", "-q", *overrides, str(src),
+                               str(out)], capture_output=True, text=True)
+
+    src = tmp_path / "src"
+    shutil.copytree(Path(__file__).parent / "roots" / "test-narrative", src)
+    cache = tmp_path / "empty-cache"
+    proc = build("-D", "sphinx_rag_embeddings=1", "-D", f"sphinx_rag_model_cache={cache}")
+    assert proc.returncode == 2, proc.stderr
+    (line,) = [line for line in proc.stderr.splitlines() if line.strip()]
+    for fragment in ("No module named 'torch'", 'pip install torch==2.13.0, then pip install "sphinx-rag[export]"',
+                     "sphinx-rag export-model", "sphinx_rag_embeddings = False"):
+        assert fragment in line, line
+    assert "Traceback" not in proc.stderr and "sphinx-doc/sphinx/issues" not in proc.stderr
+    assert not any(cache.iterdir()) if cache.exists() else True  # no half-made export left behind
+    assert build("-D", "sphinx_rag_embeddings=0", "-D", f"sphinx_rag_model_cache={cache}").returncode == 0
+    exported = cached_model_dir("sentence-transformers/all-MiniLM-L6-v2")  # made where the extra is installed
+    proc = build("-D", "sphinx_rag_embeddings=1", "-D", f"sphinx_rag_model={exported}")
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_export_model_says_what_to_install(tmp_path):
+    proc = subprocess.run([sys.executable, "-c", _WITHOUT_EXPORT.replace(
+        "from sphinx.cmd.build import main", "from sphinx_rag.cli import main"), "export-model",
+        "sentence-transformers/all-MiniLM-L6-v2", str(tmp_path / "model")], capture_output=True, text=True)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert 'pip install "sphinx-rag[export]"' in proc.stderr and "Traceback" not in proc.stderr
+
+
 @pytest.mark.sphinx("html", testroot="narrative", confoverrides={"sphinx_rag_fusion": "RRF"})
 def test_choices_are_case_insensitive(app):
     import json
