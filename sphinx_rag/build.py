@@ -66,6 +66,11 @@ def write_index(chunks: list[Chunk], *, urls: dict[str, str], out_dir: Path, mod
     tokens = [known[c.text] if c.text in known else document_tokens(c.text) for c in chunks]
     bm25 = build_index(tokens)
     vectors = scales = info = encoder = centroids = None
+    if embeddings and query_encoder != "model" and 0 < len(chunks) < static_encoder.MIN_CHUNKS:  # skip the fit
+        if note is not None:
+            note(_too_small(len(chunks), query_encoder, model_dir))
+        embeddings = query_encoder != "static"  # no encoder and no model to ship: keyword search only
+        query_encoder = "model"
     if embeddings and chunks:
         info = read_json(Path(model_dir) / "model_info.json")
         vectors, scales = embed_chunks(chunks, model_dir, batch_size=batch_size, threads=threads,
@@ -114,6 +119,17 @@ def _suggested_questions(out_dir: Path, records: list[dict], wanted: list[str], 
     for q in wanted:
         out += mined if q == "auto" else [[q, ""]]
     return out
+
+
+def _too_small(n_chunks: int, query_encoder: str, model_dir: Path) -> str:
+    """The one line a site too small for a static encoder gets: what its readers get instead."""
+    head = (f"[sphinx-rag] no static query encoder: {n_chunks} chunks are too few to fit one "
+            f"(at least {static_encoder.MIN_CHUNKS}), so the fit is skipped; ")
+    if query_encoder == "static":
+        return head + ("sphinx_rag_query_encoder = 'static' ships no model, so readers get keyword search only "
+                       "(set it to 'both' for semantic search with the full model)")
+    size = (Path(model_dir) / "model.onnx").stat().st_size / 1e6
+    return head + f"readers get keyword results at once and semantic ones once the full model ({size:.0f} MB) is loaded"
 
 
 def _known_vectors(carried: Carried | None, info: dict):
@@ -176,7 +192,7 @@ def _query_encoder(chunks, vectors, scales, model_dir: Path, info: dict, out_dir
                                      batch_size=batch_size, threads=threads, progress=progress, note=note)
     except TrainingTooSmall as exc:
         if note is not None:
-            note(f"[sphinx-rag] no static query encoder: {exc}; semantic queries use the full model")
+            note(f"[sphinx-rag] no static query encoder: {exc}; readers get semantic results from the full model")
         return None
     data = encoder.to_bytes()
     if note is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -138,22 +139,40 @@ def test_cli_says_in_one_line_which_encoder_a_site_lacks(static_site):
     assert ok.returncode == 0 and json.loads(ok.stdout)
 
 
-def test_a_corpus_too_small_falls_back_to_the_model(tmp_path):
+@pytest.mark.parametrize("query_encoder", ["both", "static"])
+def test_a_corpus_too_small_skips_the_fit_and_says_what_readers_get(tmp_path, query_encoder):
+    """Too few chunks for an encoder: no fit, and one line saying what readers get instead:
+    the full model (``both``), or keyword search only (``static`` ships no model)."""
     src = tmp_path / "src"
     import shutil
 
     shutil.copytree(ROOTS / "test-narrative", src)
     conf = (src / "conf.py").read_text().replace("sphinx_rag_embeddings = False", "sphinx_rag_embeddings = True")
-    (src / "conf.py").write_text(conf + '\nsphinx_rag_query_encoder = "static"\n')
+    (src / "conf.py").write_text(conf + f'\nsphinx_rag_query_encoder = "{query_encoder}"\n')
     out = tmp_path / "html"
     proc = subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", str(src), str(out)],
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, env={**os.environ, "SPHINX_RAG_EMBED_CACHE": "0"})
     assert proc.returncode == 0, proc.stderr
-    assert f"at least {static_encoder.MIN_CHUNKS} are needed); semantic queries use the full model" in proc.stdout
     manifest = json.loads((out / ASSET_DIR / "manifest.json").read_text())
-    assert manifest["encoder"] is None and manifest["model_files"]
-    assert manifest["settings"]["query_encoder"] == "model"
-    assert any(p.name.startswith("ort-") for p in (out / "_static" / "sphinx_rag").iterdir())
+    n = manifest["counts"]["chunks"]
+    assert 0 < n < static_encoder.MIN_CHUNKS
+    (line,) = [line for line in proc.stdout.splitlines() if "static query encoder" in line]
+    assert line.startswith(f"[sphinx-rag] no static query encoder: {n} chunks are too few to fit one (at least "
+                           f"{static_encoder.MIN_CHUNKS}), so the fit is skipped; ")
+    assert "pseudo-quer" not in proc.stdout  # nothing was embedded for a fit
+    ort = any(p.name.startswith("ort-") for p in (out / "_static" / "sphinx_rag").iterdir())
+    if query_encoder == "both":
+        assert line.endswith("readers get keyword results at once and semantic ones once the full model (23 MB) "
+                             "is loaded")
+        assert manifest["encoder"] is None and manifest["model_files"] and manifest["dense"]
+        assert manifest["settings"]["query_encoder"] == "model" and ort
+    else:  # no encoder, and the site asked for no model: keyword search, no vectors computed
+        assert line.endswith("sphinx_rag_query_encoder = 'static' ships no model, so readers get keyword search "
+                             "only (set it to 'both' for semantic search with the full model)")
+        assert manifest["encoder"] is None and manifest["model_files"] is None and manifest["dense"] is None
+        assert manifest["settings"]["query_encoder"] is None and not ort
+        assert "chunk vectors" not in proc.stdout
+        assert Searcher(out).search("install the package", k=3)
 
 
 def test_an_incremental_build_keeps_the_encoder_until_enough_has_changed(tmp_path):
