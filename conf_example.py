@@ -66,6 +66,12 @@ sphinx_rag_theme_search = "replace"
 sphinx_rag_llms_txt = True
 sphinx_rag_llms_full_bytes = 5_000_000
 
+# The URL of the published docs, whose index a build without one of its own starts from:
+# it reuses the vector of every chunk whose text is unchanged, and the static encoder,
+# instead of computing them (README: Cheap CI builds). None: html_baseurl when it is set;
+# "": off. SPHINX_RAG_WARM_START=0 turns it off, SPHINX_RAG_WARM_START=URL sets it.
+sphinx_rag_warm_start = None
+
 # Optional answers from a local OpenAI-compatible LLM server (llama.cpp server, Ollama's
 # /v1, vLLM). Empty: off (readers can still set their own endpoint in the search
 # dialog). Keys: endpoint (required, e.g. http://127.0.0.1:8080/v1), model (required),

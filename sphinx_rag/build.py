@@ -18,7 +18,7 @@ from .assets import Layout, amend_manifest, read_json, write_assets
 from .bm25 import build_index, document_tokens
 from .carry import Carried
 from .chunk import Chunk
-from .embed import Progress, embed_cached, embed_chunks, embedding_text, load_tokenizer
+from .embed import Progress, embed_cached, embed_chunks, embedding_input, embedding_text, load_tokenizer
 from .markdown import LlmsSite, site_files
 from .shards import ShardError, check_binary_shard, dumps
 from .static_encoder import TrainingTooSmall, train_encoder
@@ -42,7 +42,7 @@ def write_index(chunks: list[Chunk], *, urls: dict[str, str], out_dir: Path, mod
                 progress: Progress | None = None, encoder_progress: Progress | None = None,
                 keyword_script: bool = True, changed_chunks: int | None = None, work_dir: Path | None = None,
                 carried: Carried | None = None, inputs: str | None = None, suggestions=("auto",),
-                note=None, llms: LlmsSite | None = None) -> dict:
+                note=None, llms: LlmsSite | None = None, warn=None, warm_start: str = "") -> dict:
     """Index the chunks (in the given order) and write the assets; returns the manifest.
 
     ``urls``: docname -> page URL (the builder's target URI). ``query_encoder``: "static"
@@ -58,7 +58,9 @@ def write_index(chunks: list[Chunk], *, urls: dict[str, str], out_dir: Path, mod
     (``extension.py``). ``suggestions``: ``sphinx_rag_suggestions`` (the maintainer's
     questions, "auto" standing for the mined ones, ``suggest.py``). ``llms``: write
     llms.txt, llms-full.txt and a Markdown twin of every page for coding agents
-    (``markdown.py``), in the same publish (None: none).
+    (``markdown.py``), in the same publish (None: none). ``warm_start``: the URL of the
+    published site, whose vectors and encoder a build without a previous index in
+    ``out_dir`` reuses (``warm_start.py``); ``warn`` gets its one-line warnings.
     """
     records = [c.to_record(urls[c.doc]) for c in chunks]
     agents, pages = site_files(records, llms) if llms is not None else (None, None)
@@ -73,16 +75,30 @@ def write_index(chunks: list[Chunk], *, urls: dict[str, str], out_dir: Path, mod
         query_encoder = "model"
     if embeddings and chunks:
         info = read_json(Path(model_dir) / "model_info.json")
-        vectors, scales = embed_chunks(chunks, model_dir, batch_size=batch_size, threads=threads,
-                                       progress=progress, note=note, known=_known_vectors(carried, info))
         previous = _previous_manifest(out_dir)
+        warm = None
+        if warm_start and not previous:  # no index of its own to start from: the published one
+            from .warm_start import load as load_warm_start
+
+            warm = load_warm_start(warm_start, info, settings.get("chunker"), note=note or _quiet, warn=warn or _quiet,
+                                   fit=_fit_digest(info) if query_encoder != "model" else None)
+        vectors, scales, reused = _chunk_vectors(chunks, model_dir, info, carried, warm, batch_size=batch_size,
+                                                 threads=threads, progress=progress, note=note)
         centroids = _kept_centroids(out_dir, previous, info, changed_chunks, len(chunks))
+        fitted = ""
         if query_encoder != "model":
-            encoder = _query_encoder(chunks, vectors, scales, model_dir, info, out_dir, previous,
+            previous_encoder, changed = _previous_encoder(out_dir, previous), changed_chunks
+            if warm is not None:  # chunks changed since the site's fit, not since this directory's
+                previous_encoder, changed = warm.encoder or (None, {}), warm.changed([c.text for c in chunks])
+            encoder = _query_encoder(chunks, vectors, scales, model_dir, info, previous_encoder,
                                      batch_size=batch_size, threads=threads, progress=encoder_progress, note=note,
-                                     changed_chunks=changed_chunks)
+                                     changed_chunks=changed, say_kept=warm is None)
             if encoder is None:
                 query_encoder = "model"
+            else:
+                fitted = _encoder_outcome(encoder, previous_encoder, warm)
+        if warm is not None and note is not None:
+            note(warm.report(reused, len(chunks), fitted))
     settings = {**settings, "query_encoder": query_encoder if vectors is not None else None}
     shards = dict(carried.shards) if carried is not None else {}
     previous_suggestions = _previous_manifest(out_dir).get("suggestions") or []
@@ -121,6 +137,10 @@ def _suggested_questions(out_dir: Path, records: list[dict], wanted: list[str], 
     return out
 
 
+def _quiet(message: str):
+    pass
+
+
 def _too_small(n_chunks: int, query_encoder: str, model_dir: Path) -> str:
     """The one line a site too small for a static encoder gets: what its readers get instead."""
     head = (f"[sphinx-rag] no static query encoder: {n_chunks} chunks are too few to fit one "
@@ -130,6 +150,38 @@ def _too_small(n_chunks: int, query_encoder: str, model_dir: Path) -> str:
                        "(set it to 'both' for semantic search with the full model)")
     size = (Path(model_dir) / "model.onnx").stat().st_size / 1e6
     return head + f"readers get keyword results at once and semantic ones once the full model ({size:.0f} MB) is loaded"
+
+
+def _chunk_vectors(chunks: list[Chunk], model_dir: Path, info: dict, carried: Carried | None, warm, *,
+                   batch_size, threads, progress, note) -> tuple[np.ndarray, np.ndarray, int]:
+    """int8 vectors and scales of the chunks, and how many came from the published site:
+    its vector for each text it has (``warm_start.py``), then ``embed_chunks`` for the rest
+    (the previous build's vectors, the embedding cache, the model)."""
+    known = _known_vectors(carried, info)
+    if warm is None or not len(warm.texts):
+        vectors, scales = embed_chunks(chunks, model_dir, batch_size=batch_size, threads=threads,
+                                       progress=progress, note=note, known=known)
+        return vectors, scales, 0
+    at = {t: i for i, t in enumerate(warm.texts)}
+    rows = np.fromiter((at.get(embedding_input(c), -1) for c in chunks), dtype=np.int64, count=len(chunks))
+    have = rows >= 0
+    vectors = np.zeros((len(chunks), warm.vectors.shape[1]), dtype=np.int8)
+    scales = np.zeros(len(chunks), dtype=np.float32)
+    vectors[have], scales[have] = warm.vectors[rows[have]], warm.scales[rows[have]]
+    rest = np.flatnonzero(~have)
+    if len(rest):
+        vectors[rest], scales[rest] = embed_chunks([chunks[i] for i in rest], model_dir, batch_size=batch_size,
+                                                   threads=threads, progress=progress, note=note, known=known)
+    return vectors, scales, int(have.sum())
+
+
+def _encoder_outcome(encoder: tuple[bytes, dict], previous: tuple[bytes | None, dict], warm) -> str:
+    """What the warm start's report says of the encoder."""
+    if previous[0] is not None and encoder[0] == previous[0]:
+        fields = encoder[1]
+        return f"encoder kept ({fields['stale_chunks']:,} chunks changed since its fit)" if "stale_chunks" in fields \
+            else "encoder reused"
+    return f"encoder fitted ({warm.encoder_note})" if warm is not None and warm.encoder_note else "encoder fitted"
 
 
 def _known_vectors(carried: Carried | None, info: dict):
@@ -163,25 +215,27 @@ def _kept_centroids(out_dir: Path, previous: dict, info: dict, changed_chunks: i
         return None
 
 
-def _query_encoder(chunks, vectors, scales, model_dir: Path, info: dict, out_dir: Path, previous_manifest: dict, *,
-                   batch_size, threads, progress, note, changed_chunks: int | None = None
-                   ) -> tuple[bytes, dict] | None:
+def _query_encoder(chunks, vectors, scales, model_dir: Path, info: dict, previous_encoder: tuple[bytes | None, dict],
+                   *, batch_size, threads, progress, note, changed_chunks: int | None = None,
+                   say_kept: bool = True) -> tuple[bytes, dict] | None:
     """The static encoder's asset and its manifest fields, or None (too few chunks).
 
-    An unchanged corpus reuses the previous build's encoder (same digest): the fit is
-    deterministic, so it would give the same bytes. An incremental build that changed
-    few chunks keeps it too (``REFIT_SHARE``), counting them in ``stale_chunks``.
+    ``previous_encoder``: the previous index's encoder and manifest entry (this output
+    directory's, or the published site's on a warm start). An unchanged corpus reuses it
+    (same digest): the fit is deterministic, so it would give the same bytes. A build that
+    changed few chunks since keeps it too (``REFIT_SHARE``), counting them in ``stale_chunks``
+    (``say_kept``: and says so; the warm start's report says it otherwise).
     """
     texts = [c.text for c in chunks]
     titles = [c.title for c in chunks]
     fit = _fit_digest(info)
     digest = _digest(texts, titles, vectors, scales, fit)
-    previous, entry = _previous_encoder(out_dir, previous_manifest)
+    previous, entry = previous_encoder
     if previous is not None and entry.get("digest") == digest:
         return previous, {"digest": digest, "fit": fit}
     stale = _stale_chunks(entry, changed_chunks, len(chunks))
     if previous is not None and entry.get("fit") == fit and stale is not None:
-        if note is not None:
+        if note is not None and say_kept:
             note(f"[sphinx-rag] static query encoder kept from the previous build: {stale} of {len(chunks)} "
                  f"chunks changed since its fit (it is fitted again past {REFIT_SHARE:.0%}, "
                  f"and by every build that writes all pages)")

@@ -33,6 +33,7 @@ class Option:
     check: Callable[[Any], str | None] | None = None  # returns an error message or None
     choices: tuple = ()
     rebuild: str = "html"  # what Sphinx redoes when it changes ("": nothing; the index step sees it)
+    example: Any = None  # shown in errors when the default is no example (None: the default)
 
 
 def _positive(v):
@@ -45,6 +46,17 @@ def _unit(v):
 
 def _non_negative(v):
     return None if v >= 0 else "must be >= 0"
+
+
+def _site_url(v):
+    if v is None or v == "":
+        return None
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(v.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return "must be the http(s) URL of the published docs, \"\" (no warm start) or None (html_baseurl)"
+    return None
 
 
 def _patterns(v):
@@ -213,6 +225,13 @@ CONFIG = [
     Option("sphinx_rag_llms_full_bytes", 5_000_000, (int,),
            "The size cap of `llms-full.txt` in bytes: whole pages up to it, then a note saying "
            "where it is cut (the rest is in `llms.txt`). 0: no cap.", _non_negative),
+    Option("sphinx_rag_warm_start", None, (str, type(None)),
+           "The URL of the published docs, whose index a build without one of its own starts from: "
+           "it reuses the vector of every chunk whose text is unchanged, and the static encoder, "
+           "instead of computing them (see [Cheap CI builds](#cheap-ci-builds)). None: `html_baseurl` "
+           "when it is set; `\"\"`: off. `SPHINX_RAG_WARM_START=0` turns it off, "
+           "`SPHINX_RAG_WARM_START=URL` sets it.", _site_url, example="https://docs.example.org/en/stable/",
+           rebuild=""),  # the warm start gives the index a cold build gives: nothing to redo
     Option("sphinx_rag_llm", {}, (dict,),
            "Optional answers from a local OpenAI-compatible LLM server (llama.cpp server, "
            "Ollama's /v1, vLLM). Empty: off (readers can still set their own endpoint in the "
@@ -263,9 +282,10 @@ def validate(values: dict[str, Any]) -> dict[str, Any]:
     out = dict(values)
     for name, value in values.items():
         opt = _BY_NAME[name]
-        explain = f" ({opt.help}); for example: {name} = {opt.default!r}"
+        example = opt.default if opt.example is None else opt.example
+        explain = f" ({opt.help}); for example: {name} = {example!r}"
         if not isinstance(value, opt.types) or (isinstance(value, bool) and bool not in opt.types):
-            allowed = " or ".join(t.__name__ for t in opt.types)
+            allowed = " or ".join("None" if t is type(None) else t.__name__ for t in opt.types)
             raise ConfigError(f"[sphinx-rag] {name} must be {allowed}, got {value!r}{explain}")
         if opt.choices:
             if value.lower() not in opt.choices:

@@ -73,6 +73,10 @@ def on_config_inited(app, config):
     for name, value in values.items():
         if value != config[name]:
             config[name] = value  # normalised ("RRF" -> "rrf")
+    try:
+        _warm_start_url(config)  # $SPHINX_RAG_WARM_START is checked now, not after the pages are written
+    except ValueError as exc:
+        raise ConfigStop(str(exc)) from None
     for message in unknown_names(getattr(config, "_raw_config", {})):
         logger.warning(message, type="sphinx_rag", subtype="config")
     _exclude_output_dir(app, config)
@@ -410,7 +414,7 @@ def _index_inputs(app, docnames: list[str]) -> str:
     cfg = app.config
     model = app.sphinx_rag.model_dir
     info = model / "model_info.json"
-    parts = {"docs": docnames, "config": {o.name: repr(cfg[o.name]) for o in CONFIG},
+    parts = {"docs": docnames, "config": {o.name: repr(cfg[o.name]) for o in CONFIG if o.name not in NOT_INPUTS},
              "model": [str(model), info.read_text(encoding="utf-8") if info.is_file() else ""],
              "builder": app.builder.name, "search_bar": wants_search_bar(app),
              "llms": repr(_llms_site(app)), "federation": app.sphinx_rag.federation,
@@ -435,6 +439,18 @@ def _index_is_current(out_dir: Path, inputs: str, keyword_script: bool) -> bool:
                                       for name, (size, _digest) in listing["files"].items())
     except (assets.IndexMissing, assets.IndexDamaged, OSError, ValueError, KeyError, TypeError):
         return False
+
+
+def _warm_start_url(config) -> str:
+    """The published site a build starts from ("": none): the environment, else the
+    config value, else html_baseurl (``warm_start.site_url``)."""
+    from .warm_start import site_url
+
+    return site_url(config.sphinx_rag_warm_start, getattr(config, "html_baseurl", "") or "")
+
+
+#: Config values that do not change the index (a build that changes only these keeps it).
+NOT_INPUTS = {"sphinx_rag_warm_start"}  # the warm start gives the index a cold build gives
 
 
 def page_url(app, docname: str) -> str:
@@ -479,6 +495,8 @@ def _write_index(app, chunks: list[Chunk], out_dir: Path, changed: int | None, i
         suggestions=cfg.sphinx_rag_suggestions,
         note=logger.info,
         llms=_llms_site(app),
+        warn=lambda message: logger.warning(message, type="sphinx_rag", subtype="warm_start"),
+        warm_start=_warm_start_url(cfg),
     )
 
 

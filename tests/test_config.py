@@ -131,6 +131,31 @@ def test_messages_say_what_the_value_means_with_an_example():
         assert "\n" not in str(info.value)
 
 
+@pytest.mark.sphinx("html", testroot="narrative", confoverrides={"sphinx_rag_fusion": "RRF"})
+def test_choices_are_case_insensitive(app):
+    import json
+    from pathlib import Path
+
+    from sphinx_rag.assets import ASSET_DIR
+
+    app.build()
+    assert app.config.sphinx_rag_fusion == "rrf"
+    manifest = json.loads((Path(app.outdir) / ASSET_DIR / "manifest.json").read_text())
+    assert manifest["settings"]["fusion"] == "rrf"
+
+
+def test_warm_start_values_are_checked_with_an_example():
+    assert validate({"sphinx_rag_warm_start": None}) == {"sphinx_rag_warm_start": None}  # html_baseurl
+    assert validate({"sphinx_rag_warm_start": ""}) == {"sphinx_rag_warm_start": ""}  # off
+    validate({"sphinx_rag_warm_start": "https://docs.example.org/en/stable/"})
+    for value, fragment in (("docs.example.org", "must be the http(s) URL of the published docs"),
+                            (False, "must be str or None, got False")):
+        with pytest.raises(ConfigError) as info:
+            validate({"sphinx_rag_warm_start": value})
+        assert fragment in str(info.value), str(info.value)
+        assert "for example: sphinx_rag_warm_start = 'https://docs.example.org/en/stable/'" in str(info.value)
+
+
 #: Runs sphinx-build in an interpreter where torch, onnx and optimum cannot be imported, as
 #: in a venv without the export extra (a meta path finder in front of every other).
 _WITHOUT_EXPORT = """
@@ -185,16 +210,3 @@ def test_export_model_says_what_to_install(tmp_path):
         "sentence-transformers/all-MiniLM-L6-v2", str(tmp_path / "model")], capture_output=True, text=True)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
     assert 'pip install "sphinx-rag[export]"' in proc.stderr and "Traceback" not in proc.stderr
-
-
-@pytest.mark.sphinx("html", testroot="narrative", confoverrides={"sphinx_rag_fusion": "RRF"})
-def test_choices_are_case_insensitive(app):
-    import json
-    from pathlib import Path
-
-    from sphinx_rag.assets import ASSET_DIR
-
-    app.build()
-    assert app.config.sphinx_rag_fusion == "rrf"
-    manifest = json.loads((Path(app.outdir) / ASSET_DIR / "manifest.json").read_text())
-    assert manifest["settings"]["fusion"] == "rrf"

@@ -1,0 +1,277 @@
+"""The warm start of a build: the published site's chunk vectors and encoder, reused.
+
+CI services start every build with empty caches, while the previous version of the docs
+is online with each chunk's int8 vector, its text and the static encoder, in shards named
+by the hash of their content. ``load`` fetches the deployed manifest, then every text
+shard (which chunk holds which text) and every cluster shard (chunk ids, f32 scales, int8
+vectors), and the encoder when it was fitted the same way, each verified against its
+hash (``remote.py``); ``build.write_index`` then reuses the vector of every chunk whose
+embedded text is unchanged and embeds only the others. An int8 vector depends only on
+the text embedded and the model (embedding does not depend on the batch), so with an
+unchanged corpus every vector, hence the encoder's digest, hence every file of the index
+is what a cold build writes.
+
+Only a site of the same model (its ``model_info``), index format and chunker version is
+used. Never partial trust: a shard that does not match its hash is refused, and the
+chunks it would have given are embedded. The cost is bounded: ``REQUEST_TIMEOUT`` per
+request, ``TOTAL_TIMEOUT`` for all of it; what arrived in time is used.
+
+Reported in one line each (``Outcome``): an info line when the site does not answer
+(down, not yet published, a 404 page) or holds another model, format or chunker version
+(an upgrade or a configuration change, which the next deploy resolves: a build with
+``-W`` must not fail for it, nor be kept from deploying the fix); a warning
+(``sphinx_rag.warm_start``) when the site answers with something that is not what it
+names (a manifest that is not one, a shard that fails its hash): its readers are
+refused those files too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from urllib.parse import urljoin
+
+import numpy as np
+
+__all__ = ["ENV", "WarmStart", "site_url", "load", "REQUEST_TIMEOUT", "TOTAL_TIMEOUT"]
+
+ENV = "SPHINX_RAG_WARM_START"  # "0" (or off, false, no): no warm start; an http(s) URL: this site
+REQUEST_TIMEOUT = 5.0  # seconds per request (connecting, and between two reads)
+TOTAL_TIMEOUT = 60.0  # seconds for the whole warm start (13.7k chunks: 8 MB; 200k: about 110 MB)
+THREADS = 8  # requests at once (each shard is a request; latency, not bandwidth, bounds them)
+_OFF = {"0", "off", "false", "no"}
+_ON = {"", "1", "on", "true", "yes"}
+
+
+def site_url(configured: str | None, html_baseurl: str, environ=os.environ) -> str:
+    """The site a build starts from ("": none): ``$SPHINX_RAG_WARM_START`` when it is set,
+    else ``sphinx_rag_warm_start``, else (None) ``html_baseurl``. ValueError (one line)
+    for an environment value that is neither off, on nor a URL."""
+    from .remote import is_url
+
+    value = environ.get(ENV)
+    if value is not None and value.strip().lower() in _OFF:
+        return ""
+    if value is not None and value.strip().lower() not in _ON:
+        if not is_url(value.strip()):
+            raise ValueError(f"[sphinx-rag] ${ENV} = {value!r} is neither 0 (no warm start) nor the http(s) URL "
+                             f"of the published docs, e.g. {ENV}=0 or {ENV}=https://docs.example.org/en/stable/")
+        return value.strip()
+    return (html_baseurl or "").strip() if configured is None else configured.strip()
+
+
+@dataclass
+class WarmStart:
+    """What a build took from the published site (``load``)."""
+
+    url: str
+    texts: list[str]  # the embedded text (``embed.embedding_text``) of each chunk whose vector arrived
+    vectors: np.ndarray  # int8, a row per text
+    scales: np.ndarray  # f32
+    chunk_texts: list[str] | None  # the text of every published chunk (None: some text shard is missing)
+    encoder: tuple[bytes, dict] | None  # the published encoder's file and manifest entry (same fit), or None
+    encoder_note: str = ""  # why there is none
+    fetched: int = 0  # bytes
+    seconds: float = 0.0
+    shortfall: str = ""  # why some shards are missing (the site stopped answering), for the report
+    published: int = 0  # chunks in the published index
+
+    def known(self):
+        """``embed.Known``: the vectors by embedded text."""
+        return self.texts, self.vectors, self.scales
+
+    def changed(self, texts: list[str]) -> int | None:
+        """Chunks added or removed since the published index (an edited chunk is one of each),
+        as ``build.REFIT_SHARE`` counts them; None when not every published text arrived."""
+        if self.chunk_texts is None:
+            return None
+        published, now = Counter(self.chunk_texts), Counter(texts)
+        return sum((published - now).values()) + sum((now - published).values())
+
+    def report(self, reused: int, total: int, encoder: str) -> str:
+        """The one info line: what was reused, what it cost."""
+        parts = [f"{reused:,} of {total:,} chunk vectors reused"]
+        if self.shortfall:
+            parts[0] += f" ({self.shortfall})"
+        if encoder:
+            parts.append(encoder)
+        parts.append(f"{self.fetched / 1e6:.1f} MB fetched in {self.seconds:.1f} s")
+        return f"[sphinx-rag] warm start from {self.url}: " + ", ".join(parts)
+
+
+@dataclass
+class _Fetch:
+    """The shards asked for, what arrived, and the first reason something did not."""
+
+    reader: object
+    stop: bool = False  # the site stopped answering: ask for nothing more
+    failed: str = ""  # the first network failure
+    refused: list[str] = field(default_factory=list)  # shards that do not match their hash
+
+    def get(self, name: str) -> bytes | None:
+        from .assets import IndexDamaged
+        from .remote import RemoteError
+
+        if self.stop:
+            return None
+        try:
+            return self.reader.shard(name)
+        except RemoteError as exc:
+            self.stop = True
+            self.failed = self.failed or str(exc).removeprefix("[sphinx-rag] ")
+        except IndexDamaged:
+            self.refused.append(name)
+        return None
+
+    def all(self, names: list[str]) -> list[bytes | None]:
+        with ThreadPoolExecutor(max_workers=THREADS) as pool:
+            return list(pool.map(self.get, names))
+
+
+def load(site: str, model_info: dict, chunker: int, *, fit: str | None, note, warn,
+         timeout: float = REQUEST_TIMEOUT, total: float = TOTAL_TIMEOUT) -> WarmStart | None:
+    """The vectors (and encoder, if fitted as ``fit`` says; None: not wanted) of the index
+    published at ``site`` for a build with ``model_info`` and chunker version ``chunker``.
+
+    None when nothing can be reused: then ``note`` (info) or ``warn`` (warning) got one
+    line saying why. Never raises for what the site does or sends.
+    """
+    from .assets import FORMAT_VERSION
+    from .remote import MAX_MANIFEST_BYTES, RemoteError, RemoteIndexReader, fetch, index_url
+
+    start = time.monotonic()
+    deadline = start + total
+
+    def skip(reason: str, *, warning: bool = False):
+        line = f"[sphinx-rag] warm start from {site} skipped: {reason}; building without it"
+        (warn if warning else note)(line)
+
+    try:
+        url = urljoin(index_url(site), "manifest.json")
+        raw = fetch(url, max_bytes=MAX_MANIFEST_BYTES, timeout=timeout, deadline=deadline)
+    except RemoteError as exc:
+        if getattr(exc, "status", None) == 404:
+            return skip(f"it has no sphinx-rag index yet ({url}: HTTP 404)")
+        return skip(str(exc).removeprefix("[sphinx-rag] "))
+    try:
+        manifest = json.loads(raw)
+    except ValueError:
+        if raw.lstrip()[:1] == b"<":  # a host's "not found" page served as 200: no index there
+            return skip(f"it has no sphinx-rag index ({url} is an HTML page)")
+        return skip(f"{url} is not JSON (set sphinx_rag_warm_start = \"\" to build without it)", warning=True)
+    if not isinstance(manifest, dict) or "format_version" not in manifest:
+        return skip(f"{url} is not a sphinx-rag manifest", warning=True)
+    if manifest["format_version"] != FORMAT_VERSION:
+        return skip(f"its index has format {manifest['format_version']!r}, this sphinx-rag writes {FORMAT_VERSION}")
+    published_chunker = (manifest.get("settings") or {}).get("chunker")
+    if published_chunker != chunker:
+        return skip(f"its chunks come from chunker version {published_chunker!r}, this sphinx-rag's is {chunker}")
+    if not isinstance(manifest.get("dense"), dict) or not manifest.get("model"):
+        return skip("its index has no vectors (a keyword-only site)")
+    if manifest["model"] != model_info:
+        return skip(f"its vectors come from another model ({_model_difference(manifest['model'], model_info)})")
+    try:
+        reader = RemoteIndexReader(site, cache_dir=False, timeout=timeout, deadline=deadline, manifest=manifest)
+        if not isinstance(manifest["dir"], str) or not isinstance(manifest["dense"]["directory"], str):
+            raise ValueError("no directory shards")
+        if reader.dim != int(model_info["dim"]):
+            raise ValueError(f"its vectors have {reader.dim} dimensions, the model {model_info['dim']}")
+    except (ValueError, KeyError, TypeError) as exc:
+        return skip(f"{url} is not a sphinx-rag manifest ({str(exc).removeprefix('[sphinx-rag] ')})", warning=True)
+    fetch_ = _Fetch(reader)
+    directories = fetch_.all([manifest["dir"], manifest["dense"]["directory"]])
+    try:
+        from .shards import read_script_shard
+
+        texts = json.loads(read_script_shard(manifest["dir"], directories[0]))["texts"] if directories[0] else None
+        clusters = [n for n, _ in json.loads(directories[1])["clusters"]] if directories[1] else None
+    except (ValueError, KeyError, TypeError):
+        texts = clusters = None
+        fetch_.refused.append("its directories")
+    if texts is None or clusters is None:
+        if fetch_.refused:
+            warn(_refused_line(site, fetch_.refused, len(fetch_.refused)))
+        return skip(fetch_.failed or "its directory shards were refused")
+    encoder_entry = manifest.get("encoder") or {}
+    want_encoder = fit is not None and encoder_entry.get("fit") == fit and "file" in encoder_entry
+    names = texts + clusters + ([encoder_entry["file"]] if want_encoder else [])
+    files = fetch_.all(names)
+    records: dict[int, tuple[str, str]] = {}
+    for name, data in zip(texts, files[:len(texts)]):
+        if data is None:
+            continue
+        try:
+            shard = json.loads(read_script_shard(name, data))
+            records.update((shard["first"] + j, (r["kind"], r["text"])) for j, r in enumerate(shard["chunks"]))
+        except (ValueError, KeyError, TypeError):
+            fetch_.refused.append(name)
+    ids, rows_v, rows_s = [], [], []
+    from .dense import read_cluster_shard
+
+    for name, data in zip(clusters, files[len(texts):len(texts) + len(clusters)]):
+        if data is None:
+            continue
+        try:
+            cluster = read_cluster_shard(data, reader.dim)
+        except (ValueError, IndexError):
+            fetch_.refused.append(name)
+            continue
+        ids.append(cluster.ids)
+        rows_v.append(cluster.vectors)
+        rows_s.append(cluster.scales)
+    encoder = (files[-1], encoder_entry) if want_encoder and files[-1] is not None else None
+    if encoder is not None:
+        encoder_note = ""
+    elif fit is None or not encoder_entry:
+        encoder_note = "the site has no encoder"
+    elif not want_encoder:
+        encoder_note = "the site's was fitted with other parameters"
+    else:
+        encoder_note = "the site's did not arrive"
+    if fetch_.refused:
+        warn(_refused_line(site, fetch_.refused, len(names) + 2))
+    from .embed import embedding_text
+
+    all_ids = np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64)
+    keep = [i for i, chunk in enumerate(all_ids.tolist()) if chunk in records]
+    vectors = np.concatenate(rows_v)[keep] if ids else np.zeros((0, reader.dim), dtype=np.int8)
+    scales = np.concatenate(rows_s)[keep] if ids else np.zeros(0, dtype=np.float32)
+    complete = len(records) == reader.n_chunks
+    shortfall = ""
+    if fetch_.failed:
+        arrived = sum(f is not None for f in files) + 2
+        shortfall = f"the site stopped answering after {arrived} of {len(names) + 2} shards: {fetch_.failed}"
+    return WarmStart(
+        url=site,
+        texts=[embedding_text(*records[int(all_ids[i])]) for i in keep],
+        vectors=np.ascontiguousarray(vectors, dtype=np.int8),
+        scales=np.ascontiguousarray(scales, dtype=np.float32),
+        chunk_texts=[records[i][1] for i in range(reader.n_chunks)] if complete else None,
+        encoder=encoder,
+        encoder_note=encoder_note,
+        fetched=len(raw) + reader.fetched["bytes"],
+        seconds=time.monotonic() - start,
+        shortfall=shortfall,
+        published=reader.n_chunks,
+    )
+
+
+def _refused_line(site: str, refused: list[str], asked: int) -> str:
+    shown = ", ".join(refused[:3]) + (f" and {len(refused) - 3} more" if len(refused) > 3 else "")
+    return (f"[sphinx-rag] warm start from {site}: {len(refused)} of {asked} files refused, not what their names "
+            f"say ({shown}): the published index is damaged; the chunks they hold are embedded here")
+
+
+def _model_difference(published: dict, ours: dict) -> str:
+    """The first ``model_info`` field that differs (the model id first), and how many others do."""
+    if not isinstance(published, dict):
+        return "no model information"
+    keys = sorted(k for k in published.keys() | ours.keys() if published.get(k) != ours.get(k))
+    keys.sort(key=lambda k: k != "model_id")
+    key = keys[0]
+    shown = f"{key} {str(published.get(key))[:60]!r}, here {str(ours.get(key))[:60]!r}"
+    return shown + (f", and {len(keys) - 1} more field{'s' * (len(keys) > 2)}" if len(keys) > 1 else "")

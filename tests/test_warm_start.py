@@ -1,0 +1,318 @@
+"""The warm start (warm_start.py): a build with empty caches starts from the published site.
+
+Real Sphinx builds in subprocesses, the real model, a real HTTP server serving a previous
+build: the same sources give the same bytes without embedding a chunk, an edit embeds
+only what changed, and a site that is down, dies partway, sends wrong bytes or holds
+another model or format costs one line and a correct cold build.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from site_helpers import QuietHandler, StaticServer, free_port
+from sphinx_rag.assets import ASSET_DIR, IndexReader
+from sphinx_rag.embed import embedding_text
+from sphinx_rag.static_encoder import MIN_CHUNKS
+from sphinx_rag.warm_start import ENV, site_url
+
+ROOTS = Path(__file__).parent / "roots"
+COLD = {ENV: "0"}  # the published build: no warm start
+EMPTY = {"SPHINX_RAG_EMBED_CACHE": "0"}  # a CI runner: no embedding cache (the model export stays cached)
+
+
+def _make_source(src: Path):
+    """The narrative test root with embeddings and enough chunks for a static encoder."""
+    shutil.copytree(ROOTS / "test-narrative", src)
+    conf = (src / "conf.py").read_text().replace("sphinx_rag_embeddings = False", "sphinx_rag_embeddings = True")
+    (src / "conf.py").write_text(conf)
+    (src / "topics.rst").write_text("Topics\n======\n\n" + "\n\n".join(
+        f"Topic {i}\n{'-' * (6 + len(str(i)))}\n\nOption number {i} sets how the solver treats case {i} of the input."
+        for i in range(150)))
+    (src / "index.rst").write_text((src / "index.rst").read_text().replace("   guide\n", "   guide\n   topics\n"))
+
+
+def _sphinx(src: Path, out: Path, *options: str, env: dict | None = None) -> str:
+    """A real build (without -q: the info lines are the report); returns stdout + stderr."""
+    env = {**{k: v for k, v in os.environ.items() if k != ENV}, **(env or {})}
+    proc = subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", *options, str(src), str(out)],
+                          capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return proc.stdout + proc.stderr
+
+
+def _warm_lines(log: str) -> list[str]:
+    return [line for line in log.splitlines() if "warm start" in line]
+
+
+def _embedded(log: str) -> int:
+    """How many chunk texts the build embedded (the embedding step's own line)."""
+    found = re.findall(r"chunk vectors from the embedding cache; embedding (\d+) new chunk texts", log)
+    return sum(int(n) for n in found)
+
+
+def _vectors(html: Path) -> tuple[np.ndarray, np.ndarray]:
+    """Every chunk's int8 vector and scale, by chunk id, read from the clusters."""
+    reader = IndexReader(html)
+    vectors = np.zeros((reader.n_chunks, reader.dim), dtype=np.int8)
+    scales = np.zeros(reader.n_chunks, dtype=np.float32)
+    for c in range(len(reader.cluster_sizes)):
+        cluster = reader.cluster(c)
+        vectors[cluster.ids], scales[cluster.ids] = cluster.vectors, cluster.scales
+    return vectors, scales
+
+
+def _index_files(html: Path) -> dict[str, bytes]:
+    root = html / ASSET_DIR
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+class _Logged(QuietHandler):
+    requests: list
+
+    def do_GET(self):
+        self.requests.append(self.path)
+        super().do_GET()
+
+
+@pytest.fixture(scope="module")
+def source(tmp_path_factory) -> Path:
+    src = tmp_path_factory.mktemp("warm") / "src"
+    _make_source(src)
+    return src
+
+
+@pytest.fixture(scope="module")
+def published(source) -> Path:
+    """The site as deployed: a cold build of the sources."""
+    out = source.parent / "published"
+    log = _sphinx(source, out, env=COLD)
+    assert "static query encoder" in log and not _warm_lines(log)
+    assert IndexReader(out).n_chunks >= MIN_CHUNKS
+    return out
+
+
+def test_same_sources_give_the_published_bytes_without_embedding(source, published, tmp_path):
+    requests: list[str] = []
+    with StaticServer(published, _Logged, requests=requests) as server:
+        out = tmp_path / "html"
+        log = _sphinx(source, out, "-j", "2", "-D", f"sphinx_rag_warm_start={server.url}", env=EMPTY)
+        n = IndexReader(published).n_chunks
+        (line,) = _warm_lines(log)
+        assert re.fullmatch(rf"\[sphinx-rag\] warm start from {server.url}: {n} of {n} chunk vectors reused, "
+                            r"encoder reused, [0-9.]+ MB fetched in [0-9.]+ s", line), line
+        assert _embedded(log) == 0 and "chunk vectors from the embedding cache" not in log
+        assert "static query encoder fitted" not in log and "WARNING" not in log
+        assert _index_files(out) == _index_files(published)  # every file, byte for byte
+        assert not any("model-" in p for p in requests), "the model comes from the local export, not the site"
+        # a build with an index of its own starts from it, not from the site
+        before = len(requests)
+        page = source / "install.rst"
+        page.write_text(page.read_text())
+        log = _sphinx(source, out, "-D", f"sphinx_rag_warm_start={server.url}", env=EMPTY)
+        assert requests[before:] == [] and not _warm_lines(log)
+
+
+def test_a_one_page_edit_embeds_only_that_page(source, published, tmp_path):
+    edited = tmp_path / "src"
+    shutil.copytree(source, edited)
+    guide = edited / "guide.rst"
+    assert "short introduction paragraph" in guide.read_text()
+    guide.write_text(guide.read_text().replace("short introduction paragraph", "brand new opening paragraph"))
+    with StaticServer(published) as server:
+        out = tmp_path / "html"
+        log = _sphinx(edited, out, "-D", f"sphinx_rag_warm_start={server.url}", env=EMPTY)
+    old = {embedding_text(r["kind"], r["text"]) for r in IndexReader(published).chunks()}
+    records = IndexReader(out).chunks()
+    new = [i for i, r in enumerate(records) if embedding_text(r["kind"], r["text"]) not in old]
+    assert new and {records[i]["doc"] for i in new} == {"guide"}
+    assert _embedded(log) == len(new)
+    (line,) = _warm_lines(log)
+    manifest = json.loads((out / ASSET_DIR / "manifest.json").read_text())
+    stale = manifest["encoder"]["stale_chunks"]
+    assert f"{len(records) - len(new)} of {len(records)} chunk vectors reused, encoder kept ({stale} chunks " \
+           "changed since its fit)" in line
+    assert manifest["encoder"]["file"] == json.loads((published / ASSET_DIR / "manifest.json").read_text())[
+        "encoder"]["file"]
+    # the reused vectors are the published ones, the others what the model gives them
+    vectors, scales = _vectors(out)
+    published_vectors, published_scales = _vectors(published)
+    by_text = {embedding_text(r["kind"], r["text"]): i for i, r in enumerate(IndexReader(published).chunks())}
+    for i, r in enumerate(records):
+        j = by_text.get(embedding_text(r["kind"], r["text"]))
+        if j is not None:
+            assert np.array_equal(vectors[i], published_vectors[j]) and scales[i] == published_scales[j]
+    from sphinx_rag.embed import Embedder, quantize_vectors
+
+    q, s = quantize_vectors(Embedder(out / ASSET_DIR / manifest["model_files"]["dir"]).embed(
+        [embedding_text(records[i]["kind"], records[i]["text"]) for i in new]))
+    assert np.array_equal(vectors[new], q) and np.array_equal(scales[new], s)
+
+
+class _Dying(QuietHandler):
+    """Serves ``alive`` requests, then closes every connection without an answer."""
+
+    alive: int
+    served: list
+    lock = threading.Lock()
+
+    def do_GET(self):
+        with self.lock:
+            self.served.append(self.path)
+            dead = len(self.served) > self.alive
+        if dead:
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+            return
+        super().do_GET()
+
+
+class _Truncating(QuietHandler):
+    """Sends shard files' full Content-Length but only half their bytes, then hangs up."""
+
+    def do_GET(self):
+        path = Path(self.translate_path(self.path))
+        if not path.name.startswith(("texts-", "cluster-")):
+            return super().do_GET()
+        data = path.read_bytes()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data[: len(data) // 2])
+        self.wfile.flush()
+        self.close_connection = True
+        self.connection.shutdown(socket.SHUT_RDWR)
+
+
+class _Tampering(QuietHandler):
+    """Serves the first text shard with one byte changed (same length): not what its name says."""
+
+    victim: str
+
+    def do_GET(self):
+        if not self.path.endswith(self.victim):
+            return super().do_GET()
+        data = bytearray(Path(self.translate_path(self.path)).read_bytes())
+        data[len(data) // 2] ^= 0x01
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(bytes(data))
+
+
+@pytest.mark.parametrize("case", ["dies", "truncates", "tampers"])
+def test_a_site_that_fails_partway_costs_one_line_and_no_wrong_vector(source, published, tmp_path, case):
+    reference = _vectors(published)
+    first_texts = json.loads(IndexReader(published).script(IndexReader(published).manifest["dir"]))["texts"][0]
+    handler, attrs = {"dies": (_Dying, {"alive": 4, "served": []}), "truncates": (_Truncating, {}),
+                      "tampers": (_Tampering, {"victim": first_texts})}[case]
+    with StaticServer(published, handler, **attrs) as server:
+        out = tmp_path / "html"
+        log = _sphinx(source, out, "-D", f"sphinx_rag_warm_start={server.url}", "-D", "sphinx_rag_query_encoder=model",
+                      env=EMPTY)
+    vectors, scales = _vectors(out)
+    assert np.array_equal(vectors, reference[0]) and np.array_equal(scales, reference[1])
+    lines = _warm_lines(log)
+    n = IndexReader(published).n_chunks
+    reused = int(re.search(r"(\d+) of \d+ chunk vectors reused", log).group(1))
+    assert reused + _embedded(log) == n  # what did not arrive whole was embedded
+    if case == "tampers":  # the site sent wrong bytes: one warning (its readers are refused that shard too)
+        (warning,) = [line for line in lines if "WARNING" in line]
+        (report,) = [line for line in lines if line != warning]
+        assert "WARNING" in warning and "[sphinx_rag.warm_start]" in warning
+        assert ": 1 of " in warning and first_texts in warning and "refused" in warning
+        assert reused == n - IndexReader(published).manifest["layout"]["texts_per_shard"]
+    else:  # the site stopped answering: an info line (a -W build must not fail for it)
+        (report,) = lines
+        assert "WARNING" not in log
+        assert "the site stopped answering after" in report and reused < n
+    assert report.startswith("[sphinx-rag] warm start from")
+
+
+def _served_copy(published: Path, root: Path, change) -> Path:
+    """A copy of the published index whose manifest.json is ``change(text)``."""
+    shutil.copytree(published / ASSET_DIR, root / ASSET_DIR)
+    manifest = root / ASSET_DIR / "manifest.json"
+    manifest.write_text(change(manifest.read_text()))
+    return root
+
+
+def _other_model(text: str) -> str:
+    manifest = json.loads(text)
+    manifest["model"]["model_id"] = "sentence-transformers/all-mpnet-base-v2"
+    return json.dumps(manifest)
+
+
+@pytest.mark.parametrize("case, change, expected, warning", [
+    ("unreachable", None, r"skipped: cannot fetch http://127\.0\.0\.1:\d+/_static/sphinx_rag/index/manifest\.json "
+                          r"\(.*refused\)", False),
+    ("no index yet", lambda text: text, "skipped: it has no sphinx-rag index yet", False),
+    ("another model", _other_model, "skipped: its vectors come from another model (model_id "
+                                    "'sentence-transformers/all-mpnet-base-v2', here "
+                                    "'sentence-transformers/all-MiniLM-L6-v2'); building", False),
+    ("another format", lambda text: json.dumps({**json.loads(text), "format_version": 2}),
+     "skipped: its index has format 2, this sphinx-rag writes 3", False),
+    ("another chunker", lambda text: json.dumps({**json.loads(text), "settings": {
+        **json.loads(text)["settings"], "chunker": 1}}), "skipped: its chunks come from chunker version 1", False),
+    ("an HTML page", lambda text: "<!doctype html><title>Not found</title>", "it has no sphinx-rag index (", False),
+    ("not JSON", lambda text: text[: len(text) // 2], "manifest.json is not JSON", True),
+])
+def test_a_site_that_cannot_be_used_costs_one_line_then_a_cold_build(published, source, tmp_path, case, change,
+                                                                     expected, warning):
+    root = tmp_path / "site"
+    root.mkdir()
+    if change is not None and case != "no index yet":
+        _served_copy(published, root, change)
+    with StaticServer(root) as server:
+        url = f"http://127.0.0.1:{free_port()}/" if change is None else server.url
+        out = tmp_path / "html"
+        options = ["-D", f"sphinx_rag_warm_start={url}", "-D", "sphinx_rag_query_encoder=model"]
+        log = _sphinx(source, out, *options, *([] if warning else ["-W"]))  # -W: an info line fails no build
+    (line,) = _warm_lines(log)
+    assert re.search(re.escape(expected) if case != "unreachable" else expected, line), line
+    assert line.rstrip().endswith("building without it" + (" [sphinx_rag.warm_start]" if warning else ""))
+    assert ("WARNING" in line) == warning
+    vectors, scales = _vectors(out)
+    reference = _vectors(published)
+    assert np.array_equal(vectors, reference[0]) and np.array_equal(scales, reference[1])
+
+
+def test_the_environment_turns_it_off_or_names_the_site(published, source, tmp_path):
+    requests: list[str] = []
+    with StaticServer(published, _Logged, requests=requests) as server:
+        log = _sphinx(source, tmp_path / "off", "-D", f"sphinx_rag_warm_start={server.url}",
+                      "-D", "sphinx_rag_query_encoder=model", env=COLD)
+        assert requests == [] and not _warm_lines(log)
+        log = _sphinx(source, tmp_path / "on", "-D", "sphinx_rag_query_encoder=model", env={ENV: server.url})
+        assert requests and "warm start from " + server.url in _warm_lines(log)[0]
+    # by default html_baseurl; "" turns it off; the environment wins
+    assert site_url(None, "https://docs.example.org/", environ={}) == "https://docs.example.org/"
+    assert site_url("", "https://docs.example.org/", environ={}) == ""
+    assert site_url("https://a.org/", "", environ={ENV: "https://b.org/"}) == "https://b.org/"
+    assert site_url("https://a.org/", "", environ={ENV: "1"}) == "https://a.org/"
+    for off in ("0", "off", "false", "no", " NO "):
+        assert site_url("https://a.org/", "https://b.org/", environ={ENV: off}) == ""
+    with pytest.raises(ValueError, match=f"\\${ENV} = 'maybe' is neither 0"):
+        site_url(None, "", environ={ENV: "maybe"})
+
+
+def test_bad_settings_stop_the_build_in_one_line(source, tmp_path):
+    for options, env, fragment in ((["-D", "sphinx_rag_warm_start=docs.example.org"], {},
+                                    "sphinx_rag_warm_start must be the http(s) URL of the published docs"),
+                                   ([], {ENV: "ftp://x"}, f"${ENV} = 'ftp://x' is neither 0")):
+        proc = subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-q", *options, str(source),
+                               str(tmp_path / "out")], capture_output=True, text=True, env={**os.environ, **env})
+        assert proc.returncode == 2 and fragment in proc.stderr, proc.stderr
+        assert proc.stderr.strip().count("\n") == 0 and "Traceback" not in proc.stderr, proc.stderr
