@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from struct import error as struct_error
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -140,7 +141,7 @@ def load(site: str, model_info: dict, chunker: int, *, fit: str | None, note, wa
     None when nothing can be reused: then ``note`` (info) or ``warn`` (warning) got one
     line saying why. Never raises for what the site does or sends.
     """
-    from .assets import FORMAT_VERSION
+    from .embed import embedding_text
     from .remote import MAX_MANIFEST_BYTES, RemoteError, RemoteIndexReader, fetch, index_url
 
     start = time.monotonic()
@@ -157,99 +158,45 @@ def load(site: str, model_info: dict, chunker: int, *, fit: str | None, note, wa
         if getattr(exc, "status", None) == 404:
             return skip(f"it has no sphinx-rag index yet ({url}: HTTP 404)")
         return skip(str(exc).removeprefix("[sphinx-rag] "))
-    try:
-        manifest = json.loads(raw)
-    except ValueError:
-        if raw.lstrip()[:1] == b"<":  # a host's "not found" page served as 200: no index there
-            return skip(f"it has no sphinx-rag index ({url} is an HTML page)")
-        return skip(f"{url} is not JSON (set sphinx_rag_warm_start = \"\" to build without it)", warning=True)
-    if not isinstance(manifest, dict) or "format_version" not in manifest:
-        return skip(f"{url} is not a sphinx-rag manifest", warning=True)
-    if manifest["format_version"] != FORMAT_VERSION:
-        return skip(f"its index has format {manifest['format_version']!r}, this sphinx-rag writes {FORMAT_VERSION}")
-    published_chunker = (manifest.get("settings") or {}).get("chunker")
-    if published_chunker != chunker:
-        return skip(f"its chunks come from chunker version {published_chunker!r}, this sphinx-rag's is {chunker}")
-    if not isinstance(manifest.get("dense"), dict) or not manifest.get("model"):
-        return skip("its index has no vectors (a keyword-only site)")
-    if manifest["model"] != model_info:
-        return skip(f"its vectors come from another model ({_model_difference(manifest['model'], model_info)})")
-    try:
-        reader = RemoteIndexReader(site, cache_dir=False, timeout=timeout, deadline=deadline, manifest=manifest)
-        if not isinstance(manifest["dir"], str) or not isinstance(manifest["dense"]["directory"], str):
-            raise ValueError("no directory shards")
-        if reader.dim != int(model_info["dim"]):
-            raise ValueError(f"its vectors have {reader.dim} dimensions, the model {model_info['dim']}")
-    except (ValueError, KeyError, TypeError) as exc:
-        return skip(f"{url} is not a sphinx-rag manifest ({str(exc).removeprefix('[sphinx-rag] ')})", warning=True)
-    fetch_ = _Fetch(reader)
-    directories = fetch_.all([manifest["dir"], manifest["dense"]["directory"]])
-    try:
-        from .shards import read_script_shard
-
-        texts = json.loads(read_script_shard(manifest["dir"], directories[0]))["texts"] if directories[0] else None
-        clusters = [n for n, _ in json.loads(directories[1])["clusters"]] if directories[1] else None
-    except (ValueError, KeyError, TypeError):
-        texts = clusters = None
-        fetch_.refused.append("its directories")
+    manifest, problem, warning = _usable_manifest(raw, url, model_info, chunker)
+    if manifest is None:
+        return skip(problem, warning=warning)
+    reader = RemoteIndexReader(site, cache_dir=False, timeout=timeout, deadline=deadline, manifest=manifest)
+    shards = _Fetch(reader)
+    texts, clusters = _directories(shards, manifest)
     if texts is None or clusters is None:
-        if fetch_.refused:
-            warn(_refused_line(site, fetch_.refused, len(fetch_.refused)))
-        return skip(fetch_.failed or "its directory shards were refused")
+        if shards.refused:
+            return skip(f"{', '.join(shards.refused)} of its index are not what their names say (the published "
+                        "index is damaged)", warning=True)
+        return skip(shards.failed)
     encoder_entry = manifest.get("encoder") or {}
-    want_encoder = fit is not None and encoder_entry.get("fit") == fit and "file" in encoder_entry
+    want_encoder = fit is not None and encoder_entry.get("fit") == fit and isinstance(encoder_entry.get("file"), str)
     names = texts + clusters + ([encoder_entry["file"]] if want_encoder else [])
-    files = fetch_.all(names)
-    records: dict[int, tuple[str, str]] = {}
-    for name, data in zip(texts, files[:len(texts)]):
-        if data is None:
-            continue
-        try:
-            shard = json.loads(read_script_shard(name, data))
-            records.update((shard["first"] + j, (r["kind"], r["text"])) for j, r in enumerate(shard["chunks"]))
-        except (ValueError, KeyError, TypeError):
-            fetch_.refused.append(name)
-    ids, rows_v, rows_s = [], [], []
-    from .dense import read_cluster_shard
-
-    for name, data in zip(clusters, files[len(texts):len(texts) + len(clusters)]):
-        if data is None:
-            continue
-        try:
-            cluster = read_cluster_shard(data, reader.dim)
-        except (ValueError, IndexError):
-            fetch_.refused.append(name)
-            continue
-        ids.append(cluster.ids)
-        rows_v.append(cluster.vectors)
-        rows_s.append(cluster.scales)
+    files = shards.all(names)
+    records = _records(shards, texts, files[:len(texts)])
+    ids, vectors, scales = _vectors(shards, clusters, files[len(texts):len(texts) + len(clusters)], reader.dim)
+    keep = [i for i, chunk in enumerate(ids.tolist()) if chunk in records]
     encoder = (files[-1], encoder_entry) if want_encoder and files[-1] is not None else None
-    if encoder is not None:
+    if encoder is not None or fit is None:
         encoder_note = ""
-    elif fit is None or not encoder_entry:
-        encoder_note = "the site has no encoder"
+    elif not encoder_entry:
+        encoder_note = "the site has none"
     elif not want_encoder:
         encoder_note = "the site's was fitted with other parameters"
     else:
         encoder_note = "the site's did not arrive"
-    if fetch_.refused:
-        warn(_refused_line(site, fetch_.refused, len(names) + 2))
-    from .embed import embedding_text
-
-    all_ids = np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64)
-    keep = [i for i, chunk in enumerate(all_ids.tolist()) if chunk in records]
-    vectors = np.concatenate(rows_v)[keep] if ids else np.zeros((0, reader.dim), dtype=np.int8)
-    scales = np.concatenate(rows_s)[keep] if ids else np.zeros(0, dtype=np.float32)
-    complete = len(records) == reader.n_chunks
+    if shards.refused:
+        warn(_refused_line(site, shards.refused, len(names) + 2))
     shortfall = ""
-    if fetch_.failed:
+    if shards.failed:
         arrived = sum(f is not None for f in files) + 2
-        shortfall = f"the site stopped answering after {arrived} of {len(names) + 2} shards: {fetch_.failed}"
+        shortfall = f"the site stopped answering after {arrived} of {len(names) + 2} shards: {shards.failed}"
+    complete = all(i in records for i in range(reader.n_chunks))
     return WarmStart(
         url=site,
-        texts=[embedding_text(*records[int(all_ids[i])]) for i in keep],
-        vectors=np.ascontiguousarray(vectors, dtype=np.int8),
-        scales=np.ascontiguousarray(scales, dtype=np.float32),
+        texts=[embedding_text(*records[int(ids[i])]) for i in keep],
+        vectors=np.ascontiguousarray(vectors[keep], dtype=np.int8),
+        scales=np.ascontiguousarray(scales[keep], dtype=np.float32),
         chunk_texts=[records[i][1] for i in range(reader.n_chunks)] if complete else None,
         encoder=encoder,
         encoder_note=encoder_note,
@@ -258,6 +205,93 @@ def load(site: str, model_info: dict, chunker: int, *, fit: str | None, note, wa
         shortfall=shortfall,
         published=reader.n_chunks,
     )
+
+
+def _usable_manifest(raw: bytes, url: str, model_info: dict, chunker: int) -> tuple[dict | None, str, bool]:
+    """(the manifest, "", False) if its index can give this build vectors, else (None, why,
+    whether that is a warning: the site answered with something that is not a manifest)."""
+    from .assets import FORMAT_VERSION
+
+    try:
+        manifest = json.loads(raw)
+    except ValueError:
+        if raw.lstrip()[:1] == b"<":  # a host's "not found" page served as 200: no index there
+            return None, f"it has no sphinx-rag index ({url} is an HTML page)", False
+        return None, f"{url} is not JSON: not a sphinx-rag manifest", True
+    if not isinstance(manifest, dict) or "format_version" not in manifest:
+        return None, f"{url} is not a sphinx-rag manifest", True
+    if manifest["format_version"] != FORMAT_VERSION:
+        return None, f"its index has format {manifest['format_version']!r}, this sphinx-rag writes {FORMAT_VERSION}", \
+            False
+    published_chunker = (manifest.get("settings") or {}).get("chunker")
+    if published_chunker != chunker:
+        return None, f"its chunks come from chunker version {published_chunker!r}, this sphinx-rag's is {chunker}", \
+            False
+    if not isinstance(manifest.get("dense"), dict) or not manifest.get("model"):
+        return None, "its index has no vectors (a keyword-only site)", False
+    if manifest["model"] != model_info:
+        return None, f"its vectors come from another model ({_model_difference(manifest['model'], model_info)})", False
+    try:
+        well_formed = (isinstance(manifest["dir"], str) and isinstance(manifest["dense"]["directory"], str)
+                       and int(manifest["counts"]["chunks"]) >= 0 and int(manifest["counts"]["dim"]) == model_info["dim"])
+    except (KeyError, TypeError, ValueError):
+        well_formed = False
+    if not well_formed:
+        return None, f"{url} is not a sphinx-rag manifest (its directories or counts are missing)", True
+    return manifest, "", False
+
+
+def _directories(shards: _Fetch, manifest: dict) -> tuple[list[str] | None, list[str] | None]:
+    """The names of the text shards and of the cluster shards (None: not to be had)."""
+    from .shards import read_script_shard
+
+    keyword, dense = shards.all([manifest["dir"], manifest["dense"]["directory"]])
+    texts = clusters = None
+    try:
+        if keyword is not None:
+            texts = [str(name) for name in json.loads(read_script_shard(manifest["dir"], keyword))["texts"]]
+        if dense is not None:
+            clusters = [str(name) for name, _ in json.loads(dense)["clusters"]]
+    except (ValueError, KeyError, TypeError):
+        shards.refused.append(manifest["dir"] if texts is None else manifest["dense"]["directory"])
+    return texts, clusters
+
+
+def _records(shards: _Fetch, names: list[str], files: list[bytes | None]) -> dict[int, tuple[str, str]]:
+    """(kind, text) of each chunk id of the text shards that arrived."""
+    from .shards import read_script_shard
+
+    records: dict[int, tuple[str, str]] = {}
+    for name, data in zip(names, files):
+        if data is None:
+            continue
+        try:
+            shard = json.loads(read_script_shard(name, data))
+            records.update((shard["first"] + j, (r["kind"], r["text"])) for j, r in enumerate(shard["chunks"]))
+        except (ValueError, KeyError, TypeError):
+            shards.refused.append(name)
+    return records
+
+
+def _vectors(shards: _Fetch, names: list[str], files: list[bytes | None], dim: int
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Chunk ids, int8 vectors and scales of the cluster shards that arrived."""
+    from .dense import read_cluster_shard
+
+    ids, vectors, scales = [np.zeros(0, dtype=np.int64)], [np.zeros((0, dim), dtype=np.int8)], \
+        [np.zeros(0, dtype=np.float32)]
+    for name, data in zip(names, files):
+        if data is None:
+            continue
+        try:
+            cluster = read_cluster_shard(data, dim)
+        except (ValueError, IndexError, struct_error):
+            shards.refused.append(name)
+            continue
+        ids.append(cluster.ids)
+        vectors.append(cluster.vectors)
+        scales.append(cluster.scales)
+    return np.concatenate(ids), np.concatenate(vectors), np.concatenate(scales)
 
 
 def _refused_line(site: str, refused: list[str], asked: int) -> str:

@@ -1,0 +1,142 @@
+"""What the warm start saves a CI build (issue 26): a build with empty caches, with and
+without the published site reachable, against plain Sphinx.
+
+For each site: a cold build is published (served over HTTP from a local directory by
+``site_helpers.StaticServer``); then, interleaved in each round, on a fresh output and
+doctree directory with ``SPHINX_RAG_EMBED_CACHE=0`` (a CI runner: no embedding cache; the
+model export stays cached, as a pre-exported ``sphinx_rag_model`` would be):
+
+- plain Sphinx (``SPHINX_RAG_DISABLE=1``),
+- cold: sphinx_rag without the warm start (``SPHINX_RAG_WARM_START=0``),
+- warm: the warm start from the published copy (the same sources),
+- warm, one page edited: the same, after a paragraph is added to one page.
+
+Not a test: prints medians, ratios to plain Sphinx and the load average (these machines
+are shared; run with the others quiet for numbers that mean anything), and checks that the
+warm build's index is byte-identical to the published one.
+
+    python benchmarks/bench_warm_start.py --site demo --runs 3
+    python benchmarks/bench_warm_start.py --site sk=/work/corpora/sk --runs 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path[:0] = [str(REPO / "tests")]  # site_helpers (shared with the tests)
+
+from site_helpers import DEMO, StaticServer  # noqa: E402
+
+from sphinx_rag.assets import ASSET_DIR  # noqa: E402
+from sphinx_rag.warm_start import ENV  # noqa: E402
+
+KINDS = ("plain", "cold", "warm", "warm, one page edited")
+
+
+def build(src: Path, out: Path, jobs: int, env: dict) -> tuple[float, str, float]:
+    """(seconds, the sphinx-rag lines of the log, 1-min load average before) of a fresh build."""
+    shutil.rmtree(out, ignore_errors=True)
+    load = os.getloadavg()[0]
+    cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-j", str(jobs), "-d", str(out / ".doctrees"),
+           str(src), str(out)]
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=src,
+                          env={**os.environ, "SPHINX_RAG_EMBED_CACHE": "0", **env})
+    seconds = time.perf_counter() - start
+    if proc.returncode:
+        raise SystemExit(f"build of {src} failed: {proc.stderr[-2000:]}")
+    lines = [line for line in (proc.stdout + proc.stderr).splitlines() if "[sphinx-rag]" in line]
+    return seconds, "\n".join(lines), load
+
+
+def index_files(html: Path) -> dict[str, bytes]:
+    root = html / ASSET_DIR
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def edited_copy(src: Path, work: Path) -> Path:
+    """The sources with one paragraph added to the first page the root toctree lists."""
+    copy = work / "src-edited"
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(src, copy, ignore=shutil.ignore_patterns("_build"))
+    page = copy / "index.rst"
+    for line in (copy / "index.rst").read_text().splitlines():
+        name = line.strip()
+        if line.startswith("   ") and name and not name.startswith(":") and (copy / f"{name}.rst").is_file():
+            page = copy / f"{name}.rst"
+            break
+    page.write_text(page.read_text() + "\n\nA benchmark edit: the estimator's warm start keeps the fitted "
+                    "coefficients between calls, so a second fit starts from them.\n")
+    return copy
+
+
+def bench(name: str, src: Path, work: Path, runs: int, jobs: int):
+    print(f"== {name}: {src}", flush=True)
+    published = work / "published"
+    seconds, log, load = build(src, published, jobs, {ENV: "0", "SPHINX_RAG_EMBED_CACHE": "1"})
+    print(f"published (cold, embedding cache as found): {seconds:.1f} s, load {load:.1f}", flush=True)
+    edited = edited_copy(src, work)
+    times: dict[str, list[float]] = {k: [] for k in KINDS}
+    loads: list[float] = []
+    reports: dict[str, str] = {}
+    with StaticServer(published) as server:
+        setups = {"plain": (src, {"SPHINX_RAG_DISABLE": "1"}), "cold": (src, {ENV: "0"}),
+                  "warm": (src, {ENV: server.url}), "warm, one page edited": (edited, {ENV: server.url})}
+        for r in range(runs):
+            for kind in KINDS:
+                where, env = setups[kind]
+                out = work / re.sub(r"\W+", "-", kind)
+                seconds, log, load = build(where, out, jobs, env)
+                times[kind].append(seconds)
+                loads.append(load)
+                print(f"  round {r + 1} {kind:<24} {seconds:7.1f} s  load {load:5.1f}", flush=True)
+                if kind.startswith("warm"):
+                    reports[kind] = "\n".join(line for line in log.splitlines()
+                                              if "warm start" in line or "embedding" in line or "encoder" in line)
+                    if kind == "warm" and index_files(out) != index_files(published):
+                        print("  !! the warm build's index differs from the published one", flush=True)
+                if kind == "cold":
+                    fit = re.search(r"static query encoder fitted in ([0-9.]+) s", log)
+                    if fit:
+                        reports["cold fit"] = f"encoder fit {fit.group(1)} s of {seconds:.1f} s"
+    plain = statistics.median(times["plain"])
+    print(f"\n{name}: medians of {runs} interleaved runs, -j {jobs}, 1-min load average "
+          f"{min(loads):.1f}-{max(loads):.1f} (median {statistics.median(loads):.1f})")
+    print("| build | median | runs | vs plain Sphinx |")
+    print("|---|---|---|---|")
+    for kind in KINDS:
+        m = statistics.median(times[kind])
+        print(f"| {kind} | {m:.1f} s | {', '.join(f'{t:.1f}' for t in times[kind])} | {m / plain:.2f}x |")
+    for kind, text in reports.items():
+        print(f"{kind}:\n  " + text.replace("\n", "\n  "))
+    print(flush=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--site", action="append", default=[],
+                        help="demo, or NAME=SOURCE_DIR (repeatable; default: demo)")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("-j", "--jobs", type=int, default=2)
+    parser.add_argument("--work", type=Path, default=None, help="where the builds go (default: a temp dir)")
+    args = parser.parse_args()
+    work = args.work or Path(tempfile.mkdtemp(prefix="bench-warm-"))
+    for site in args.site or ["demo"]:
+        name, _, path = site.partition("=")
+        src = DEMO if name == "demo" and not path else Path(path)
+        bench(name, src, work / name, args.runs, args.jobs)
+
+
+if __name__ == "__main__":
+    main()
