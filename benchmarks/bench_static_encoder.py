@@ -87,9 +87,8 @@ def fit_cost(html: Path, sample: int) -> dict:
     embedder.embed([embedding_input(c) for c in picked])
     per_chunk = (time.perf_counter() - start) / len(picked)
     start = time.perf_counter()
-    with tempfile.TemporaryDirectory() as empty:
-        data, _ = build._query_encoder(chunks, vectors, scales, model_dir, index.manifest["model"], Path(empty),
-                                       batch_size=32, threads=None, progress=None, note=print)
+    data, _ = build._query_encoder(chunks, vectors, scales, model_dir, index.manifest["model"], (None, {}),
+                                   batch_size=32, threads=None, progress=None, note=print)  # no previous encoder
     fit_s = time.perf_counter() - start
     embed_s = per_chunk * len(chunks)
     return {"fit_s": fit_s, "embed_s": embed_s, "ratio": fit_s / embed_s, "data": data}
