@@ -96,7 +96,7 @@ def write_index(chunks: list[Chunk], *, urls: dict[str, str], out_dir: Path, mod
             if encoder is None:
                 query_encoder = "model"
             else:
-                fitted = _encoder_outcome(encoder, previous_encoder, warm)
+                fitted = _encoder_outcome(encoder, previous_encoder, warm, changed_chunks)
         if warm is not None and note is not None:
             note(warm.report(reused, len(chunks), fitted))
     settings = {**settings, "query_encoder": query_encoder if vectors is not None else None}
@@ -175,13 +175,18 @@ def _chunk_vectors(chunks: list[Chunk], model_dir: Path, info: dict, carried: Ca
     return vectors, scales, int(have.sum())
 
 
-def _encoder_outcome(encoder: tuple[bytes, dict], previous: tuple[bytes | None, dict], warm) -> str:
-    """What the warm start's report says of the encoder."""
+def _encoder_outcome(encoder: tuple[bytes, dict], previous: tuple[bytes | None, dict], warm,
+                     changed: int | None) -> str:
+    """What the warm start's report says of the encoder: reused, kept or fitted, and why."""
     if previous[0] is not None and encoder[0] == previous[0]:
         fields = encoder[1]
         return f"encoder kept ({fields['stale_chunks']:,} chunks changed since its fit)" if "stale_chunks" in fields \
             else "encoder reused"
-    return f"encoder fitted ({warm.encoder_note})" if warm is not None and warm.encoder_note else "encoder fitted"
+    if warm is not None and warm.encoder_note:
+        return f"encoder fitted ({warm.encoder_note})"
+    if previous[0] is not None and changed is not None:
+        return f"encoder fitted ({changed:,} chunks changed since the site's, over {REFIT_SHARE:.0%})"
+    return "encoder fitted"
 
 
 def _known_vectors(carried: Carried | None, info: dict):

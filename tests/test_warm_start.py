@@ -161,6 +161,29 @@ def test_a_one_page_edit_embeds_only_that_page(source, published, tmp_path):
     assert np.array_equal(vectors[new], q) and np.array_equal(scales[new], s)
 
 
+def test_past_the_refit_share_the_encoder_is_fitted_again(source, published, tmp_path):
+    """More than REFIT_SHARE of the chunks changed since the site's fit: the encoder is fitted
+    on this corpus (as an incremental build would), the vectors of the rest still reused."""
+    from sphinx_rag.build import REFIT_SHARE
+
+    edited = tmp_path / "src"
+    shutil.copytree(source, edited)
+    topics = edited / "topics.rst"
+    text = topics.read_text()
+    for i in range(20):
+        text = text.replace(f"treats case {i} of", f"handles case {i} of")
+    topics.write_text(text)
+    with StaticServer(published) as server:
+        log = _sphinx(edited, tmp_path / "html", "-D", f"sphinx_rag_warm_start={server.url}")  # embedding cache on
+    n = IndexReader(published).n_chunks
+    (line,) = _warm_lines(log)
+    changed = int(re.search(r"encoder fitted \((\d+) chunks changed since the site's, over 5%\)", line).group(1))
+    assert changed == 40 > REFIT_SHARE * n  # 20 edited chunks: each one gone and one new
+    assert f"{n - 20} of {n} chunk vectors reused" in line and "static query encoder fitted" in log
+    manifest = json.loads((tmp_path / "html" / ASSET_DIR / "manifest.json").read_text())
+    assert "stale_chunks" not in manifest["encoder"]
+
+
 class _Dying(QuietHandler):
     """Serves ``alive`` requests, then closes every connection without an answer."""
 
