@@ -9,7 +9,7 @@ model export stays cached, as a pre-exported ``sphinx_rag_model`` would be):
 - plain Sphinx (``SPHINX_RAG_DISABLE=1``),
 - cold: sphinx_rag without the warm start (``SPHINX_RAG_WARM_START=0``),
 - warm: the warm start from the published copy (the same sources),
-- warm, one page edited: the same, after a paragraph is added to one page.
+- warm (one page edited): the same, after a paragraph is added to one page.
 
 Not a test: prints medians, ratios to plain Sphinx and the load average (these machines
 are shared; run with the others quiet for numbers that mean anything), and checks that the
@@ -41,7 +41,7 @@ from site_helpers import DEMO, StaticServer  # noqa: E402
 from sphinx_rag.assets import ASSET_DIR  # noqa: E402
 from sphinx_rag.warm_start import ENV  # noqa: E402
 
-KINDS = ("plain", "cold", "warm", "warm, one page edited")
+KINDS = ("plain", "cold", "warm", "warm (one page edited)")
 
 
 def build(src: Path, out: Path, jobs: int, env: dict) -> tuple[float, str, float]:
@@ -81,20 +81,24 @@ def edited_copy(src: Path, work: Path) -> Path:
     return copy
 
 
-def bench(name: str, src: Path, work: Path, runs: int, jobs: int):
+def bench(name: str, src: Path, work: Path, runs: int, jobs: int, kinds: tuple[str, ...] = KINDS,
+          reuse: bool = False):
     print(f"== {name}: {src}", flush=True)
     published = work / "published"
-    seconds, log, load = build(src, published, jobs, {ENV: "0", "SPHINX_RAG_EMBED_CACHE": "1"})
-    print(f"published (cold, embedding cache as found): {seconds:.1f} s, load {load:.1f}", flush=True)
+    if reuse and (published / ASSET_DIR / "manifest.json").is_file():
+        print(f"published: {published} (kept from an earlier run)", flush=True)
+    else:
+        seconds, log, load = build(src, published, jobs, {ENV: "0", "SPHINX_RAG_EMBED_CACHE": "1"})
+        print(f"published (cold, embedding cache as found): {seconds:.1f} s, load {load:.1f}", flush=True)
     edited = edited_copy(src, work)
-    times: dict[str, list[float]] = {k: [] for k in KINDS}
+    times: dict[str, list[float]] = {k: [] for k in kinds}
     loads: list[float] = []
     reports: dict[str, str] = {}
     with StaticServer(published) as server:
         setups = {"plain": (src, {"SPHINX_RAG_DISABLE": "1"}), "cold": (src, {ENV: "0"}),
-                  "warm": (src, {ENV: server.url}), "warm, one page edited": (edited, {ENV: server.url})}
+                  "warm": (src, {ENV: server.url}), "warm (one page edited)": (edited, {ENV: server.url})}
         for r in range(runs):
-            for kind in KINDS:
+            for kind in kinds:
                 where, env = setups[kind]
                 out = work / re.sub(r"\W+", "-", kind)
                 seconds, log, load = build(where, out, jobs, env)
@@ -115,7 +119,7 @@ def bench(name: str, src: Path, work: Path, runs: int, jobs: int):
           f"{min(loads):.1f}-{max(loads):.1f} (median {statistics.median(loads):.1f})")
     print("| build | median | runs | vs plain Sphinx |")
     print("|---|---|---|---|")
-    for kind in KINDS:
+    for kind in kinds:
         m = statistics.median(times[kind])
         print(f"| {kind} | {m:.1f} s | {', '.join(f'{t:.1f}' for t in times[kind])} | {m / plain:.2f}x |")
     for kind, text in reports.items():
@@ -130,12 +134,19 @@ def main():
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("-j", "--jobs", type=int, default=2)
     parser.add_argument("--work", type=Path, default=None, help="where the builds go (default: a temp dir)")
+    parser.add_argument("--kinds", default=",".join(KINDS),
+                        help=f"the builds to time, comma-separated (default: {','.join(KINDS)})")
+    parser.add_argument("--reuse-published", action="store_true",
+                        help="keep the published build of an earlier run in --work (it is not timed)")
     args = parser.parse_args()
+    kinds = tuple(k.strip() for k in args.kinds.split(","))
+    if not kinds or set(kinds) - set(KINDS) or "plain" not in kinds:
+        parser.error(f"--kinds: some of {', '.join(KINDS)}, plain included")
     work = args.work or Path(tempfile.mkdtemp(prefix="bench-warm-"))
     for site in args.site or ["demo"]:
         name, _, path = site.partition("=")
         src = DEMO if name == "demo" and not path else Path(path)
-        bench(name, src, work / name, args.runs, args.jobs)
+        bench(name, src, work / name, args.runs, args.jobs, kinds, args.reuse_published)
 
 
 if __name__ == "__main__":
