@@ -96,7 +96,7 @@ def write_index(chunks: list[Chunk], *, urls: dict[str, str], out_dir: Path, mod
             if encoder is None:
                 query_encoder = "model"
             else:
-                fitted = _encoder_outcome(encoder, previous_encoder, warm, changed_chunks)
+                fitted = _encoder_outcome(encoder, previous_encoder, warm, changed)
         if warm is not None and note is not None:
             note(warm.report(reused, len(chunks), fitted))
     settings = {**settings, "query_encoder": query_encoder if vectors is not None else None}
