@@ -11,6 +11,19 @@ from site_helpers import DEMO, HOSTILE_SECTION, HOSTILE_TEXT, HOSTILE_TITLE, bui
 
 pytest_plugins = ("sphinx.testing.fixtures",)
 
+#: Session fixtures that build a big site (minutes on a cold cache): their tests are slow.
+SLOW_FIXTURES = {"longpages_html", "flask_html", "click_html", "sklearn_html"}
+
+
+def pytest_collection_modifyitems(items):
+    """The quick loop's markers: ``browser`` for every test under tests/browser/, ``slow``
+    for every test that needs a big site (the rest are marked where they are defined)."""
+    for item in items:
+        if "browser" in item.path.parts:
+            item.add_marker(pytest.mark.browser)
+        if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
 
 @pytest.fixture(scope="session")
 def rootdir():

@@ -412,6 +412,7 @@ def _sphinx(src: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stage", ["writing pages", "embedding chunks"])
 def test_a_killed_build_is_redone_by_the_next(tmp_path, stage):
     """Sphinx marks pages done as it writes them; a build killed (SIGKILL) while writing

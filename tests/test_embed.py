@@ -129,6 +129,7 @@ def test_onnx_graph_is_weight_only_int8(model_dir):
     assert [o.name for o in m.graph.output] == ["last_hidden_state"]
 
 
+@pytest.mark.slow
 def test_int8_matches_original_model(embedder, model_dir):
     import sentence_transformers as st
     passages = _doc_passages(400)
@@ -256,6 +257,7 @@ def test_missing_torch_error_is_clear(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 def test_first_export_is_announced_and_quiet(tmp_path):
     """The first build's longest step says what it does; torch/optimum's notes stay out."""
     code = (

@@ -106,6 +106,7 @@ def test_fixed_windows_cover_the_page_with_overlap_on_word_boundaries(demo_html)
 
 # -- the demo: regression guard, and the fixed-size baselines -------------------------
 
+@pytest.mark.slow
 def test_hybrid_beats_both_baselines_on_the_demo(demo_html):
     report = evaluate(demo_html, load_questions(QUESTIONS),
                       ["bm25", "dense", "rrf", "rrf-static", "fixed-bm25", "fixed-rrf"])

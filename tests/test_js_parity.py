@@ -33,6 +33,7 @@ def committed_rankings():
     return json.loads((FIXTURES / "rankings.json").read_text(encoding="utf-8"))
 
 
+@pytest.mark.slow
 def test_fixtures_are_what_the_current_code_generates(demo_html, committed_rankings):
     # The committed query vectors are reused: embedding noise across machines must not
     # count as drift (test_query_vectors_are_current checks them with a tolerance).
@@ -103,6 +104,7 @@ def long_pages(longpages_html, tmp_path_factory):
     return out
 
 
+@pytest.mark.slow
 def test_js_tests_pass(demo_html, small_index, longpages_html, long_pages):
     node = shutil.which("node")
     assert node, "node (>= 20) is needed for the JS tests: see scripts/setup_and_build.sh"

@@ -17,6 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
@@ -147,6 +148,7 @@ def test_mcp_when_the_site_stops_mid_session(demo_html, tmp_path):
     _run(main(StaticServer(demo_html)))
 
 
+@pytest.mark.slow
 def test_mcp_refuses_hostile_sites(demo_html, tmp_path):
     def copy(name: str) -> Path:
         site = tmp_path / "www" / name

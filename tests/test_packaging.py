@@ -155,6 +155,7 @@ def clean_copy(dest: Path) -> Path:
     return dest
 
 
+@pytest.mark.slow
 def test_sdist_and_wheel_from_a_clean_tree_carry_the_client(tmp_path):
     assert shutil.which("npm") and shutil.which("node"), "Node.js and npm are needed: see scripts/setup_and_build.sh"
     assert importlib.util.find_spec("build"), "`build` is missing: pip install -e '.[dev]'"

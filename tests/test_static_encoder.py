@@ -175,6 +175,7 @@ def test_a_corpus_too_small_skips_the_fit_and_says_what_readers_get(tmp_path, qu
         assert Searcher(out).search("install the package", k=3)
 
 
+@pytest.mark.slow
 def test_an_incremental_build_keeps_the_encoder_until_enough_has_changed(tmp_path):
     """A one-page edit keeps the previous fit (it costs seconds on every edit of a large
     site) and counts the chunks changed since; a build that writes every page fits again,
