@@ -272,8 +272,6 @@ def export_model(model: str, out_dir: str | os.PathLike) -> Path:
     return out_dir
 
 
-
-
 def model_info(model: str, src: Path, cfg: dict | None = None, sha: str | None = None) -> dict:
     """The ``model_info.json`` an export of ``model`` (source directory ``src``) writes.
 
