@@ -9,7 +9,10 @@ model export stays cached, as a pre-exported ``sphinx_rag_model`` would be):
 - plain Sphinx (``SPHINX_RAG_DISABLE=1``),
 - cold: sphinx_rag without the warm start (``SPHINX_RAG_WARM_START=0``),
 - warm: the warm start from the published copy (the same sources),
-- warm (one page edited): the same, after a paragraph is added to one page.
+- warm (one page edited): the same, after a paragraph is added to one page;
+- with ``--fetch-model``, warm (empty model cache): the warm start with a model cache emptied
+  before each run, so the model comes from the site too (a runner without torch), and,
+  untimed by Sphinx, what it replaces: the export into an empty cache alone.
 
 Not a test: prints medians, ratios to plain Sphinx and the load average (these machines
 are shared; run with the others quiet for numbers that mean anything), and checks that the
@@ -17,6 +20,7 @@ warm build's index is byte-identical to the published one.
 
     python benchmarks/bench_warm_start.py --site demo --runs 3
     python benchmarks/bench_warm_start.py --site sk=/work/corpora/sk --runs 3
+    python benchmarks/bench_warm_start.py --site demo --runs 3 --kinds plain,warm --fetch-model
 """
 
 from __future__ import annotations
@@ -42,14 +46,15 @@ from sphinx_rag.assets import ASSET_DIR  # noqa: E402
 from sphinx_rag.warm_start import ENV  # noqa: E402
 
 KINDS = ("plain", "cold", "warm", "warm (one page edited)")
+FETCH_MODEL = "warm (empty model cache)"
 
 
-def build(src: Path, out: Path, jobs: int, env: dict) -> tuple[float, str, float]:
+def build(src: Path, out: Path, jobs: int, env: dict, options: tuple[str, ...] = ()) -> tuple[float, str, float]:
     """(seconds, the sphinx-rag lines of the log, 1-min load average before) of a fresh build."""
     shutil.rmtree(out, ignore_errors=True)
     load = os.getloadavg()[0]
     cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-j", str(jobs), "-d", str(out / ".doctrees"),
-           str(src), str(out)]
+           *options, str(src), str(out)]
     start = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=src,
                           env={**os.environ, "SPHINX_RAG_EMBED_CACHE": "0", **env})
@@ -81,6 +86,15 @@ def edited_copy(src: Path, work: Path) -> Path:
     return copy
 
 
+def export_seconds(cache: Path) -> float:
+    """How long exporting the default model into an empty cache takes (a subprocess, as a build)."""
+    shutil.rmtree(cache, ignore_errors=True)
+    code = f"from sphinx_rag.model import cached_model_dir, DEFAULT_MODEL; cached_model_dir(DEFAULT_MODEL, {str(cache)!r})"
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
+    return time.perf_counter() - start
+
+
 def bench(name: str, src: Path, work: Path, runs: int, jobs: int, kinds: tuple[str, ...] = KINDS,
           reuse: bool = False):
     print(f"== {name}: {src}", flush=True)
@@ -92,16 +106,23 @@ def bench(name: str, src: Path, work: Path, runs: int, jobs: int, kinds: tuple[s
         print(f"published (cold, embedding cache as found): {seconds:.1f} s, load {load:.1f}", flush=True)
     edited = edited_copy(src, work)
     times: dict[str, list[float]] = {k: [] for k in kinds}
+    exports: list[float] = []
+    model_cache = work / "model-cache"
     loads: list[float] = []
     reports: dict[str, str] = {}
     with StaticServer(published) as server:
         setups = {"plain": (src, {"SPHINX_RAG_DISABLE": "1"}), "cold": (src, {ENV: "0"}),
-                  "warm": (src, {ENV: server.url}), "warm (one page edited)": (edited, {ENV: server.url})}
+                  "warm": (src, {ENV: server.url}), "warm (one page edited)": (edited, {ENV: server.url}),
+                  FETCH_MODEL: (src, {ENV: server.url})}
         for r in range(runs):
             for kind in kinds:
                 where, env = setups[kind]
                 out = work / re.sub(r"\W+", "-", kind)
-                seconds, log, load = build(where, out, jobs, env)
+                options = ()
+                if kind == FETCH_MODEL:
+                    shutil.rmtree(model_cache, ignore_errors=True)
+                    options = ("-D", f"sphinx_rag_model_cache={model_cache}")
+                seconds, log, load = build(where, out, jobs, env, options)
                 times[kind].append(seconds)
                 loads.append(load)
                 print(f"  round {r + 1} {kind:<24} {seconds:7.1f} s  load {load:5.1f}", flush=True)
@@ -110,6 +131,9 @@ def bench(name: str, src: Path, work: Path, runs: int, jobs: int, kinds: tuple[s
                                               if "warm start" in line or "embedding" in line or "encoder" in line)
                     if kind == "warm" and index_files(out) != index_files(published):
                         print("  !! the warm build's index differs from the published one", flush=True)
+            if FETCH_MODEL in kinds:
+                exports.append(export_seconds(model_cache))
+                print(f"  round {r + 1} {'model export alone':<24} {exports[-1]:7.1f} s", flush=True)
                 if kind == "cold":
                     fit = re.search(r"static query encoder fitted in ([0-9.]+) s", log)
                     if fit:
@@ -122,6 +146,9 @@ def bench(name: str, src: Path, work: Path, runs: int, jobs: int, kinds: tuple[s
     for kind in kinds:
         m = statistics.median(times[kind])
         print(f"| {kind} | {m:.1f} s | {', '.join(f'{t:.1f}' for t in times[kind])} | {m / plain:.2f}x |")
+    if exports:
+        print(f"| the model export it replaces (alone) | {statistics.median(exports):.1f} s | "
+              f"{', '.join(f'{t:.1f}' for t in exports)} | |")
     for kind, text in reports.items():
         print(f"{kind}:\n  " + text.replace("\n", "\n  "))
     print(flush=True)
@@ -138,10 +165,13 @@ def main():
                         help=f"the builds to time, comma-separated (default: {','.join(KINDS)})")
     parser.add_argument("--reuse-published", action="store_true",
                         help="keep the published build of an earlier run in --work (it is not timed)")
+    parser.add_argument("--fetch-model", action="store_true",
+                        help=f"also time '{FETCH_MODEL}' (the model from the site) and the export it replaces")
     args = parser.parse_args()
     kinds = tuple(k.strip() for k in args.kinds.split(","))
     if not kinds or set(kinds) - set(KINDS) or "plain" not in kinds:
         parser.error(f"--kinds: some of {', '.join(KINDS)}, plain included")
+    kinds += (FETCH_MODEL,) if args.fetch_model else ()
     work = args.work or Path(tempfile.mkdtemp(prefix="bench-warm-"))
     for site in args.site or ["demo"]:
         name, _, path = site.partition("=")

@@ -42,7 +42,8 @@ def write_index(chunks: list[Chunk], *, urls: dict[str, str], out_dir: Path, mod
                 progress: Progress | None = None, encoder_progress: Progress | None = None,
                 keyword_script: bool = True, changed_chunks: int | None = None, work_dir: Path | None = None,
                 carried: Carried | None = None, inputs: str | None = None, suggestions=("auto",),
-                note=None, llms: LlmsSite | None = None, warn=None, warm_start: str = "") -> dict:
+                note=None, llms: LlmsSite | None = None, warn=None, warm_start: str = "",
+                warm_model: str = "") -> dict:
     """Index the chunks (in the given order) and write the assets; returns the manifest.
 
     ``urls``: docname -> page URL (the builder's target URI). ``query_encoder``: "static"
@@ -61,6 +62,8 @@ def write_index(chunks: list[Chunk], *, urls: dict[str, str], out_dir: Path, mod
     (``markdown.py``), in the same publish (None: none). ``warm_start``: the URL of the
     published site, whose vectors and encoder a build without a previous index in
     ``out_dir`` reuses (``warm_start.py``); ``warn`` gets its one-line warnings.
+    ``warm_model``: what the warm start's report says of the model, when the build took
+    the site's model instead of exporting one (``warm_start.PublishedModel.report``).
     """
     records = [c.to_record(urls[c.doc]) for c in chunks]
     agents, pages = site_files(records, llms) if llms is not None else (None, None)
@@ -98,7 +101,10 @@ def write_index(chunks: list[Chunk], *, urls: dict[str, str], out_dir: Path, mod
             else:
                 fitted = _encoder_outcome(encoder, previous_encoder, warm, changed)
         if warm is not None and note is not None:
-            note(warm.report(reused, len(chunks), fitted))
+            note(warm.report(reused, len(chunks), fitted, warm_model))
+            warm_model = ""
+    if warm_model and note is not None:  # no vectors from the site (skipped, said so): the model still came from it
+        note(f"[sphinx-rag] warm start from {warm_start}: {warm_model}")
     settings = {**settings, "query_encoder": query_encoder if vectors is not None else None}
     shards = dict(carried.shards) if carried is not None else {}
     previous_suggestions = _previous_manifest(out_dir).get("suggestions") or []

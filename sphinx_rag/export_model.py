@@ -268,22 +268,44 @@ def export_model(model: str, out_dir: str | os.PathLike) -> Path:
                     break
     if not (out_dir / "tokenizer.json").is_file():
         raise _err(f"model {model!r} has no fast tokenizer (tokenizer.json)")
+    write_model_info(model_info(model, src, cfg, sha), out_dir)
+    return out_dir
+
+
+def model_info(model: str, src: Path, cfg: dict | None = None, sha: str | None = None) -> dict:
+    """The ``model_info.json`` an export of ``model`` (source directory ``src``) writes.
+
+    Computed without torch: the warm start compares it with a published site's model
+    (``manifest["model"]``) to take that model instead of exporting one. It names the
+    export settings (``EXPORT_SETTINGS``) besides the source weights' hash, so equal infos
+    mean the same export (the export is deterministic: same source, same model.onnx).
+    """
+    cfg = read_sentence_transformers_config(src) if cfg is None else cfg
     info = {
-        "format": MODEL_INFO_FORMAT,
+        **EXPORT_SETTINGS,
         "model_id": model_id_for_info(model),
         "dim": cfg["dim"],
         "max_seq_length": cfg["max_seq_length"],
         "pooling": cfg["pooling"],
         "normalize": cfg["normalize"],
         "do_lower_case": cfg["do_lower_case"],
-        "quantization": QUANTIZATION,
-        "source_sha256": sha,
+        "source_sha256": source_sha256(src) if sha is None else sha,
     }
     if cfg["notes"]:
         info["notes"] = cfg["notes"]
-    with open(out_dir / "model_info.json", "w", encoding="utf-8") as fh:
-        json.dump(info, fh, indent=2, sort_keys=True)
-        fh.write("\n")
-    return out_dir
+    return info
 
 
+def write_model_info(info: dict, out_dir: Path):
+    """``model_info.json`` as every export writes it (sorted keys: the same info gives the
+    same bytes), whole or not at all (temp file, rename: builds may be reading it)."""
+    fd, tmp = tempfile.mkstemp(prefix=".model_info-", dir=out_dir)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(info, fh, indent=2, sort_keys=True)
+            fh.write("\n")
+        os.chmod(tmp, 0o644)  # mkstemp makes it private; the cache may be shared
+        os.replace(tmp, Path(out_dir) / "model_info.json")
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)

@@ -110,6 +110,11 @@ class _State:
         self.pending = False  # the pending marker is written (pages are being written)
         self.interrupted = False  # a previous build stopped between its pages and its index
         self.federation: list[dict] = []  # the other sites the dialog searches (federation.py)
+        self.published_model = None  # warm_start.PublishedModel: the model from the published site
+
+    def warm_model(self) -> str:
+        """What the warm start's report says of the model ("": it did not come from the site)."""
+        return self.published_model.report() if self.published_model is not None else ""
 
 
 def on_builder_inited(app):
@@ -147,8 +152,15 @@ def _require(modules: tuple[str, ...]):
 
 
 def _load_model(app, state):
-    """The exported model (or, keyword-only, its source) and the tokenizer that sizes chunks."""
+    """The exported model (or, keyword-only, its source) and the tokenizer that sizes chunks.
+    With a warm start, a model missing from the cache comes from the published site when
+    it is what an export here would give (``warm_start.PublishedModel``)."""
     cfg = app.config
+    site = _warm_start_url(cfg)
+    if site:
+        from .warm_start import PublishedModel
+
+        state.published_model = PublishedModel(site, note=logger.info, warn=_warn_warm_start)
     _require(BUILD_MODULES + (EMBEDDING_MODULES if cfg.sphinx_rag_embeddings else ()))
     from .embed import count_tokens, load_tokenizer
     from .model import cached_model_dir, read_sentence_transformers_config, resolve_model_source
@@ -157,8 +169,9 @@ def _load_model(app, state):
     if cfg.sphinx_rag_embeddings:
         cache = Path(cfg.sphinx_rag_model_cache).expanduser() if cfg.sphinx_rag_model_cache else None
         started = time.perf_counter()
-        state.model_dir = cached_model_dir(cfg.sphinx_rag_model, cache, announce=logger.info)
-        if time.perf_counter() - started > 2:
+        state.model_dir = cached_model_dir(cfg.sphinx_rag_model, cache, announce=logger.info,
+                                           published=state.published_model)
+        if time.perf_counter() - started > 2 and not state.warm_model():
             logger.info(f"[sphinx-rag] model exported to {state.model_dir}")
         max_len = int(assets.read_json(state.model_dir / "model_info.json")["max_seq_length"])
     else:  # keyword-only: the model's tokenizer still sizes chunks; no export, no torch
@@ -516,9 +529,14 @@ def _write_index(app, chunks: list[Chunk], out_dir: Path, changed: int | None, i
         suggestions=cfg.sphinx_rag_suggestions,
         note=logger.info,
         llms=_llms_site(app),
-        warn=lambda message: logger.warning(message, type="sphinx_rag", subtype="warm_start"),
+        warn=_warn_warm_start,
         warm_start=_warm_start_url(cfg),
+        warm_model=app.sphinx_rag.warm_model(),
     )
+
+
+def _warn_warm_start(message: str):
+    logger.warning(message, type="sphinx_rag", subtype="warm_start")
 
 
 #: Without a terminal (a CI log) Sphinx's bar prints a line per step: at most this many.

@@ -23,26 +23,40 @@ Reported in one line each (``Outcome``): an info line when the site does not ans
 (``sphinx_rag.warm_start``) when the site answers with something that is not what it
 names (a manifest that is not one, a shard that fails its hash): its readers are
 refused those files too.
+
+The model too (``PublishedModel``): a build whose model cache has no entry for its
+model takes the site's model.onnx instead of exporting one (torch, optimum, 20-60 s),
+when the site's model is what an export here would write (the same ``model_info``:
+model id, source weights' hash, export settings) with this source's tokenizer files.
+Each file is verified by its sha256 in the manifest and installed whole or not at all
+(``model.cached_model_dir``); anything else costs one line, then the export.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
 import time
 from struct import error as struct_error
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 from urllib.parse import urljoin
 
 import numpy as np
 
-__all__ = ["ENV", "WarmStart", "site_url", "load", "REQUEST_TIMEOUT", "TOTAL_TIMEOUT"]
+__all__ = ["ENV", "WarmStart", "PublishedModel", "site_url", "load", "REQUEST_TIMEOUT", "TOTAL_TIMEOUT",
+           "MODEL_TIMEOUT"]
 
 ENV = "SPHINX_RAG_WARM_START"  # "0" (or off, false, no): no warm start; an http(s) URL: this site
 REQUEST_TIMEOUT = 5.0  # seconds per request (connecting, and between two reads)
 TOTAL_TIMEOUT = 60.0  # seconds for the whole warm start (13.7k chunks: 8 MB; 200k: about 110 MB)
+#: seconds for the site's model (23 MB: a site slower than 0.8 MB/s is no faster than
+#: exporting it here, 20-60 s; past it, the export runs and what arrived is dropped)
+MODEL_TIMEOUT = 30.0
 THREADS = 8  # requests at once (each shard is a request; latency, not bandwidth, bounds them)
 _OFF = {"0", "off", "false", "no"}
 _ON = {"", "1", "on", "true", "yes"}
@@ -93,13 +107,12 @@ class WarmStart:
         published, now = Counter(self.chunk_texts), Counter(texts)
         return sum((published - now).values()) + sum((now - published).values())
 
-    def report(self, reused: int, total: int, encoder: str) -> str:
-        """The one info line: what was reused, what it cost."""
+    def report(self, reused: int, total: int, encoder: str, model: str = "") -> str:
+        """The one info line: what was reused (``model``: ``PublishedModel.report``), what it cost."""
         parts = [f"{reused:,} of {total:,} chunk vectors reused"]
         if self.shortfall:
             parts[0] += f" ({self.shortfall})"
-        if encoder:
-            parts.append(encoder)
+        parts += [part for part in (encoder, model) if part]
         parts.append(f"{self.fetched / 1e6:.1f} MB fetched in {self.seconds:.1f} s")
         return f"[sphinx-rag] warm start from {self.url}: " + ", ".join(parts)
 
@@ -212,14 +225,9 @@ def _usable_manifest(raw: bytes, url: str, model_info: dict, chunker: int) -> tu
     whether that is a warning: the site answered with something that is not a manifest)."""
     from .assets import FORMAT_VERSION
 
-    try:
-        manifest = json.loads(raw)
-    except ValueError:
-        if raw.lstrip()[:1] == b"<":  # a host's "not found" page served as 200: no index there
-            return None, f"it has no sphinx-rag index ({url} is an HTML page)", False
-        return None, f"{url} is not JSON: not a sphinx-rag manifest", True
-    if not isinstance(manifest, dict) or "format_version" not in manifest:
-        return None, f"{url} is not a sphinx-rag manifest", True
+    manifest, problem, warning = _parsed(raw, url)
+    if manifest is None:
+        return None, problem, warning
     if manifest["format_version"] != FORMAT_VERSION:
         return None, f"its index has format {manifest['format_version']!r}, this sphinx-rag writes {FORMAT_VERSION}", \
             False
@@ -238,6 +246,20 @@ def _usable_manifest(raw: bytes, url: str, model_info: dict, chunker: int) -> tu
         well_formed = False
     if not well_formed:
         return None, f"{url} is not a sphinx-rag manifest (its directories or counts are missing)", True
+    return manifest, "", False
+
+
+def _parsed(raw: bytes, url: str) -> tuple[dict | None, str, bool]:
+    """(the manifest, "", False), or (None, why, whether that is a warning) when ``raw`` is
+    not a manifest: an HTML page is a host's "not found" (info), anything else a warning."""
+    try:
+        manifest = json.loads(raw)
+    except ValueError:
+        if raw.lstrip()[:1] == b"<":  # a host's "not found" page served as 200: no index there
+            return None, f"it has no sphinx-rag index ({url} is an HTML page)", False
+        return None, f"{url} is not JSON: not a sphinx-rag manifest", True
+    if not isinstance(manifest, dict) or "format_version" not in manifest:
+        return None, f"{url} is not a sphinx-rag manifest", True
     return manifest, "", False
 
 
@@ -309,3 +331,104 @@ def _model_difference(published: dict, ours: dict) -> str:
     key = keys[0]
     shown = f"{key} {str(published.get(key))[:60]!r}, here {str(ours.get(key))[:60]!r}"
     return shown + (f", and {len(keys) - 1} more field{'s' * (len(keys) > 2)}" if len(keys) > 1 else "")
+
+
+class _NotTaken(Exception):
+    """Why the site's model is not taken (``warning``: the site sent what its names deny)."""
+
+    def __init__(self, reason: str, warning: bool = False):
+        super().__init__(reason)
+        self.warning = warning
+
+
+@dataclass
+class PublishedModel:
+    """The published site's model instead of a local export (``model.cached_model_dir``'s
+    ``published``): called on a cache miss with the ``model_info`` an export here would
+    write, the sha256 of the source's tokenizer files, and a directory to fill; True when
+    it holds the site's verified model.onnx (and the tokenizer files the source lacks).
+    Else ``note`` or ``warn`` got one line and the caller exports. ``report``: the
+    warm start's words for it."""
+
+    site: str
+    note: object
+    warn: object
+    timeout: float = REQUEST_TIMEOUT
+    total: float = MODEL_TIMEOUT
+    fetched: int = 0  # bytes of the model's files
+    seconds: float = 0.0
+
+    def __call__(self, info: dict, local: dict[str, str], into: Path) -> bool:
+        start = time.monotonic()
+        try:
+            self.fetched = self._fetch(info, local, Path(into), deadline=start + self.total)
+        except _NotTaken as exc:
+            (self.warn if exc.warning else self.note)(
+                f"[sphinx-rag] warm start from {self.site}: the model is not taken from the site ({exc}); "
+                "exporting it here")
+            return False
+        self.seconds = time.monotonic() - start
+        return True
+
+    def report(self) -> str:
+        return f"model from the site ({self.fetched / 1e6:.1f} MB in {self.seconds:.1f} s)" if self.fetched else ""
+
+    def _fetch(self, info: dict, local: dict[str, str], into: Path, deadline: float) -> int:
+        """Write the model's files that the source lacks into ``into``; their bytes. _NotTaken."""
+        from .remote import MAX_MANIFEST_BYTES, RemoteError, fetch, index_url
+
+        try:
+            base = index_url(self.site)
+            url = urljoin(base, "manifest.json")
+            raw = fetch(url, max_bytes=MAX_MANIFEST_BYTES, timeout=self.timeout, deadline=deadline)
+        except RemoteError as exc:
+            if getattr(exc, "status", None) == 404:
+                raise _NotTaken(f"it has no sphinx-rag index yet ({url}: HTTP 404)") from None
+            raise _NotTaken(str(exc).removeprefix("[sphinx-rag] ")) from None
+        manifest, problem, warning = _parsed(raw, url)
+        if manifest is None:
+            raise _NotTaken(problem, warning)
+        files = _model_files(manifest, info, local)
+        fetched = 0
+        for name, (sha256, size) in files.items():
+            file_url = urljoin(base, f"{manifest['model_files']['dir']}/{name}")
+            try:
+                data = fetch(file_url, timeout=self.timeout, deadline=deadline)
+            except RemoteError as exc:
+                raise _NotTaken(str(exc).removeprefix("[sphinx-rag] ")) from None
+            if len(data) != size or hashlib.sha256(data).hexdigest() != sha256:
+                raise _NotTaken(f"{file_url} does not match its sha256 in the manifest: refused", warning=True)
+            (into / name).write_bytes(data)
+            fetched += len(data)
+        return fetched
+
+
+def _model_files(manifest: dict, info: dict, local: dict[str, str]) -> dict[str, tuple[str, int]]:
+    """The site's model files to fetch, ``{name: (sha256, bytes)}``: model.onnx, and the
+    tokenizer files the source lacks (``local``: the sha256 of those it has, which the
+    site's must match). _NotTaken when the site's model is not what an export here writes."""
+    from .assets import MODEL_FILES
+    from .remote import MAX_SHARD_BYTES
+
+    if not manifest.get("model"):
+        raise _NotTaken("its index has no model (a keyword-only site)")
+    if manifest["model"] != info:
+        raise _NotTaken(f"it holds another model or export ({_model_difference(manifest['model'], info)})")
+    entry = manifest.get("model_files")
+    if not entry:
+        raise _NotTaken("it ships no model (sphinx_rag_query_encoder = 'static')")
+    try:
+        listed = {name: (str(entry["files"][name]["sha256"]), int(entry["files"][name]["bytes"]))
+                  for name in MODEL_FILES}
+        well_formed = (isinstance(entry["dir"], str) and re.fullmatch(r"model-[0-9a-f]{16}", entry["dir"])
+                       and all(re.fullmatch(r"[0-9a-f]{64}", sha) and 0 < size <= MAX_SHARD_BYTES
+                               for sha, size in listed.values()))
+    except (KeyError, TypeError, ValueError):
+        well_formed = False
+    if not well_formed:
+        raise _NotTaken("its manifest lists the model's files without a valid directory, size or sha256",
+                        warning=True)
+    for name, sha256 in local.items():
+        if listed[name][0] != sha256:
+            raise _NotTaken(f"its {name} is not this model's")
+    return {name: listed[name] for name in ("model.onnx", "tokenizer.json", "vocab.txt") if name not in local}

@@ -116,7 +116,7 @@ def test_same_sources_give_the_published_bytes_without_embedding(source, publish
         assert _embedded(log) == 0 and "chunk vectors from the embedding cache" not in log
         assert "static query encoder fitted" not in log and "WARNING" not in log
         assert _index_files(out) == _index_files(published)  # every file, byte for byte
-        assert not any("model-" in p for p in requests), "the model comes from the local export, not the site"
+        assert not any("model-" in p for p in requests), "the model is in the cache: not fetched"
         # a build with an index of its own starts from it, not from the site
         before = len(requests)
         page = source / "install.rst"
