@@ -65,6 +65,7 @@ def test_records_vectors_and_postings_round_trip(demo_html):
     assert reader.postings("no-such-term") is None
 
 
+@pytest.mark.slow
 def test_rebuild_in_parallel_is_byte_identical(demo_html, tmp_path):
     again = build_site(DEMO, tmp_path / "html", "-j", "2", "-d", str(tmp_path / "doctrees"))
     assert _files(demo_html) == _files(again)
@@ -223,6 +224,7 @@ def test_cluster_map_and_guided_probe(tmp_path):
     assert len(np.flatnonzero(tight.dense_scores("", query, hits))) == reader.cluster_sizes[holder[299]]
 
 
+@pytest.mark.slow
 def test_incremental_build_keeps_unchanged_pages(tmp_path):
     """Pages Sphinx does not rewrite keep their chunks from the previous index."""
     src = tmp_path / "src"
@@ -271,6 +273,7 @@ def _clustered_site(tmp_path, monkeypatch):
     return src, build
 
 
+@pytest.mark.slow
 def test_an_incremental_build_keeps_the_clusters_until_enough_has_changed(tmp_path, monkeypatch):
     """A one-page edit assigns the chunks to the stored centroids (no k-means: 1.5 s of an
     edit at 25k chunks) and counts the chunks changed since; a build with nothing to do
@@ -530,6 +533,7 @@ def test_each_damaged_file_is_named(demo_html, tmp_path, kind):
     assert any(v.name in message for v in victims) and "rebuild the docs" in message and "\n" not in message
 
 
+@pytest.mark.slow
 def test_a_damaged_previous_index_is_not_merged(tmp_path):
     """Damaged text shards are never read into the next index: without the carry file the
     build says so and re-chunks; with it (the records as written) the build needs none of
@@ -567,6 +571,7 @@ def test_cli_names_a_damaged_index_in_one_line(demo_html, tmp_path):
     assert proc.stderr.count("\n") == 1 and "terms-" in proc.stderr and "rebuild the docs" in proc.stderr
 
 
+@pytest.mark.slow
 def test_switching_embeddings_off_removes_the_vectors_and_model(tmp_path):
     src = tmp_path / "src"
     shutil.copytree(ROOTS / "test-narrative", src)
@@ -583,6 +588,7 @@ def test_switching_embeddings_off_removes_the_vectors_and_model(tmp_path):
     assert json.loads((out / ASSET_DIR / "manifest.json").read_text())["dense"] is None
 
 
+@pytest.mark.slow
 def test_an_index_chunked_by_another_chunker_is_rechunked_without_a_warning(tmp_path):
     """A new sphinx-rag that chunks differently (object cards, say) re-chunks the pages an
     incremental build did not write, and says so as information: -W builds keep passing."""

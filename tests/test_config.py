@@ -95,6 +95,7 @@ assert not loaded, loaded
     assert proc.returncode == 0, proc.stderr
 
 
+@pytest.mark.slow
 def test_config_and_model_errors_are_one_line_without_a_crash_report(tmp_path):
     """Sphinx prints a crash report for any exception; these stop with one line and exit 2."""
     import shutil
@@ -175,6 +176,7 @@ sys.exit(main(sys.argv[1:]))
 _WITHOUT_EXPORT = _WITHOUT.replace("BLOCKED", '("torch", "onnx", "optimum")')
 
 
+@pytest.mark.slow
 def test_a_missing_export_extra_is_one_line_naming_what_to_install(tmp_path):
     """Without the extra and with an empty model cache, the build stops with one line naming
     the extra (and torch), or the settings that need no export; those settings then build."""

@@ -317,6 +317,7 @@ def test_vectors_at_hand_are_taken_before_the_caches(model_dir, monkeypatch):
     assert not (fresh[0] == 7).all()
 
 
+@pytest.mark.slow
 def test_a_batch_of_long_texts_is_cut_to_a_token_budget(embedder, monkeypatch):
     """32 chunks of 200 tokens cost 1.3-1.6x the CPU of smaller batches (attention's scores
     grow with the square of the length): a batch holds at most MAX_BATCH_TOKENS padded

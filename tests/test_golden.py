@@ -63,6 +63,7 @@ def _build(tmp_path: Path, entries: list[dict], *options: str) -> subprocess.Com
                            str(tmp_path / "html")], capture_output=True, text=True, timeout=600)
 
 
+@pytest.mark.slow
 def test_the_build_checks_the_golden_set_and_w_fails_on_a_shortfall(tmp_path):
     good = [{"query": "median is more robust to outliers", "url": "guide.html", "rank": 3},
             {"query": "Shell completion", "url": "install.html#shell-completion", "rank": 1}]

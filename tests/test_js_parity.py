@@ -76,6 +76,7 @@ def small_index(demo_html, committed_rankings, tmp_path_factory):
     return out
 
 
+@pytest.mark.slow
 def test_small_layout_probes_and_cuts(small_index, committed_rankings):
     rankings = json.loads((small_index.parent / "rankings.json").read_text(encoding="utf-8"))
     manifest = json.loads((small_index / "manifest.json").read_text())

@@ -9,6 +9,7 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 from llms_txt import parse_llms_file
 
 from site_helpers import build_site, manifest_of
@@ -87,6 +88,7 @@ def test_agent_files_of_a_build(tmp_path):
                                               "tutorials/layout.html.md"]  # index order: by document
 
 
+@pytest.mark.slow
 def test_agent_files_follow_the_builds(tmp_path):
     a, b = _build(tmp_path / "a"), _build(tmp_path / "b")
     assert all((a / n).read_bytes() == (b / n).read_bytes() for n in AGENT_FILES)  # deterministic bytes

@@ -109,6 +109,7 @@ def test_mcp_over_the_demo_directory(demo_html, tmp_path):
     _run(main())
 
 
+@pytest.mark.slow
 def test_mcp_over_a_served_site_reuses_its_cache(demo_html, tmp_path):
     requests: list[str] = []
     cache = tmp_path / "cache"
@@ -185,6 +186,7 @@ def test_mcp_refuses_hostile_sites(demo_html, tmp_path):
         _run(main(server.url))
 
 
+@pytest.mark.slow
 def test_several_sites_are_merged_and_named(demo_html, static_site, tmp_path):
     async def main():
         async with _session(demo_html, static_site, cache=tmp_path / "cache") as session:

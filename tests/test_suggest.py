@@ -82,6 +82,7 @@ def _manifest(out: Path) -> dict:
     return json.loads((out / ASSET_DIR / "manifest.json").read_text())
 
 
+@pytest.mark.slow
 def test_the_maintainers_questions_extend_or_replace_the_mined_ones(tmp_path):
     src = tmp_path / "src"
     shutil.copytree(ROOTS / "test-narrative", src)

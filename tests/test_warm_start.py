@@ -104,6 +104,7 @@ def published(source) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_same_sources_give_the_published_bytes_without_embedding(source, published, tmp_path):
     requests: list[str] = []
     with StaticServer(published, _Logged, requests=requests) as server:
@@ -125,6 +126,7 @@ def test_same_sources_give_the_published_bytes_without_embedding(source, publish
         assert requests[before:] == [] and not _warm_lines(log)
 
 
+@pytest.mark.slow
 def test_a_one_page_edit_embeds_only_that_page(source, published, tmp_path):
     edited = tmp_path / "src"
     shutil.copytree(source, edited)
@@ -161,6 +163,7 @@ def test_a_one_page_edit_embeds_only_that_page(source, published, tmp_path):
     assert np.array_equal(vectors[new], q) and np.array_equal(scales[new], s)
 
 
+@pytest.mark.slow
 def test_past_the_refit_share_the_encoder_is_fitted_again(source, published, tmp_path):
     """More than REFIT_SHARE of the chunks changed since the site's fit: the encoder is fitted
     on this corpus (as an incremental build would), the vectors of the rest still reused."""
@@ -235,6 +238,7 @@ class _Tampering(QuietHandler):
         self.wfile.write(bytes(data))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", ["dies", "truncates", "tampers"])
 def test_a_site_that_fails_partway_costs_one_line_and_no_wrong_vector(source, published, tmp_path, case):
     reference = _vectors(published)
@@ -312,6 +316,7 @@ def test_a_site_that_cannot_be_used_costs_one_line_then_a_cold_build(published, 
     assert np.array_equal(vectors, reference[0]) and np.array_equal(scales, reference[1])
 
 
+@pytest.mark.slow
 def test_the_environment_turns_it_off_or_names_the_site(published, source, tmp_path):
     requests: list[str] = []
     with StaticServer(published, _Logged, requests=requests) as server:

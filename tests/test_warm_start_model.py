@@ -72,6 +72,7 @@ def published(source) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_a_build_without_torch_takes_the_sites_model_and_writes_an_exported_builds_bytes(source, published, tmp_path):
     requests: list[str] = []
     cache = tmp_path / "cache"
@@ -136,6 +137,7 @@ def test_another_export_fetches_no_model(source, published, tmp_path, change, ex
     assert _entries(cache) == []
 
 
+@pytest.mark.slow
 def test_a_site_published_before_the_export_settings_were_named_costs_an_export_and_an_info_line(
         source, published, tmp_path):
     """With torch: the model is exported as before (a -W build does not fail for the line)."""
