@@ -89,7 +89,7 @@ def edited_copy(src: Path, work: Path) -> Path:
 def export_seconds(cache: Path) -> float:
     """How long exporting the default model into an empty cache takes (a subprocess, as a build)."""
     shutil.rmtree(cache, ignore_errors=True)
-    code = f"from sphinx_rag.model import cached_model_dir, DEFAULT_MODEL; cached_model_dir(DEFAULT_MODEL, {str(cache)!r})"
+    code = f"from sphinx_rag.model import cached_model_dir; from sphinx_rag.model_source import DEFAULT_MODEL; cached_model_dir(DEFAULT_MODEL, {str(cache)!r})"
     start = time.perf_counter()
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
     return time.perf_counter() - start

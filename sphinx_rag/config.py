@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from .llm.endpoint import normalize_endpoint
 from .llm.template import DEFAULT_PROMPT, validate_prompt
-from .model import DEFAULT_MODEL
+from .model_source import DEFAULT_MODEL
 
 __all__ = ["CONFIG", "Option", "validate", "unknown_names", "ConfigError", "LLM_DEFAULTS", "llm_settings"]
 

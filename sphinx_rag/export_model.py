@@ -8,14 +8,14 @@ inside the graph, so every runtime still computes in fp32. This keeps the downlo
 changes rankings; see FACTS.md).
 
 Reading an exported directory (``embed.py``) needs only onnxruntime + tokenizers;
-finding or caching one is ``model.py``.
+finding the source and describing an export is ``model_source.py``, caching one
+``model.py``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import importlib
-import json
 import logging
 import os
 import shutil
@@ -25,27 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .model import model_id_for_info, read_sentence_transformers_config, resolve_model_source, source_sha256
-
-#: Bump when the export or quantization changes, so cached models are rebuilt.
-EXPORT_VERSION = "1"
-MODEL_INFO_FORMAT = 1
-QUANTIZATION = "weight-int8-per-channel"
-OPSET = 17
-#: Initializers with fewer elements stay fp32 (biases, LayerNorm, token-type table).
-MIN_QUANT_ELEMENTS = 1024
-#: Files copied from the source model (fallback: optimum's export output).
-TOKENIZER_FILES = (
-    "tokenizer.json",
-    "vocab.txt",
-    "tokenizer_config.json",
-    "special_tokens_map.json",
-    "config.json",
-)
-#: What a cached export depends on besides the source weights (model.cache_key).
-EXPORT_SETTINGS = {"format": MODEL_INFO_FORMAT, "quantization": QUANTIZATION, "opset": OPSET,
-                   "min_quant_elements": MIN_QUANT_ELEMENTS, "export_version": EXPORT_VERSION}
-
+from .model_source import (MIN_QUANT_ELEMENTS, OPSET, TOKENIZER_FILES, model_id_for_info, model_info,
+                           read_sentence_transformers_config, resolve_model_source, source_sha256, write_model_info)
 
 def _err(msg: str) -> RuntimeError:
     return RuntimeError(f"[sphinx-rag] {msg}")
@@ -270,42 +251,3 @@ def export_model(model: str, out_dir: str | os.PathLike) -> Path:
         raise _err(f"model {model!r} has no fast tokenizer (tokenizer.json)")
     write_model_info(model_info(model, src, cfg, sha), out_dir)
     return out_dir
-
-
-def model_info(model: str, src: Path, cfg: dict | None = None, sha: str | None = None) -> dict:
-    """The ``model_info.json`` an export of ``model`` (source directory ``src``) writes.
-
-    Computed without torch: the warm start compares it with a published site's model
-    (``manifest["model"]``) to take that model instead of exporting one. It names the
-    export settings (``EXPORT_SETTINGS``) besides the source weights' hash, so equal infos
-    mean the same export (the export is deterministic: same source, same model.onnx).
-    """
-    cfg = read_sentence_transformers_config(src) if cfg is None else cfg
-    info = {
-        **EXPORT_SETTINGS,
-        "model_id": model_id_for_info(model),
-        "dim": cfg["dim"],
-        "max_seq_length": cfg["max_seq_length"],
-        "pooling": cfg["pooling"],
-        "normalize": cfg["normalize"],
-        "do_lower_case": cfg["do_lower_case"],
-        "source_sha256": source_sha256(src) if sha is None else sha,
-    }
-    if cfg["notes"]:
-        info["notes"] = cfg["notes"]
-    return info
-
-
-def write_model_info(info: dict, out_dir: Path):
-    """``model_info.json`` as every export writes it (sorted keys: the same info gives the
-    same bytes), whole or not at all (temp file, rename: builds may be reading it)."""
-    fd, tmp = tempfile.mkstemp(prefix=".model_info-", dir=out_dir)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(info, fh, indent=2, sort_keys=True)
-            fh.write("\n")
-        os.chmod(tmp, 0o644)  # mkstemp makes it private; the cache may be shared
-        os.replace(tmp, Path(out_dir) / "model_info.json")
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)

@@ -163,7 +163,8 @@ def _load_model(app, state):
         state.published_model = PublishedModel(site, note=logger.info, warn=_warn_warm_start)
     _require(BUILD_MODULES + (EMBEDDING_MODULES if cfg.sphinx_rag_embeddings else ()))
     from .embed import count_tokens, load_tokenizer
-    from .model import cached_model_dir, read_sentence_transformers_config, resolve_model_source
+    from .model import cached_model_dir
+    from .model_source import read_sentence_transformers_config, resolve_model_source
 
     state.interrupted = _pending_marker(app).exists()
     if cfg.sphinx_rag_embeddings:

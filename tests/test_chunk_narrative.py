@@ -150,7 +150,7 @@ def test_a_paragraph_without_sentence_breaks_is_cut_to_the_budget():
     import random
 
     from sphinx_rag.chunk.narrative import MAX_CHARS_PER_TOKEN
-    from sphinx_rag.model import resolve_model_source
+    from sphinx_rag.model_source import resolve_model_source
 
     tok = load_tokenizer(resolve_model_source("all-MiniLM-L6-v2"), 256)
     count = lambda t: count_tokens(tok, t)  # noqa: E731

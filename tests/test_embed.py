@@ -20,6 +20,7 @@ import pytest
 
 
 from sphinx_rag import model as models  # noqa: E402
+from sphinx_rag import model_source  # noqa: E402
 from sphinx_rag.embed import Embedder, count_tokens, load_tokenizer  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -33,7 +34,7 @@ def cache_root(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def model_dir(cache_root) -> Path:
-    return models.cached_model_dir(models.DEFAULT_MODEL, cache_root)  # needs the [export] extra
+    return models.cached_model_dir(model_source.DEFAULT_MODEL, cache_root)  # needs the [export] extra
 
 
 @pytest.fixture(scope="session")
@@ -102,7 +103,7 @@ def test_model_dir_files_and_info(model_dir):
         assert (model_dir / name).is_file(), name
     info = json.loads((model_dir / "model_info.json").read_text())
     assert info["format"] == 1
-    assert info["model_id"] == models.DEFAULT_MODEL
+    assert info["model_id"] == model_source.DEFAULT_MODEL
     assert info["dim"] == 384
     assert info["max_seq_length"] == 256
     assert info["pooling"] == "mean"
@@ -134,7 +135,7 @@ def test_int8_matches_original_model(embedder, model_dir):
     import sentence_transformers as st
     passages = _doc_passages(400)
     assert len(passages) >= 300
-    src = models.resolve_model_source(models.DEFAULT_MODEL)
+    src = model_source.resolve_model_source(model_source.DEFAULT_MODEL)
     ref_model = st.SentenceTransformer(str(src), device="cpu")
     assert ref_model.max_seq_length == embedder.max_seq_length
     ref = ref_model.encode(passages, batch_size=32, convert_to_numpy=True,
@@ -202,7 +203,7 @@ def test_cache_reused_and_no_torch_when_loading(model_dir, cache_root):
     code = (
         "import sys; from sphinx_rag.embed import Embedder; "
         f"Embedder({str(model_dir)!r}).embed(['x']); "
-        "from sphinx_rag.model import cached_model_dir, DEFAULT_MODEL; "
+        "from sphinx_rag.model import cached_model_dir; from sphinx_rag.model_source import DEFAULT_MODEL; "
         f"assert cached_model_dir(DEFAULT_MODEL, {str(cache_root)!r}) == "
         f"cached_model_dir({str(model_dir)!r}); "
         "print(any(m in sys.modules for m in ('torch', 'optimum', 'transformers')))"
@@ -216,14 +217,14 @@ def test_cache_reused_and_no_torch_when_loading(model_dir, cache_root):
 
 
 def test_sentence_transformers_config(tmp_path):
-    src = models.resolve_model_source(models.DEFAULT_MODEL)
-    cfg = models.read_sentence_transformers_config(src)
+    src = model_source.resolve_model_source(model_source.DEFAULT_MODEL)
+    cfg = model_source.read_sentence_transformers_config(src)
     assert (cfg["pooling"], cfg["normalize"], cfg["max_seq_length"], cfg["dim"]) == (
         "mean", True, 256, 384)
     # A plain Hugging Face model directory: mean pooling + normalisation, with a note.
     (tmp_path / "config.json").write_text(json.dumps({"hidden_size": 8}))
     (tmp_path / "tokenizer_config.json").write_text(json.dumps({"model_max_length": 10**30}))
-    cfg = models.read_sentence_transformers_config(tmp_path)
+    cfg = model_source.read_sentence_transformers_config(tmp_path)
     assert (cfg["pooling"], cfg["normalize"], cfg["max_seq_length"], cfg["dim"]) == (
         "mean", True, 512, 8)
     assert cfg["notes"]
@@ -234,13 +235,13 @@ def test_sentence_transformers_config(tmp_path):
     (tmp_path / "1_Pooling" / "config.json").write_text(json.dumps(
         {"pooling_mode_max_tokens": True, "word_embedding_dimension": 8}))
     with pytest.raises(RuntimeError, match="unsupported pooling"):
-        models.read_sentence_transformers_config(tmp_path)
+        model_source.read_sentence_transformers_config(tmp_path)
 
 
 def test_unknown_model_error_is_clear(monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(RuntimeError, match=r"could not download model .*local directory"):
-        models.resolve_model_source("nobody/no-such-model-sphinx-rag")
+        model_source.resolve_model_source("nobody/no-such-model-sphinx-rag")
 
 
 def test_missing_torch_error_is_clear(tmp_path):

