@@ -311,7 +311,12 @@ def _export(args) -> int:
 def _evaluate(args) -> int:
     from .evaluate import evaluate, format_table, load_questions
 
-    report = evaluate(args.build_dir, load_questions(args.questions), methods=args.methods)
+    if args.no_fit and args.budget is None:
+        print("[sphinx-rag] --no-fit compares passages cut to a budget: give --budget CHARS too", file=sys.stderr)
+        return 2
+
+    report = evaluate(args.build_dir, load_questions(args.questions), methods=args.methods, budget=args.budget,
+                      fit=not args.no_fit)
     print(format_table(report, title=args.title or str(args.questions)))
     if args.json_out:
         with open(args.json_out, "w", encoding="utf-8") as f:
@@ -413,6 +418,12 @@ def build_parser() -> argparse.ArgumentParser:
                         "optionally with a query encoder: dense-static, rrf-model, ...), and the same over fixed "
                         "750-character windows of the pages: fixed-bm25, fixed-dense, fixed-rrf. Default: "
                         "bm25, dense and rrf (per encoder when the site has both), fixed-bm25, fixed-rrf")
+    p.add_argument("--budget", type=_positive_int, metavar="CHARS",
+                   help="read the top 10 cut to CHARS characters in all (as an LLM's context holds them): a hit "
+                        "counts only within the cut, and sphinx-rag's passages are sized for it (shorter, more of "
+                        "them). Default: no cut, except 7,500 characters for the answer-component metrics")
+    p.add_argument("--no-fit", action="store_true",
+                   help="with --budget: sphinx-rag's passages as without a budget, only cut (to compare)")
     p.add_argument("--title", default="", metavar="TEXT",
                    help="heading of the table (default: the questions file's path)")
     p.add_argument("--json-out", metavar="FILE", help="also write the full report (per question) as JSON to this file")

@@ -14,6 +14,11 @@ Two kinds of ground truth, either or both per question:
   rank order and cut when together they reach ``AC_BUDGET`` characters, so that long
   passages do not win by length alone.
 
+``budget``: the top 10 cut to that many characters, the way an LLM's context holds them,
+for every metric (a hit counts only when its phrase is within the cut), and sphinx-rag's
+passages sized for it (``expand.py``: shorter passages, more of them in the budget)
+unless ``fit`` is off, which shows what the cut alone does to the same passages.
+
 Methods are names (``METHODS``): sphinx-rag's own rankings over the built index
 (``bm25``, ``dense``, ``rrf``) and baselines over fixed-size windows of the same pages
 (``fixed-bm25``, ``fixed-dense``, ``fixed-rrf``, see fixed_baseline.py).
@@ -25,6 +30,7 @@ uses the site's own choice.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import unicodedata
@@ -46,6 +52,7 @@ METHODS = (FUSIONS + tuple(f"{f}-{e}" for f in FUSIONS if f != "bm25" for e in E
            + tuple(FIXED_PREFIX + f for f in FUSIONS))
 HIT_KEYS = [f"recall@{k}" for k in KS] + ["mrr@10"]
 AC_KEYS = ["ac-mrr@10", "ac-recall@10"]
+BUDGET_KEYS = ["sent", "chars"]  # passages read (whole or cut) and characters within a budget
 KEY_NAMES = {"mrr@10": "MRR@10", "ac-recall@10": "AC-Recall@10"}
 _QUOTES = str.maketrans({"\u201c": '"', "\u201d": '"', "\u2018": "'", "\u2019": "'"})
 
@@ -118,8 +125,18 @@ def answer_component_scores(texts: list[str], components: list[list[str]], budge
     return mrr, len(found) / len(first)
 
 
-def _score_question(results, q: dict, relevant: list[dict]) -> dict:
+def _within(results, budget: int) -> list:
+    """The results whose text starts within ``budget`` characters of the top 10, the
+    last one cut there (a phrase past the cut is not read)."""
+    kept = budgeted([r.text for r in results[:10]], budget)
+    return [dataclasses.replace(r, text=t) for r, t in zip(results, kept)]
+
+
+def _score_question(results, q: dict, relevant: list[dict], budget: int | None = None) -> dict:
     row: dict = {}
+    if budget is not None:
+        results = _within(results, budget)
+        row["sent"], row["chars"] = len(results), sum(len(r.text) for r in results)
     if relevant:
         ranks = [next((r.rank for r in results if is_relevant(r, rel)), None) for rel in relevant]
         found = [r for r in ranks if r is not None]
@@ -127,8 +144,8 @@ def _score_question(results, q: dict, relevant: list[dict]) -> dict:
         row.update({f"recall@{k}": sum(1 for r in found if r <= k) / len(relevant) for k in KS})
         row["mrr@10"] = 1.0 / first if first and first <= 10 else 0.0
     if q.get("answer_components"):
-        row["ac-mrr@10"], row["ac-recall@10"] = answer_component_scores([r.text for r in results],
-                                                                         q["answer_components"])
+        row["ac-mrr@10"], row["ac-recall@10"] = answer_component_scores(
+            [r.text for r in results], q["answer_components"], AC_BUDGET if budget is None else budget)
     return row
 
 
@@ -146,8 +163,10 @@ def default_methods(html_dir: Path) -> list[str]:
 
 # -- methods: a name -> a function from a query to its ranked passages ------------------
 
-def _method_runner(html_dir: Path, method: str, shared: dict) -> tuple[Callable[[str], list[Result]], Callable]:
-    """(search, relevant-entries adapter) of one method name."""
+def _method_runner(html_dir: Path, method: str, shared: dict,
+                   budget: int | None = None) -> tuple[Callable[[str], list[Result]], Callable]:
+    """(search, relevant-entries adapter) of one method name; ``budget``: sphinx-rag's
+    passages sized for it (the fixed windows have one size)."""
     if method.startswith(FIXED_PREFIX):
         from .fixed_baseline import FixedSearcher
 
@@ -159,7 +178,7 @@ def _method_runner(html_dir: Path, method: str, shared: dict) -> tuple[Callable[
         raise ValueError(f"[sphinx-rag] unknown evaluation method {method!r}: use one of {', '.join(METHODS)}")
     fusion, _, encoder = method.partition("-")
     searcher = Searcher(html_dir, fusion=fusion, encoder=encoder or None)
-    return (lambda q: searcher.search(q, k=10)), (lambda rel: rel)
+    return (lambda q: searcher.search(q, k=10, budget=budget)), (lambda rel: rel)
 
 
 def _for_plain_text(relevant: list[dict], page_texts: dict) -> list[dict]:
@@ -176,14 +195,21 @@ def _for_plain_text(relevant: list[dict], page_texts: dict) -> list[dict]:
     return out
 
 
-def evaluate(html_dir: Path, questions: list[dict], methods=None) -> dict:
-    """{method: {"overall": metrics, "by_style": {style: metrics}, "per_question": [...]}}"""
+def evaluate(html_dir: Path, questions: list[dict], methods=None, *, budget: int | None = None,
+             fit: bool = True) -> dict:
+    """{method: {"overall": metrics, "by_style": {style: metrics}, "per_question": [...]}}
+
+    ``budget``: every metric reads the top 10 cut to that many characters; sphinx-rag's
+    passages are sized for it unless ``fit`` is False (see the module's docstring).
+    """
+    if budget is not None and budget < 1:
+        raise ValueError(f"[sphinx-rag] the budget must be a number of characters >= 1, got {budget}")
     report, shared = {}, {}
     for method in methods or default_methods(html_dir):
-        search, adapt = _method_runner(Path(html_dir), method, shared)
+        search, adapt = _method_runner(Path(html_dir), method, shared, budget if fit else None)
         rows = []
         for q in questions:
-            row = _score_question(search(q["question"]), q, adapt(q.get("relevant") or []))
+            row = _score_question(search(q["question"]), q, adapt(q.get("relevant") or []), budget)
             rows.append({"id": q["id"], "style": q.get("style", ""), **row})
         report[method] = {"overall": _mean(rows), "per_question": rows,
                           "by_style": {s: _mean([r for r in rows if r["style"] == s])
@@ -193,7 +219,7 @@ def evaluate(html_dir: Path, questions: list[dict], methods=None) -> dict:
 
 def _mean(rows: list[dict]) -> dict:
     out: dict = {}
-    for key in HIT_KEYS + AC_KEYS:
+    for key in HIT_KEYS + AC_KEYS + BUDGET_KEYS:
         values = [r[key] for r in rows if key in r]
         if values:
             out[key] = sum(values) / len(values)
@@ -203,12 +229,12 @@ def _mean(rows: list[dict]) -> dict:
 
 def format_table(report: dict, title: str = "") -> str:
     first = report[next(iter(report))]
-    keys = [k for k in HIT_KEYS + AC_KEYS if k in first["overall"]]
+    keys = [k for k in HIT_KEYS + AC_KEYS + BUDGET_KEYS if k in first["overall"]]
     lines = [f"### {title}", ""] if title else []
     lines += ["| method | n | " + " | ".join(keys) + " |", "|---|---|" + "---|" * len(keys)]
     for method, data in report.items():
         m = data["overall"]
-        lines.append(f"| {method} | {m['n']} | " + " | ".join(f"{m[k]:.3f}" if k in m else "" for k in keys) + " |")
+        lines.append(f"| {method} | {m['n']} | " + " | ".join(_cell(k, m) for k in keys) + " |")
     styles = sorted({s for data in report.values() for s in data["by_style"]})
     for key in ("mrr@10", "ac-recall@10"):
         if len(styles) < 2 or key not in keys:
@@ -220,3 +246,9 @@ def format_table(report: dict, title: str = "") -> str:
             lines.append(f"| {method} | " + " | ".join(
                 f"{data['by_style'][s][key]:.3f}" if key in data["by_style"][s] else "" for s in styles) + " |")
     return "\n".join(lines)
+
+
+def _cell(key: str, metrics: dict) -> str:
+    if key not in metrics:
+        return ""
+    return f"{metrics[key]:.0f}" if key == "chars" else f"{metrics[key]:.2f}" if key == "sent" else f"{metrics[key]:.3f}"

@@ -23,6 +23,15 @@ object is for and holds the parts the query found, in page order, parts taken in
 order while they fit in MAX_CHARS; a method's card brings its class's card. Measured:
 demo MRR@10 0.845 -> 0.885, scikit-learn's API 0.694 -> 0.937.
 
+Passages sized to a budget: given the characters the passages may take together (an
+LLM's context, ``evaluate --budget``), long passages would leave later hits out, so a
+chunk also costs its length: ``cost x len(text)`` is taken from its value, with ``cost =
+c x k / budget`` (c = 1: a chunk as long as the budget's share of one passage costs 1).
+The passages are made with c = 0 (as without a budget), then with each of LENGTH_COSTS
+in turn until together they fit the budget: a segment keeps the neighbours that rank
+high enough to pay for their length, an object passage the parts that do, and more
+distinct hits fit. Measured in eval/RESULTS.md ("Passages sized to a budget").
+
 ``js/src/search/expand.js`` is the same function (same float operations, same
 order), pinned by the parity fixtures.
 """
@@ -31,26 +40,47 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-__all__ = ["DECAY", "PENALTY", "MAX_CHARS", "MAX_CHUNKS", "OBJECT_RANKS", "expand"]
+__all__ = ["DECAY", "PENALTY", "MAX_CHARS", "MAX_CHUNKS", "OBJECT_RANKS", "LENGTH_COSTS", "expand",
+           "passages_length"]
 
 DECAY = 20
 PENALTY = 0.2
 MAX_CHARS = 2400
 MAX_CHUNKS = 16
 OBJECT_RANKS = 20
+#: With a budget: the length costs (c, see above) tried in turn, until the passages fit.
+LENGTH_COSTS = (0.125, 0.25)
 
 
-def expand(ranked: list[int], chunk: Callable[[int], dict], n_chunks: int, k: int) -> list[tuple[int, list[int]]]:
-    """Up to k passages as (hit, chunk indices in page order).
+def expand(ranked: list[int], chunk: Callable[[int], dict], n_chunks: int, k: int,
+           budget: int | None = None) -> list[tuple[int, list[int]]]:
+    """Up to k passages as (hit, chunk indices in page order); with a ``budget``
+    (characters), sized so that more of them fit in it (see above).
 
     ``chunk(i)`` gives the record of chunk i (its kind, doc and text); only the ranked
     hits and their neighbours on the same page are asked for.
     """
+    passages = _expand(ranked, chunk, n_chunks, k, 0.0)
+    if budget is not None:
+        for c in LENGTH_COSTS:
+            if passages_length(passages, chunk) <= budget:
+                break
+            passages = _expand(ranked, chunk, n_chunks, k, c * k / budget)
+    return passages
+
+
+def passages_length(passages: list[tuple[int, list[int]]], chunk) -> int:
+    """Characters of the passages' texts (a passage's chunks joined by a blank line)."""
+    return sum(sum(len(chunk(j)["text"]) for j in span) + 2 * (len(span) - 1) for _, span in passages)
+
+
+def _expand(ranked: list[int], chunk, n_chunks: int, k: int, cost: float) -> list[tuple[int, list[int]]]:
+    """The passages, each chunk valued by its rank less ``cost`` per character."""
     rank_of = {i: r for r, i in enumerate(ranked, start=1)}
 
-    def value(j: int) -> float:
+    def value(j: int, length: int) -> float:
         r = rank_of.get(j)
-        return (DECAY / (DECAY + r - 1) if r is not None else 0.0) - PENALTY
+        return (DECAY / (DECAY + r - 1) if r is not None else 0.0) - PENALTY - cost * length
 
     covered: set[int] = set()
     passages: list[tuple[int, list[int]]] = []
@@ -59,17 +89,20 @@ def expand(ranked: list[int], chunk: Callable[[int], dict], n_chunks: int, k: in
             break
         if hit in covered:
             continue
-        span = _object_passage(hit, chunk, ranked, rank_of, covered) or _segment(hit, chunk, n_chunks, covered, value)
+        span = (_object_passage(hit, chunk, ranked, rank_of, covered, value)
+                or _segment(hit, chunk, n_chunks, covered, value))
         passages.append((hit, span))
         covered.update(span)
     return passages
 
 
-def _object_passage(hit: int, chunk, ranked: list[int], rank_of: dict[int, int], covered: set[int]) -> list[int] | None:
-    """An object's card and its parts ranked within OBJECT_RANKS, taken in rank order while
-    they fit in MAX_CHARS (card and hit always in), in page order; None unless ``hit`` is a
-    card, or a part whose card ranks within OBJECT_RANKS and is not shown yet. The object of
-    a card is its own, or its owner's for a nested card (a method's card names its class)."""
+def _object_passage(hit: int, chunk, ranked: list[int], rank_of: dict[int, int], covered: set[int],
+                    value) -> list[int] | None:
+    """An object's card and its parts ranked within OBJECT_RANKS and worth their length
+    (``value`` > 0), taken in rank order while they fit in MAX_CHARS (card and hit always
+    in), in page order; None unless ``hit`` is a card, or a part whose card ranks within
+    OBJECT_RANKS and is not shown yet. The object of a card is its own, or its owner's for
+    a nested card (a method's card names its class)."""
     record = chunk(hit)
     owner = hit - record.get("card", 0)  # the nearest enclosing card (== hit: none)
     if record.get("members"):  # a card; a method's card brings its class's card, unless shown already
@@ -84,6 +117,8 @@ def _object_passage(hit: int, chunk, ranked: list[int], rank_of: dict[int, int],
     for j in ranked[:OBJECT_RANKS]:
         if card < j <= card + members and j != hit and j not in covered:
             length = len(chunk(j)["text"])
+            if value(j, length) <= 0:
+                continue  # not worth its length (only with a budget: parts ranked this high are worth > 0)
             if total + length > MAX_CHARS:
                 break  # the next best part is shown on its own, not a lesser one in its place
             span.append(j)
@@ -115,14 +150,14 @@ def _segment(hit: int, chunk, n_chunks: int, covered: set[int], value) -> list[i
     right = _neighbours(hit, 1, chunk, n_chunks, covered)
     run = [*left, (hit, len(chunk(hit)["text"])), *right]
     h = len(left)
-    best, best_value = (h, h), value(hit)
+    best, best_value = (h, h), value(*run[h])
     for a in range(h + 1):
         total, length = 0.0, 0
         for j in range(a, h):
-            total += value(run[j][0])
+            total += value(*run[j])
             length += run[j][1]
         for b in range(h, len(run)):
-            total += value(run[b][0])
+            total += value(*run[b])
             length += run[b][1]
             if b > a and (length > MAX_CHARS or b - a + 1 > MAX_CHUNKS):
                 break

@@ -331,21 +331,27 @@ class Searcher:
         """Whether the results of ``query`` are only the nearest, not a good match."""
         return self.ranking(query, vector)[1]
 
-    def search(self, query: str, k: int = 10, vector: np.ndarray | None = None) -> list[Result]:
-        """The k best passages (expand.py): each a hit and its relevant neighbours, in page order."""
-        return self.search_with_match(query, k, vector)[0]
+    def search(self, query: str, k: int = 10, vector: np.ndarray | None = None,
+               budget: int | None = None) -> list[Result]:
+        """The k best passages (expand.py): each a hit and its relevant neighbours, in page
+        order; with a ``budget`` (characters), passages sized so that more of them fit in it."""
+        return self.search_with_match(query, k, vector, budget)[0]
 
-    def search_with_match(self, query: str, k: int = 10,
-                          vector: np.ndarray | None = None) -> tuple[list[Result], bool]:
+    def search_with_match(self, query: str, k: int = 10, vector: np.ndarray | None = None,
+                          budget: int | None = None) -> tuple[list[Result], bool]:
         """``search`` and ``weak_match`` from one pass over the index."""
         scored, weak = self.ranking(query, vector)
+        return self.passages(scored, k, budget), weak
+
+    def passages(self, scored: dict[int, float], k: int = 10, budget: int | None = None) -> list[Result]:
+        """The k best passages of a ranking (chunk -> score; ``ranking``'s, or several fused)."""
         ranked = sorted(scored, key=lambda i: (-scored[i], i))
         chunk = self.index.chunk
         out = []
-        for rank, (hit, span) in enumerate(expand(ranked, chunk, self.index.n_chunks, k), start=1):
+        for rank, (hit, span) in enumerate(expand(ranked, chunk, self.index.n_chunks, k, budget), start=1):
             c = chunk(hit)
             text = "\n\n".join(chunk(j)["text"] for j in span)
             display = join_displays([record_display(chunk(j)) for j in span], _section_titles(chunk, span), c["title"])
             out.append(Result(rank, scored[hit], c["url"], c["title"], c["kind"], text, c["id"], hit,
                               [chunk(j)["url"] for j in span if j != hit], display))
-        return out, weak
+        return out

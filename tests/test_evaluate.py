@@ -62,6 +62,32 @@ def test_answer_components_are_read_under_a_character_budget():
     assert answer_component_scores(PASSAGES, [REDIRECT, NOT_FOUND], budget=budget) == (0.0, 0.5)
 
 
+def test_a_budget_cuts_every_metric_where_the_context_ends():
+    from sphinx_rag.evaluate import _score_question
+
+    results = [Result(n, 1.0, f"a.html#{n}", "", "guide", text, f"id{n}", n) for n, text in enumerate(PASSAGES, 1)]
+    q = {"answer_components": [REDIRECT, NOT_FOUND]}
+    relevant = [{"url": "a.html#3", "text_contains": "a 404"}]
+    assert _score_question(results, q, relevant)["mrr@10"] == 1 / 3
+    budget = len(PASSAGES[0]) + len(PASSAGES[1]) + 20  # the third passage starts, its phrase is past the cut
+    row = _score_question(results, q, relevant, budget)
+    assert row["mrr@10"] == 0.0 and row["recall@10"] == 0.0 and row["ac-recall@10"] == 0.5
+    assert row["sent"] == 3 and row["chars"] == budget
+    row = _score_question(results, q, relevant, sum(map(len, PASSAGES)))
+    assert row["mrr@10"] == 1 / 3 and row["ac-mrr@10"] == 1 / 3
+
+
+def test_a_budget_sizes_the_passages_to_fit_more_of_them(demo_html):
+    questions = load_questions(QUESTIONS)
+    cut = evaluate(demo_html, questions, ["rrf"], budget=2500, fit=False)["rrf"]["overall"]
+    fit = evaluate(demo_html, questions, ["rrf"], budget=2500)["rrf"]["overall"]
+    assert cut["chars"] <= 2500 and fit["chars"] <= 2500
+    assert fit["sent"] > cut["sent"] + 0.3, (cut, fit)  # more distinct passages in the same characters
+    assert fit["recall@10"] > cut["recall@10"], (cut, fit)
+    with pytest.raises(ValueError, match="budget"):
+        evaluate(demo_html, questions, ["bm25"], budget=0)
+
+
 def test_question_files_must_give_components_as_lists_of_strings(tmp_path):
     path = tmp_path / "q.json"
     path.write_text(json.dumps([{"id": "a", "question": "q?", "answer_components": ["not a list"]}]))

@@ -1,6 +1,6 @@
 """Passages (expand.py): each hit with the neighbours on its page the ranking found relevant."""
 
-from sphinx_rag.expand import DECAY, MAX_CHARS, OBJECT_RANKS, PENALTY, expand
+from sphinx_rag.expand import DECAY, MAX_CHARS, OBJECT_RANKS, PENALTY, expand, passages_length
 
 
 def chunk(doc, kind, n):
@@ -90,3 +90,29 @@ def test_a_method_card_brings_its_class_card():
     assert passages(page, [3, 2]) == [(3, [2, 3])]
     assert passages(page, [3, 1]) == [(3, [3]), (1, [1])]
 
+
+
+# -- passages sized to a budget -----------------------------------------------------------
+
+def test_a_budget_trims_segments_to_the_neighbours_that_pay_for_their_length():
+    page = [chunk("a", "guide", 300) for _ in range(8)]
+    ranked = [2, 3, 1, 6]
+    whole = [(2, [1, 2, 3, 4, 5, 6])]
+    assert passages(page, ranked) == whole
+    assert passages_length(whole, page.__getitem__) == 6 * 300 + 5 * 2
+    assert expand(ranked, page.__getitem__, len(page), 10, 1810) == whole  # it fits: unchanged
+    # the first length cost: the unranked 4 and 5 no longer pay for theirs, 6 is a passage of its own
+    assert expand(ranked, page.__getitem__, len(page), 10, 1809) == [(2, [1, 2, 3]), (6, [6])]
+    # the second: every hit alone (the last cost tried, whether or not they fit)
+    assert expand(ranked, page.__getitem__, len(page), 10, 900) == [(2, [2]), (3, [3]), (1, [1]), (6, [6])]
+    assert expand(ranked, page.__getitem__, len(page), 10, 300) == [(2, [2]), (3, [3]), (1, [1]), (6, [6])]
+
+
+def test_a_budget_keeps_the_object_parts_that_rank_high_enough():
+    page = api_object(4, size=300) + [chunk(f"f{i}", "api", 10) for i in range(12)]
+    ranked = [0, 3] + list(range(5, 17)) + [1]  # part 3 ranks 2nd, part 1 15th
+    def sized(budget):
+        return expand(ranked, page.__getitem__, len(page), 10, budget)
+    assert sized(None)[0] == sized(1100)[0] == (0, [0, 1, 3])
+    assert sized(800)[0] == (0, [0, 3])  # the 15th no longer pays for its 300 characters
+    assert sized(500)[:2] == [(0, [0]), (3, [3])]  # neither part: the card, then part 3 alone

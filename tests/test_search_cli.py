@@ -18,6 +18,9 @@ from site_helpers import HOSTILE_SECTION, HOSTILE_TITLE, HOSTILE_WORD
 REPO = Path(__file__).resolve().parent.parent
 
 
+EVAL = Path(__file__).resolve().parent.parent / "eval"
+
+
 def run_cli(*args):
     return subprocess.run([sys.executable, "-m", "sphinx_rag", *args], capture_output=True, text=True)
 
@@ -213,6 +216,20 @@ def test_help_is_plain_text():
 def test_evaluate_rejects_an_unknown_method(tmp_path):
     proc = run_cli("evaluate", str(tmp_path), str(tmp_path / "q.json"), "--methods", "bm25,magic")
     assert proc.returncode == 2 and "--methods" in proc.stderr and "rrf, bm25, dense" in proc.stderr
+
+
+def test_evaluate_with_a_budget(demo_html, tmp_path):
+    questions = json.loads((EVAL / "demo_questions.json").read_text())[:6]
+    (tmp_path / "q.json").write_text(json.dumps(questions))
+    proc = run_cli("evaluate", str(demo_html), str(tmp_path / "q.json"), "--methods", "bm25", "--budget", "1500")
+    assert proc.returncode == 0, proc.stderr
+    header, _, row = proc.stdout.splitlines()[2:5]
+    assert header.endswith("| mrr@10 | sent | chars |") and row.startswith("| bm25 | 6 |")
+    assert 0 < float(row.split("|")[-2]) <= 1500  # the mean characters read
+    proc = run_cli("evaluate", str(demo_html), str(tmp_path / "q.json"), "--no-fit")
+    assert proc.returncode == 2 and "--budget" in proc.stderr
+    proc = run_cli("evaluate", str(demo_html), str(tmp_path / "q.json"), "--budget", "0")
+    assert proc.returncode == 2 and "--budget" in proc.stderr
 
 
 def test_nonsense_says_no_good_match(demo_html):

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { MAX_CHARS, OBJECT_RANKS, expand } from "../src/search/expand.js";
+import { MAX_CHARS, OBJECT_RANKS, expand, passagesLength } from "../src/search/expand.js";
 
 /** @param {string} doc @param {string} kind @param {number} n @param {object} [links] */
 const chunk = (doc, kind, n, links = {}) => ({ doc, kind, text: "x".repeat(n), ...links });
@@ -15,9 +15,9 @@ const apiObject = (/** @type {number} */ members, size = 100) => [
   ...Array.from({ length: members }, (_, i) => chunk("p", "api", size, { card: i + 1 })),
 ];
 
-/** @param {any[]} chunks @param {number[]} ranked */
-const passages = async (chunks, ranked, k = 10) =>
-  (await expand(ranked, async (i) => chunks[i], chunks.length, k)).map(({ hit, span }) => [hit, span]);
+/** @param {any[]} chunks @param {number[]} ranked @param {number | null} [budget] */
+const passages = async (chunks, ranked, k = 10, budget = null) =>
+  (await expand(ranked, async (i) => chunks[i], chunks.length, k, budget)).map(({ hit, span }) => [hit, span]);
 
 test("an object card and its ranked parts are one passage", async () => {
   const page = [...apiObject(4), ...apiObject(2)];
@@ -48,3 +48,24 @@ test("a method card brings its class card", async () => {
   assert.deepEqual(await passages(page, [3, 1]), [[3, [3]], [1, [1]]]);
 });
 
+
+// passages sized to a budget: the cases of tests/test_expand.py
+test("a budget trims segments to the neighbours that pay for their length", async () => {
+  const page = Array.from({ length: 8 }, () => chunk("a", "guide", 300));
+  const ranked = [2, 3, 1, 6];
+  assert.deepEqual(await passages(page, ranked), [[2, [1, 2, 3, 4, 5, 6]]]);
+  assert.equal(await passagesLength([{ hit: 2, span: [1, 2, 3, 4, 5, 6] }], async (i) => page[i]), 1810);
+  assert.deepEqual(await passages(page, ranked, 10, 1810), [[2, [1, 2, 3, 4, 5, 6]]]);
+  assert.deepEqual(await passages(page, ranked, 10, 1809), [[2, [1, 2, 3]], [6, [6]]]);
+  assert.deepEqual(await passages(page, ranked, 10, 900), [[2, [2]], [3, [3]], [1, [1]], [6, [6]]]);
+  assert.deepEqual(await passages(page, ranked, 10, 300), [[2, [2]], [3, [3]], [1, [1]], [6, [6]]]);
+});
+
+test("a budget keeps the object parts that rank high enough", async () => {
+  const page = [...apiObject(4, 300), ...Array.from({ length: 12 }, (_, i) => chunk(`f${i}`, "api", 10))];
+  const ranked = [0, 3, ...Array.from({ length: 12 }, (_, i) => 5 + i), 1];
+  assert.deepEqual((await passages(page, ranked))[0], [0, [0, 1, 3]]);
+  assert.deepEqual((await passages(page, ranked, 10, 1100))[0], [0, [0, 1, 3]]);
+  assert.deepEqual((await passages(page, ranked, 10, 800))[0], [0, [0, 3]]);
+  assert.deepEqual((await passages(page, ranked, 10, 500)).slice(0, 2), [[0, [0]], [3, [3]]]);
+});

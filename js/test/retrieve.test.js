@@ -51,6 +51,12 @@ async function compareRankings(dir, data) {
       const weak = await searchers[fusion].weakMatch(q.query, fusion === "bm25" ? null : q.vector);
       if (weak !== q[`${fusion}_weak`]) failures.push(`weak ${fusion} ${JSON.stringify(q.query)}`);
     }
+    if (q.rrf_budget) { // passages sized to a budget (expand.js)
+      const sized = (await searchers.rrf.searchWithMatch(q.query, q.vector, 10, "rrf", "model", data.settings.budget)).results;
+      if (JSON.stringify(sized.map((r) => [r.index, r.also])) !== JSON.stringify(q.rrf_budget)) {
+        failures.push(`rrf with a budget ${JSON.stringify(q.query)}`);
+      }
+    }
     const dense = topK(await searchers.rrf.denseScores(q.vector), CANDIDATES);
     if (JSON.stringify(dense) !== JSON.stringify(q.dense_top100)) failures.push(`dense top-100 ${JSON.stringify(q.query)}`);
     const hits = topK(await searchers.rrf.bm25Scores(q.query), CANDIDATES);
@@ -71,6 +77,9 @@ test("rankings (rrf, bm25, dense) equal Python's on the demo, bit for bit", { sk
   const objects = data.queries.filter((/** @type {any} */ q) => q.rrf.some(
     (/** @type {any[]} */ [id], /** @type {number} */ n) => id.includes("#mlkit.") && q.rrf_also[n].length > 0));
   assert.ok(objects.length >= 5, `only ${objects.length} fixture queries exercise object passages`);
+  const sized = data.queries.filter((/** @type {any} */ q) => q.rrf_budget &&
+    JSON.stringify(q.rrf_budget.map((/** @type {any[]} */ [, also]) => also)) !== JSON.stringify(q.rrf_also));
+  assert.ok(sized.length >= 10, `only ${sized.length} fixture queries have passages the budget changes`);
 });
 
 test("the same on the demo cut into many small shards (head cuts, probed clusters)", { skip: SKIP_SMALL }, async () => {

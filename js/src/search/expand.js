@@ -12,6 +12,10 @@
  * OBJECT_RANKS, and a hit on such a part whose card ranks that high takes the card and
  * those parts (objectPassage): one passage, in page order, parts taken in rank order
  * while they fit in MAX_CHARS; a method's card brings its class's card.
+ *
+ * With a budget (the characters the passages may take together), a chunk also costs its
+ * length: cost x length is taken from its value, cost = c x k / budget, c = 0 first,
+ * then each of LENGTH_COSTS until the passages fit (Python's expand, same order).
  */
 
 import { cpLength } from "./lexical.js";
@@ -21,6 +25,8 @@ export const PENALTY = 0.2;
 export const MAX_CHARS = 2400;
 export const MAX_CHUNKS = 16;
 export const OBJECT_RANKS = 20;
+/** With a budget: the length costs tried in turn, until the passages fit. */
+export const LENGTH_COSTS = [0.125, 0.25];
 
 /**
  * `members`: on an object card, how many chunks after it are its object's;
@@ -29,22 +35,58 @@ export const OBJECT_RANKS = 20;
  */
 
 /**
- * Up to k passages: the hit, and the chunk indices of its passage in page order.
+ * Up to k passages: the hit, and the chunk indices of its passage in page order; with a
+ * `budget` (characters), sized so that more of them fit in it.
  * `chunk(i)` gives a chunk's record (loading its text shard); only the ranked hits
  * and their neighbours on the same page are asked for.
  * @param {number[]} ranked  chunk indices, best first
  * @param {(i: number) => Promise<ChunkRecord>} chunk
  * @param {number} nChunks
  * @param {number} k
+ * @param {number | null} [budget]
  * @returns {Promise<{hit: number, span: number[]}[]>}
  */
-export async function expand(ranked, chunk, nChunks, k) {
+export async function expand(ranked, chunk, nChunks, k, budget = null) {
+  let passages = await expandAt(ranked, chunk, nChunks, k, 0.0);
+  if (budget !== null && budget !== undefined) {
+    for (const c of LENGTH_COSTS) {
+      if (await passagesLength(passages, chunk) <= budget) break;
+      passages = await expandAt(ranked, chunk, nChunks, k, c * k / budget);
+    }
+  }
+  return passages;
+}
+
+/**
+ * Characters (code points) of the passages' texts, a passage's chunks joined by a blank line.
+ * @param {{hit: number, span: number[]}[]} passages
+ * @param {(i: number) => Promise<ChunkRecord>} chunk
+ */
+export async function passagesLength(passages, chunk) {
+  let total = 0;
+  for (const { span } of passages) {
+    for (const j of span) total += cpLength((await chunk(j)).text);
+    total += 2 * (span.length - 1);
+  }
+  return total;
+}
+
+/**
+ * The passages, each chunk valued by its rank less `cost` per character.
+ * @param {number[]} ranked
+ * @param {(i: number) => Promise<ChunkRecord>} chunk
+ * @param {number} nChunks
+ * @param {number} k
+ * @param {number} cost
+ * @returns {Promise<{hit: number, span: number[]}[]>}
+ */
+async function expandAt(ranked, chunk, nChunks, k, cost) {
   /** @type {Map<number, number>} */
   const rankOf = new Map();
   ranked.forEach((i, r) => { if (!rankOf.has(i)) rankOf.set(i, r + 1); });
-  const value = (/** @type {number} */ j) => {
+  const value = (/** @type {number} */ j, /** @type {number} */ length) => {
     const r = rankOf.get(j);
-    return (r !== undefined ? DECAY / (DECAY + r - 1) : 0.0) - PENALTY;
+    return (r !== undefined ? DECAY / (DECAY + r - 1) : 0.0) - PENALTY - cost * length;
   };
   /** @type {Set<number>} */
   const covered = new Set();
@@ -53,7 +95,7 @@ export async function expand(ranked, chunk, nChunks, k) {
   for (const hit of ranked) {
     if (passages.length === k) break;
     if (covered.has(hit)) continue;
-    const span = (await objectPassage(hit, chunk, ranked, rankOf, covered))
+    const span = (await objectPassage(hit, chunk, ranked, rankOf, covered, value))
       ?? await segment(hit, chunk, nChunks, covered, value);
     for (const j of span) covered.add(j);
     passages.push({ hit, span });
@@ -62,18 +104,20 @@ export async function expand(ranked, chunk, nChunks, k) {
 }
 
 /**
- * An object's card and its parts ranked within OBJECT_RANKS, taken in rank order while
- * they fit in MAX_CHARS (card and hit always in), in page order; null unless `hit` is a
- * card, or a part whose card ranks within OBJECT_RANKS and is not shown yet. The object of
- * a card is its own, or its owner's for a nested card (a method's card names its class).
+ * An object's card and its parts ranked within OBJECT_RANKS and worth their length
+ * (value > 0), taken in rank order while they fit in MAX_CHARS (card and hit always in),
+ * in page order; null unless `hit` is a card, or a part whose card ranks within
+ * OBJECT_RANKS and is not shown yet. The object of a card is its own, or its owner's for
+ * a nested card (a method's card names its class).
  * @param {number} hit
  * @param {(i: number) => Promise<ChunkRecord>} chunk
  * @param {number[]} ranked
  * @param {Map<number, number>} rankOf
  * @param {Set<number>} covered
+ * @param {(j: number, length: number) => number} value
  * @returns {Promise<number[] | null>}
  */
-async function objectPassage(hit, chunk, ranked, rankOf, covered) {
+async function objectPassage(hit, chunk, ranked, rankOf, covered, value) {
   const record = await chunk(hit);
   const owner = hit - (record.card ?? 0); // the nearest enclosing card (=== hit: none)
   let card;
@@ -91,6 +135,7 @@ async function objectPassage(hit, chunk, ranked, rankOf, covered) {
   for (const j of ranked.slice(0, OBJECT_RANKS)) {
     if (card < j && j <= card + members && j !== hit && !covered.has(j)) {
       const length = cpLength((await chunk(j)).text);
+      if (value(j, length) <= 0) continue; // not worth its length (only with a budget)
       if (total + length > MAX_CHARS) break; // the next best part is shown on its own
       span.push(j);
       total += length;
@@ -130,7 +175,7 @@ async function neighbours(hit, step, chunk, nChunks, covered) {
  * @param {(i: number) => Promise<ChunkRecord>} chunk
  * @param {number} nChunks
  * @param {Set<number>} covered
- * @param {(j: number) => number} value
+ * @param {(j: number, length: number) => number} value
  * @returns {Promise<number[]>}
  */
 async function segment(hit, chunk, nChunks, covered, value) {
@@ -141,16 +186,16 @@ async function segment(hit, chunk, nChunks, covered, value) {
   const h = left.length;
   let bestA = h;
   let bestB = h;
-  let bestValue = value(hit);
+  let bestValue = value(...run[h]);
   for (let a = 0; a <= h; a++) {
     let total = 0.0;
     let length = 0;
     for (let j = a; j < h; j++) {
-      total += value(run[j][0]);
+      total += value(...run[j]);
       length += run[j][1];
     }
     for (let b = h; b < run.length; b++) {
-      total += value(run[b][0]);
+      total += value(...run[b]);
       length += run[b][1];
       if (b > a && (length > MAX_CHARS || b - a + 1 > MAX_CHUNKS)) break;
       if (total > bestValue) {

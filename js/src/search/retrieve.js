@@ -439,10 +439,23 @@ export class Searcher {
    * @param {number} [k]
    * @param {string} [fusion]
    * @param {"model" | "static"} [encoder]  which encoder made the vector (its DENSE_VOTE)
+   * @param {number | null} [budget]  characters the passages may take together (expand.js)
    * @returns {Promise<{results: Result[], weak: boolean}>}
    */
-  async searchWithMatch(query, vector, k = 10, fusion = this.fusion, encoder = "model") {
+  async searchWithMatch(query, vector, k = 10, fusion = this.fusion, encoder = "model", budget = null) {
     const { scored, weak } = await this.ranking(query, vector, fusion, encoder);
+    return { results: await this.passages(scored, k, budget), weak };
+  }
+
+  /**
+   * The k best passages of a ranking (chunk -> score: `ranking`'s, or several fused):
+   * Python's Searcher.passages.
+   * @param {Map<number, number>} scored
+   * @param {number} [k]
+   * @param {number | null} [budget]  characters the passages may take together (expand.js)
+   * @returns {Promise<Result[]>}
+   */
+  async passages(scored, k = 10, budget = null) {
     const ranked = [...scored.keys()].sort((a, b) => {
       const sa = /** @type {number} */ (scored.get(a));
       const sb = /** @type {number} */ (scored.get(b));
@@ -451,8 +464,8 @@ export class Searcher {
     // text shards in parallel: the hits, and the ranked parts an object passage may take
     await this.index.prefetchChunks(ranked.slice(0, Math.max(k + 5, OBJECT_RANKS)));
     const chunk = (/** @type {number} */ i) => this.index.chunk(i);
-    const passages = await expand(ranked, chunk, this.index.nChunks, k);
-    const results = await Promise.all(passages.map(async ({ hit, span }, r) => {
+    const passages = await expand(ranked, chunk, this.index.nChunks, k, budget);
+    return Promise.all(passages.map(async ({ hit, span }, r) => {
       const records = await Promise.all(span.map(chunk));
       const c = await chunk(hit);
       return {
@@ -468,7 +481,6 @@ export class Searcher {
         also: span.flatMap((j, n) => (j === hit ? [] : [records[n].url])), // the passage's other chunks
       };
     }));
-    return { results, weak };
   }
 
   /**
