@@ -22,8 +22,8 @@ from sphinx_rag.assets import ASSET_DIR
 from sphinx_rag.config import ConfigError, llm_settings
 from sphinx_rag.llm import client
 from sphinx_rag.llm.endpoint import normalize_endpoint
-from sphinx_rag.llm.prompt import (ANSWER_RESERVE_TOKENS, build_messages, estimate_tokens, fit_passages,
-                                   format_passages)
+from sphinx_rag.llm.prompt import (ANSWER_RESERVE_TOKENS, MESSAGE_OVERHEAD_TOKENS, PASSAGE_HEADER_CHARS,
+                                   build_messages, estimate_tokens, fit_passages, format_passages, passage_budget)
 from sphinx_rag.llm.settings import browser_settings, merge_settings
 from sphinx_rag.llm.template import DEFAULT_PROMPT, validate_prompt
 from sphinx_rag.retrieve import Result
@@ -148,6 +148,21 @@ def test_build_messages_default_prompt():
     assert user["content"].endswith("Question: How to frobnicate?")
     assert built.passages == results
     assert "{" not in system["content"] and "---" not in user["content"]
+
+
+def test_passage_budget_is_what_the_window_leaves_for_the_passages():
+    empty = build_messages("q?", [], project="p", max_context_tokens=4096).messages  # "(no documentation ...)"
+    reserve = (sum(estimate_tokens(m["content"]) for m in empty) - estimate_tokens("(no documentation excerpt was "
+               "found)") + ANSWER_RESERVE_TOKENS + MESSAGE_OVERHEAD_TOKENS)
+    budget = passage_budget("q?", 8, project="p", max_context_tokens=4096)
+    assert abs(budget - (4 * (4096 - reserve) - 8 * PASSAGE_HEADER_CHARS)) <= 4  # the estimate rounds up
+    # passages of that many characters (and their header lines) fit in the window
+    results = [{"title": "T", "url": "u.html#x", "text": "word " * (budget // 40)} for _ in range(8)]
+    assert len(build_messages("q?", results, project="p", max_context_tokens=4096).passages) == 8
+    assert passage_budget("q?", 8, project="p", max_context_tokens=1024) < budget
+    assert passage_budget("q?", 8, project="p", max_context_tokens=200) == 1  # nothing left, never 0
+    with pytest.raises(ConfigError, match="placeholder"):
+        passage_budget("q?", 8, project="p", prompt="no placeholders")
 
 
 def test_build_messages_fits_the_context_window():

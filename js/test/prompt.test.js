@@ -8,6 +8,7 @@ import path from 'node:path';
 
 import {
   estimateTokens, formatPassages, validatePrompt, sentenceEnds, fitPassages, buildMessages, DEFAULT_PROMPT,
+  passageBudget,
 } from '../src/llm/prompt.js';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -15,7 +16,7 @@ const PYTHON = process.env.PYTHON || 'python3';
 
 const PY_CASES = `
 import json, sys
-from sphinx_rag.llm.prompt import build_messages, fit_passages, sentence_ends
+from sphinx_rag.llm.prompt import build_messages, fit_passages, passage_budget, sentence_ends
 from sphinx_rag.llm.settings import browser_settings
 from sphinx_rag.llm.template import DEFAULT_PROMPT
 def passage(n, sentences, title=None):
@@ -31,7 +32,9 @@ for prompt in (DEFAULT_PROMPT, custom):
                               "max_context_tokens": mct}, "mlkit")
         built = build_messages("How do I frobnicate?", passages, project="mlkit", prompt=prompt,
                                max_context_tokens=mct)
-        cases.append({"settings": s, "messages": built.messages, "passages": built.passages})
+        budgets = [passage_budget("How do I frobnicate?", k, project="mlkit", prompt=prompt, max_context_tokens=mct)
+                   for k in (1, 8)]
+        cases.append({"settings": s, "messages": built.messages, "passages": built.passages, "budgets": budgets})
 cut = {"title": "T", "url": "u", "text": "Use a baseline, e.g. the prior one. It is cheap!\\ndef fit(X): pass\\nEnd here."}
 fits = [[b, fit_passages([cut], b, 0)] for b in range(0, 40)]
 ends = sentence_ends(cut["text"])
@@ -50,6 +53,7 @@ test('buildMessages and fitPassages give the same messages as Python', () => {
     const built = buildMessages('How do I frobnicate?', py.passages, c.settings);
     assert.deepEqual(built.messages, c.messages);
     assert.deepEqual(built.passages, c.passages);
+    assert.deepEqual([1, 8].map((k) => passageBudget('How do I frobnicate?', k, c.settings)), c.budgets);
     keptCounts.add(c.passages.length);
   }
   assert.ok(keptCounts.size >= 4, 'the cases should keep different numbers of passages');

@@ -18,6 +18,13 @@ Token estimate
     ``ceil(characters / 4)`` (characters = Unicode code points): a deliberately
     rough, tokenizer-free count, slightly pessimistic for English prose with
     Llama/Gemma/Mistral tokenizers.
+
+Passages sized to the context
+    ``passage_budget``: the characters the passages may take, from what the window
+    leaves (the same reserve as ``build_messages``), less PASSAGE_HEADER_CHARS for each
+    passage's ``[n] Title (URL)`` line. The search makes its passages fit in it
+    (``expand.py``: shorter passages, more of them) before ``fit_passages`` checks them
+    exactly.
 """
 
 from __future__ import annotations
@@ -32,11 +39,13 @@ from .template import DEFAULT_PROMPT, render, validate_prompt
 
 __all__ = [
     "ANSWER_RESERVE_TOKENS", "MESSAGE_OVERHEAD_TOKENS", "Prompt", "estimate_tokens",
-    "format_passages", "sentence_ends", "fit_passages", "build_messages", "llm_passage",
+    "format_passages", "sentence_ends", "fit_passages", "build_messages", "llm_passage", "passage_budget",
+    "PASSAGE_HEADER_CHARS",
 ]
 
 ANSWER_RESERVE_TOKENS = 512  # room left in the context window for the answer (also its max_tokens)
 MESSAGE_OVERHEAD_TOKENS = 16  # chat-template tokens around the messages
+PASSAGE_HEADER_CHARS = 100  # a passage's "[n] Title (URL)" line and the blank line after it, about
 
 
 def estimate_tokens(text: str) -> int:
@@ -130,6 +139,25 @@ class Prompt(NamedTuple):
     passages: list  # the passages sent, in citation order: [n] is passages[n - 1]
 
 
+def _reserve(question: str, project: str, prompt: str) -> int:
+    """Tokens the context keeps for all but the passages: the prompt without them, plus
+    ANSWER_RESERVE_TOKENS for the answer and MESSAGE_OVERHEAD_TOKENS for the chat
+    template. Raises ConfigError for an invalid template."""
+    error = validate_prompt(prompt)
+    if error:
+        raise ConfigError(f"[sphinx-rag] the LLM prompt {error}")
+    empty = render(prompt, project=project, passages="", question=question)
+    return sum(estimate_tokens(m["content"]) for m in empty) + ANSWER_RESERVE_TOKENS + MESSAGE_OVERHEAD_TOKENS
+
+
+def passage_budget(question: str, k: int, *, project: str, prompt: str = DEFAULT_PROMPT,
+                   max_context_tokens: int = LLM_DEFAULTS["max_context_tokens"]) -> int:
+    """Characters the texts of ``k`` passages may take together in the context window
+    (at least 1): 4 per token left after the reserve, less PASSAGE_HEADER_CHARS each."""
+    left = max_context_tokens - _reserve(question, project, prompt)
+    return max(1, 4 * left - k * PASSAGE_HEADER_CHARS)
+
+
 def build_messages(question: str, results, *, project: str, prompt: str = DEFAULT_PROMPT,
                    max_context_tokens: int = LLM_DEFAULTS["max_context_tokens"]) -> Prompt:
     """Chat messages asking ``question`` about the passages that fit in the context window.
@@ -138,12 +166,7 @@ def build_messages(question: str, results, *, project: str, prompt: str = DEFAUL
     answer and MESSAGE_OVERHEAD_TOKENS for the chat template. Raises ConfigError for
     an invalid template.
     """
-    error = validate_prompt(prompt)
-    if error:
-        raise ConfigError(f"[sphinx-rag] the LLM prompt {error}")
-    empty = render(prompt, project=project, passages="", question=question)
-    reserve = (sum(estimate_tokens(m["content"]) for m in empty)
-               + ANSWER_RESERVE_TOKENS + MESSAGE_OVERHEAD_TOKENS)
+    reserve = _reserve(question, project, prompt)
     kept = fit_passages(results, max_context_tokens, reserve)
     passages = format_passages(kept) if kept else "(no documentation excerpt was found)"
     return Prompt(render(prompt, project=project, passages=passages, question=question), kept)

@@ -40,6 +40,7 @@ Question: {question}`;
 
 export const ANSWER_RESERVE_TOKENS = 512; // room for the answer (also its max_tokens)
 export const MESSAGE_OVERHEAD_TOKENS = 16;
+export const PASSAGE_HEADER_CHARS = 100; // a passage's "[n] Title (URL)" line and the blank line after it, about
 export const PLACEHOLDERS = ['project', 'passages', 'question'];
 const SEPARATOR = '---';
 const ABBREVIATIONS = ['e.g.', 'i.e.', 'cf.', 'vs.', 'resp.'];
@@ -190,6 +191,31 @@ function render(prompt, values) {
 }
 
 /**
+ * Tokens the context keeps for all but the passages (Python's _reserve): the prompt without
+ * them, the answer's room and the chat template's. Throws for an invalid template.
+ * @param {string} question @param {string} project @param {string} prompt
+ */
+function reserveTokens(question, project, prompt) {
+  const error = validatePrompt(prompt);
+  if (error) throw new Error(`[sphinx-rag] the LLM prompt ${error}`);
+  const empty = render(prompt, { project, passages: '', question });
+  return empty.reduce((s, m) => s + estimateTokens(m.content), 0) + ANSWER_RESERVE_TOKENS + MESSAGE_OVERHEAD_TOKENS;
+}
+
+/**
+ * Characters the texts of `k` passages may take together in the context window (at least
+ * 1; Python's passage_budget): 4 per token left after the reserve, less PASSAGE_HEADER_CHARS
+ * each. The search sizes its passages to it (expand.js) before fitPassages checks them.
+ * @param {string} question @param {number} k
+ * @param {Pick<import('./llm_settings.js').LLMSettings, 'prompt'|'project'|'max_context_tokens'>} settings
+ */
+export function passageBudget(question, k, settings) {
+  const { prompt, project = '', max_context_tokens: maxTokens = 4096 } = settings;
+  const left = maxTokens - reserveTokens(question, project, prompt);
+  return Math.max(1, 4 * left - k * PASSAGE_HEADER_CHARS);
+}
+
+/**
  * Chat messages asking `question` about the passages that fit in the context window
  * (same as Python's build_messages). `passages` of the result are those sent, in citation
  * order: "[n]" refers to passages[n - 1].
@@ -200,11 +226,7 @@ function render(prompt, values) {
  */
 export function buildMessages(question, passages, settings) {
   const { prompt, project = '', max_context_tokens: maxTokens = 4096 } = settings;
-  const error = validatePrompt(prompt);
-  if (error) throw new Error(`[sphinx-rag] the LLM prompt ${error}`);
-  const empty = render(prompt, { project, passages: '', question });
-  const reserve = empty.reduce((s, m) => s + estimateTokens(m.content), 0) +
-    ANSWER_RESERVE_TOKENS + MESSAGE_OVERHEAD_TOKENS;
+  const reserve = reserveTokens(question, project, prompt);
   const kept = fitPassages(passages, maxTokens, reserve);
   const text = kept.length ? formatPassages(kept) : '(no documentation excerpt was found)';
   return { messages: render(prompt, { project, passages: text, question }), passages: kept };
