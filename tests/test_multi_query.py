@@ -64,3 +64,72 @@ def test_verdicts_read_the_first_yes_or_no():
 def test_only_clear_rejections_drop_a_passage():
     assert kept_passages(["a", "b", "c"], [True, False, None]) == ["a", "c"]
     assert kept_passages(["a", "b"], [False, False]) == ["a", "b"]  # every one rejected: all sent
+
+
+# -- the context of an answer: the steps together (llm/context.py) --------------------------
+
+def passages_for(queries):
+    return [{"title": f"T{n}", "url": f"u{n}.html", "text": f"passage {n} for {' + '.join(queries)}"}
+            for n in range(3)]
+
+
+class FakeModel:
+    """complete(messages, max_tokens): rewrites, then verdicts, from lists; records calls."""
+
+    def __init__(self, rewrite="", verdicts=(), usage=None, fail_at=None):
+        self.rewrite, self.verdicts, self.usage, self.fail_at = rewrite, list(verdicts), usage, fail_at
+        self.calls = []
+
+    def __call__(self, messages, max_tokens):
+        from sphinx_rag.llm.client import LLMUnreachable
+
+        self.calls.append((messages, max_tokens))
+        if len(self.calls) == self.fail_at:
+            raise LLMUnreachable("Could not connect to the LLM server")
+        if "search queries" in messages[0]["content"]:
+            return self.rewrite, self.usage
+        return self.verdicts.pop(0), self.usage
+
+
+def test_multi_query_searches_the_question_and_the_model_queries():
+    from sphinx_rag.llm.context import gather_context
+    from sphinx_rag.llm.multi_query import REWRITE_MAX_TOKENS
+
+    model, searched, steps = FakeModel('1. "SimpleImputer mean"\n2. impute NaN'), [], []
+    context = gather_context(QUESTION, lambda qs: searched.append(qs) or passages_for(qs), project="mlkit",
+                             complete=model, multi_query=True, on_step=steps.append)
+    assert searched == [[QUESTION, "SimpleImputer mean", "impute NaN"]] and context.queries == searched[0]
+    assert len(model.calls) == 1 and model.calls[0][1] == REWRITE_MAX_TOKENS
+    (step,) = steps
+    assert step.kind == "rewrite" and step.result == ["SimpleImputer mean", "impute NaN"] and step.estimated
+    assert step.prompt_tokens > 20 and step.completion_tokens == 10  # ceil(37 characters / 4)
+    # the server's usage when it sends one
+    model = FakeModel("impute NaN", usage={"prompt_tokens": 71, "completion_tokens": 5, "total_tokens": 76})
+    step = gather_context(QUESTION, passages_for, project="p", complete=model, multi_query=True).steps[0]
+    assert (step.prompt_tokens, step.completion_tokens, step.estimated) == (71, 5, False)
+    # no usable query, or the call failed: the question alone
+    for model in (FakeModel("Sure! Just use the mean.", verdicts=["yes"] * 3), FakeModel("x", fail_at=1)):
+        searched = []
+        context = gather_context(QUESTION, lambda qs, seen=searched: seen.append(qs) or passages_for(qs),
+                                 project="p", complete=model, multi_query=True, filter_passages=True)
+        assert searched == [[QUESTION]] and context.queries == [QUESTION]
+    assert context.steps[0].error.startswith("Could not connect") and len(model.calls) == 1  # no judging after it
+
+
+def test_filtering_drops_the_passages_the_model_rejects():
+    from sphinx_rag.llm.context import gather_context
+    from sphinx_rag.llm.judge import JUDGE_MAX_TOKENS
+
+    model = FakeModel(verdicts=["Yes.", "No, it does not.", "Maybe"])
+    context = gather_context(QUESTION, passages_for, project="p", complete=model, filter_passages=True)
+    assert [p["title"] for p in context.passages] == ["T0", "T2"] and context.verdicts == [True, False, None]
+    assert len(context.retrieved) == 3 and [s.kind for s in context.steps] == ["judge"] * 3
+    assert all(max_tokens == JUDGE_MAX_TOKENS for _, max_tokens in model.calls)
+    assert "passage 1 for" in model.calls[1][0][1]["content"]  # one passage per call
+    model = FakeModel(verdicts=["no", "no", "no"])  # every one rejected: all sent
+    assert len(gather_context(QUESTION, passages_for, project="p", complete=model, filter_passages=True).passages) == 3
+    model = FakeModel(verdicts=["no", "no", "no"], fail_at=2)  # a failed call ends the judging, keeps the rest
+    context = gather_context(QUESTION, passages_for, project="p", complete=model, filter_passages=True)
+    assert [p["title"] for p in context.passages] == ["T1", "T2"] and len(model.calls) == 2
+    # off, or no endpoint (complete None): no call, the passages as searched
+    assert gather_context(QUESTION, passages_for, project="p", multi_query=True, filter_passages=True).steps == []
