@@ -48,8 +48,9 @@ PENALTY = 0.2
 MAX_CHARS = 2400
 MAX_CHUNKS = 16
 OBJECT_RANKS = 20
-#: With a budget: the length costs (c, see above) tried in turn, until the passages fit.
-LENGTH_COSTS = (0.125, 0.25)
+#: With a budget: the length costs (c, see above) tried in turn, until the passages fit
+#: (the smallest that does: passages 2% over the budget lose little, not every neighbour).
+LENGTH_COSTS = (1 / 32, 1 / 16, 1 / 8, 1 / 4)
 
 
 def expand(ranked: list[int], chunk: Callable[[int], dict], n_chunks: int, k: int,

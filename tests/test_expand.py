@@ -101,9 +101,9 @@ def test_a_budget_trims_segments_to_the_neighbours_that_pay_for_their_length():
     assert passages(page, ranked) == whole
     assert passages_length(whole, page.__getitem__) == 6 * 300 + 5 * 2
     assert expand(ranked, page.__getitem__, len(page), 10, 1810) == whole  # it fits: unchanged
-    # the first length cost: the unranked 4 and 5 no longer pay for theirs, 6 is a passage of its own
+    # the smallest length cost that fits (1/16): the unranked 4 and 5 no longer pay for theirs, 6 stands alone
     assert expand(ranked, page.__getitem__, len(page), 10, 1809) == [(2, [1, 2, 3]), (6, [6])]
-    # the second: every hit alone (the last cost tried, whether or not they fit)
+    # the largest (1/4): every hit alone (the last cost tried, whether or not they fit)
     assert expand(ranked, page.__getitem__, len(page), 10, 900) == [(2, [2]), (3, [3]), (1, [1]), (6, [6])]
     assert expand(ranked, page.__getitem__, len(page), 10, 300) == [(2, [2]), (3, [3]), (1, [1]), (6, [6])]
 

@@ -25,8 +25,8 @@ export const PENALTY = 0.2;
 export const MAX_CHARS = 2400;
 export const MAX_CHUNKS = 16;
 export const OBJECT_RANKS = 20;
-/** With a budget: the length costs tried in turn, until the passages fit. */
-export const LENGTH_COSTS = [0.125, 0.25];
+/** With a budget: the length costs tried in turn, until the passages fit (the smallest that does). */
+export const LENGTH_COSTS = [1 / 32, 1 / 16, 1 / 8, 1 / 4];
 
 /**
  * `members`: on an object card, how many chunks after it are its object's;
