@@ -37,7 +37,7 @@ from .prompt import ANSWER_RESERVE_TOKENS
 
 __all__ = [
     "LLMError", "LLMUnreachable", "LLMTimeout", "LLMHTTPError", "LLMIncomplete", "LLMInvalidResponse",
-    "LLMRedirect", "LLMAnswerTooLong", "list_models", "iter_sse", "stream_chat",
+    "LLMRedirect", "LLMAnswerTooLong", "list_models", "iter_sse", "stream_chat", "complete_chat",
 ]
 
 
@@ -342,5 +342,74 @@ def stream_chat(endpoint: str, model: str, messages: list[dict], *,
     except (http.client.HTTPException, OSError):  # IncompleteRead, reset, broken chunked encoding
         raise fail(LLMIncomplete, f"The connection to the LLM server at {base} broke before the "
                    "end of the answer: the answer is incomplete.") from None
+    finally:
+        conn.close()
+
+
+# -- short completions: Ask's extra calls ---------------------------------------------------
+
+MAX_COMPLETION_BYTES = 1_000_000  # a short completion's body; more is a broken or hostile server
+
+
+def _usage_of(obj: Any) -> dict | None:
+    usage = obj.get("usage") if isinstance(obj, dict) else None
+    return usage if isinstance(usage, dict) else None
+
+
+def complete_chat(endpoint: str, model: str, messages: list[dict], *, max_tokens: int,
+                  temperature: float = 0.0, timeout: float = LLM_DEFAULTS["timeout"]) -> tuple[str, dict | None]:
+    """POST ``{endpoint}/chat/completions`` without streaming, for a short reply (Ask's
+    rewrite and judge calls): (the reply, the server's ``usage`` object or None).
+
+    Non-streaming, because servers report ``usage`` in a plain answer (llama.cpp's
+    Python server does not in a stream) and the reply is a few tokens. A server that
+    streams anyway is read as a stream. Failures raise :class:`LLMError` subclasses, as
+    :func:`stream_chat` (a redirect is refused the same way).
+    """
+    base = normalize_endpoint(endpoint)
+    body = {"model": model, "messages": messages, "temperature": temperature, "stream": False,
+            "max_tokens": max_tokens}
+    conn, resp = _request(base, "POST", "/chat/completions", body, timeout)
+    try:
+        if 300 <= resp.status < 400:
+            raise _redirect_error(resp, base)
+        if resp.status >= 400:
+            raise _http_error(resp.status, resp.reason, resp.read(MAX_COMPLETION_BYTES), base, model)
+        raw = resp.read(MAX_COMPLETION_BYTES + 1)
+        if len(raw) > MAX_COMPLETION_BYTES:
+            raise LLMInvalidResponse(f"The LLM server at {base} sent more than {MAX_COMPLETION_BYTES:,} bytes "
+                                     "for a short completion.")
+        if raw.lstrip().startswith(b"data:"):  # streamed anyway
+            lines = iter(raw.splitlines(keepends=True))
+            parts, usage = [], None
+            for payload in iter_sse(lambda: next(lines, b"")):
+                if payload.strip() == "[DONE]":
+                    break
+                try:
+                    chunk = json.loads(payload)
+                    parts.append(_content_of(chunk, "delta")[0])
+                except ValueError:
+                    raise LLMInvalidResponse(f"The LLM server at {base} sent invalid JSON in its stream.") from None
+                usage = _usage_of(chunk) or usage
+            return "".join(parts), usage
+        try:
+            obj = json.loads(raw)
+            if isinstance(obj, dict) and obj.get("error"):
+                msg = _server_message(raw)
+                raise LLMHTTPError(f"The LLM server at {base} reported an error: {msg}", status=resp.status,
+                                   server_message=msg)
+            text, _ = _content_of(obj, "message")
+        except ValueError:
+            raise LLMInvalidResponse(f"The LLM server at {base} sent a response that is not a chat completion "
+                                     "(invalid JSON).") from None
+        return text, _usage_of(obj)
+    except LLMError:
+        raise
+    except TimeoutError:
+        raise LLMTimeout(f"The LLM server at {base} did not answer within {timeout:g} s (the timeout setting; "
+                         "raise it for slow models).") from None
+    except (http.client.HTTPException, OSError):
+        raise LLMIncomplete(f"The connection to the LLM server at {base} broke before the end of the "
+                            "reply.") from None
     finally:
         conn.close()
