@@ -25,12 +25,15 @@ demo MRR@10 0.845 -> 0.885, scikit-learn's API 0.694 -> 0.937.
 
 Passages sized to a budget: given the characters the passages may take together (an
 LLM's context, ``evaluate --budget``), long passages would leave later hits out, so a
-chunk also costs its length: ``cost x len(text)`` is taken from its value, with ``cost =
-c x k / budget`` (c = 1: a chunk as long as the budget's share of one passage costs 1).
-The passages are made with c = 0 (as without a budget), then with each of LENGTH_COSTS
-in turn until together they fit the budget: a segment keeps the neighbours that rank
-high enough to pay for their length, an object passage the parts that do, and more
-distinct hits fit. Measured in eval/RESULTS.md ("Passages sized to a budget").
+chunk also costs its length, the more the fuller the budget: ``cost x len(text)`` is
+taken from its value, ``cost = c x k / budget x used / budget``, where ``used`` is what
+the passages before it take (c = 1: a chunk as long as the budget's share of one passage,
+in a passage made when the budget is full, costs 1). The first passage stays as it would
+be without a budget; later ones keep the neighbours and object parts that rank high
+enough to pay for their length, so more distinct hits fit. The passages are made with c
+= 0 (as without a budget), then with each of LENGTH_COSTS in turn, the smallest with
+which they fit. Measured in eval/RESULTS.md ("Passages sized to a budget"): a flat cost
+(the same for every passage) cut the top passage's neighbours that held the answer.
 
 ``js/src/search/expand.js`` is the same function (same float operations, same
 order), pinned by the parity fixtures.
@@ -50,7 +53,7 @@ MAX_CHUNKS = 16
 OBJECT_RANKS = 20
 #: With a budget: the length costs (c, see above) tried in turn, until the passages fit
 #: (the smallest that does: passages 2% over the budget lose little, not every neighbour).
-LENGTH_COSTS = (1 / 32, 1 / 16, 1 / 8, 1 / 4)
+LENGTH_COSTS = (1 / 32, 1 / 16, 1 / 8, 1 / 4, 1 / 2, 1)
 
 
 def expand(ranked: list[int], chunk: Callable[[int], dict], n_chunks: int, k: int,
@@ -61,12 +64,12 @@ def expand(ranked: list[int], chunk: Callable[[int], dict], n_chunks: int, k: in
     ``chunk(i)`` gives the record of chunk i (its kind, doc and text); only the ranked
     hits and their neighbours on the same page are asked for.
     """
-    passages = _expand(ranked, chunk, n_chunks, k, 0.0)
+    passages = _expand(ranked, chunk, n_chunks, k, 0.0, 1)
     if budget is not None:
         for c in LENGTH_COSTS:
             if passages_length(passages, chunk) <= budget:
                 break
-            passages = _expand(ranked, chunk, n_chunks, k, c * k / budget)
+            passages = _expand(ranked, chunk, n_chunks, k, c * k / budget, budget)
     return passages
 
 
@@ -75,25 +78,30 @@ def passages_length(passages: list[tuple[int, list[int]]], chunk) -> int:
     return sum(sum(len(chunk(j)["text"]) for j in span) + 2 * (len(span) - 1) for _, span in passages)
 
 
-def _expand(ranked: list[int], chunk, n_chunks: int, k: int, cost: float) -> list[tuple[int, list[int]]]:
-    """The passages, each chunk valued by its rank less ``cost`` per character."""
+def _expand(ranked: list[int], chunk, n_chunks: int, k: int, base: float,
+            budget: int) -> list[tuple[int, list[int]]]:
+    """The passages, each chunk valued by its rank less ``base x used / budget`` per
+    character (``used``: the characters of the passages before its own)."""
     rank_of = {i: r for r, i in enumerate(ranked, start=1)}
-
-    def value(j: int, length: int) -> float:
-        r = rank_of.get(j)
-        return (DECAY / (DECAY + r - 1) if r is not None else 0.0) - PENALTY - cost * length
-
     covered: set[int] = set()
     passages: list[tuple[int, list[int]]] = []
+    used = 0
     for hit in ranked:
         if len(passages) == k:
             break
         if hit in covered:
             continue
+        cost = base * (used / budget)
+
+        def value(j: int, length: int, cost: float = cost) -> float:
+            r = rank_of.get(j)
+            return (DECAY / (DECAY + r - 1) if r is not None else 0.0) - PENALTY - cost * length
+
         span = (_object_passage(hit, chunk, ranked, rank_of, covered, value)
                 or _segment(hit, chunk, n_chunks, covered, value))
         passages.append((hit, span))
         covered.update(span)
+        used += passages_length([(hit, span)], chunk)
     return passages
 
 

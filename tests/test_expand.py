@@ -94,25 +94,29 @@ def test_a_method_card_brings_its_class_card():
 
 # -- passages sized to a budget -----------------------------------------------------------
 
-def test_a_budget_trims_segments_to_the_neighbours_that_pay_for_their_length():
-    page = [chunk("a", "guide", 300) for _ in range(8)]
-    ranked = [2, 3, 1, 6]
-    whole = [(2, [1, 2, 3, 4, 5, 6])]
-    assert passages(page, ranked) == whole
-    assert passages_length(whole, page.__getitem__) == 6 * 300 + 5 * 2
-    assert expand(ranked, page.__getitem__, len(page), 10, 1810) == whole  # it fits: unchanged
-    # the smallest length cost that fits (1/16): the unranked 4 and 5 no longer pay for theirs, 6 stands alone
-    assert expand(ranked, page.__getitem__, len(page), 10, 1809) == [(2, [1, 2, 3]), (6, [6])]
-    # the largest (1/4): every hit alone (the last cost tried, whether or not they fit)
-    assert expand(ranked, page.__getitem__, len(page), 10, 900) == [(2, [2]), (3, [3]), (1, [1]), (6, [6])]
-    assert expand(ranked, page.__getitem__, len(page), 10, 300) == [(2, [2]), (3, [3]), (1, [1]), (6, [6])]
+def test_a_budget_trims_later_segments_to_the_neighbours_that_pay_for_their_length():
+    page = [chunk("a", "guide", 300) for _ in range(4)] + [chunk("b", "guide", 300) for _ in range(6)]
+    ranked = [1, 2, 6, 8]  # on page b, 7 (not ranked) joins 6 and 8
+
+    def sized(budget):
+        return expand(ranked, page.__getitem__, len(page), 2, budget)
+
+    whole = [(1, [1, 2]), (6, [6, 7, 8])]
+    assert sized(None) == whole and passages_length(whole, page.__getitem__) == 2 * 300 + 2 + 3 * 300 + 4
+    assert sized(1506) == whole  # it fits: unchanged
+    # the second passage costs its length once the first took half the budget: 6 alone
+    assert sized(1200) == [(1, [1, 2]), (6, [6])]
+    # the first passage is never trimmed, even past the budget (the cut ends it)
+    assert sized(500) == [(1, [1, 2]), (6, [6])]
 
 
 def test_a_budget_keeps_the_object_parts_that_rank_high_enough():
-    page = api_object(4, size=300) + [chunk(f"f{i}", "api", 10) for i in range(12)]
-    ranked = [0, 3] + list(range(5, 17)) + [1]  # part 3 ranks 2nd, part 1 15th
+    page = [chunk("g", "guide", 300)] + api_object(4, size=300) + [chunk(f"f{i}", "api", 10) for i in range(12)]
+    ranked = [0, 1, 4] + list(range(6, 18)) + [2]  # the card ranks 2nd, part 4 3rd, part 2 16th
+
     def sized(budget):
         return expand(ranked, page.__getitem__, len(page), 10, budget)
-    assert sized(None)[0] == sized(1100)[0] == (0, [0, 1, 3])
-    assert sized(800)[0] == (0, [0, 3])  # the 15th no longer pays for its 300 characters
-    assert sized(500)[:2] == [(0, [0]), (3, [3])]  # neither part: the card, then part 3 alone
+
+    assert sized(None)[1] == sized(1300)[1] == (1, [1, 2, 4])
+    assert sized(1000)[1] == (1, [1, 4])  # the 16th no longer pays for its 300 characters
+    assert sized(900)[1:3] == [(1, [1]), (4, [4])]  # neither part: the card, then part 4 alone

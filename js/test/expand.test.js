@@ -50,22 +50,25 @@ test("a method card brings its class card", async () => {
 
 
 // passages sized to a budget: the cases of tests/test_expand.py
-test("a budget trims segments to the neighbours that pay for their length", async () => {
-  const page = Array.from({ length: 8 }, () => chunk("a", "guide", 300));
-  const ranked = [2, 3, 1, 6];
-  assert.deepEqual(await passages(page, ranked), [[2, [1, 2, 3, 4, 5, 6]]]);
-  assert.equal(await passagesLength([{ hit: 2, span: [1, 2, 3, 4, 5, 6] }], async (i) => page[i]), 1810);
-  assert.deepEqual(await passages(page, ranked, 10, 1810), [[2, [1, 2, 3, 4, 5, 6]]]);
-  assert.deepEqual(await passages(page, ranked, 10, 1809), [[2, [1, 2, 3]], [6, [6]]]);
-  assert.deepEqual(await passages(page, ranked, 10, 900), [[2, [2]], [3, [3]], [1, [1]], [6, [6]]]);
-  assert.deepEqual(await passages(page, ranked, 10, 300), [[2, [2]], [3, [3]], [1, [1]], [6, [6]]]);
+test("a budget trims later segments to the neighbours that pay for their length", async () => {
+  const page = [...Array.from({ length: 4 }, () => chunk("a", "guide", 300)),
+    ...Array.from({ length: 6 }, () => chunk("b", "guide", 300))];
+  const ranked = [1, 2, 6, 8];
+  const whole = [[1, [1, 2]], [6, [6, 7, 8]]];
+  assert.deepEqual(await passages(page, ranked, 2), whole);
+  assert.equal(await passagesLength(whole.map(([hit, span]) => ({ hit: /** @type {number} */ (hit),
+    span: /** @type {number[]} */ (span) })), async (i) => page[i]), 1506);
+  assert.deepEqual(await passages(page, ranked, 2, 1506), whole);
+  assert.deepEqual(await passages(page, ranked, 2, 1200), [[1, [1, 2]], [6, [6]]]);
+  assert.deepEqual(await passages(page, ranked, 2, 500), [[1, [1, 2]], [6, [6]]]);
 });
 
 test("a budget keeps the object parts that rank high enough", async () => {
-  const page = [...apiObject(4, 300), ...Array.from({ length: 12 }, (_, i) => chunk(`f${i}`, "api", 10))];
-  const ranked = [0, 3, ...Array.from({ length: 12 }, (_, i) => 5 + i), 1];
-  assert.deepEqual((await passages(page, ranked))[0], [0, [0, 1, 3]]);
-  assert.deepEqual((await passages(page, ranked, 10, 1100))[0], [0, [0, 1, 3]]);
-  assert.deepEqual((await passages(page, ranked, 10, 800))[0], [0, [0, 3]]);
-  assert.deepEqual((await passages(page, ranked, 10, 500)).slice(0, 2), [[0, [0]], [3, [3]]]);
+  const page = [chunk("g", "guide", 300), ...apiObject(4, 300),
+    ...Array.from({ length: 12 }, (_, i) => chunk(`f${i}`, "api", 10))];
+  const ranked = [0, 1, 4, ...Array.from({ length: 12 }, (_, i) => 6 + i), 2];
+  assert.deepEqual((await passages(page, ranked))[1], [1, [1, 2, 4]]);
+  assert.deepEqual((await passages(page, ranked, 10, 1300))[1], [1, [1, 2, 4]]);
+  assert.deepEqual((await passages(page, ranked, 10, 1000))[1], [1, [1, 4]]);
+  assert.deepEqual((await passages(page, ranked, 10, 900)).slice(1, 3), [[1, [1]], [4, [4]]]);
 });

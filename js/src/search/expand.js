@@ -14,8 +14,9 @@
  * while they fit in MAX_CHARS; a method's card brings its class's card.
  *
  * With a budget (the characters the passages may take together), a chunk also costs its
- * length: cost x length is taken from its value, cost = c x k / budget, c = 0 first,
- * then each of LENGTH_COSTS until the passages fit (Python's expand, same order).
+ * length, the more the fuller the budget: cost x length is taken from its value, cost =
+ * c x k / budget x used / budget (used: what the passages before its own take); c = 0
+ * first, then each of LENGTH_COSTS until the passages fit (Python's expand, same order).
  */
 
 import { cpLength } from "./lexical.js";
@@ -26,7 +27,7 @@ export const MAX_CHARS = 2400;
 export const MAX_CHUNKS = 16;
 export const OBJECT_RANKS = 20;
 /** With a budget: the length costs tried in turn, until the passages fit (the smallest that does). */
-export const LENGTH_COSTS = [1 / 32, 1 / 16, 1 / 8, 1 / 4];
+export const LENGTH_COSTS = [1 / 32, 1 / 16, 1 / 8, 1 / 4, 1 / 2, 1];
 
 /**
  * `members`: on an object card, how many chunks after it are its object's;
@@ -47,11 +48,11 @@ export const LENGTH_COSTS = [1 / 32, 1 / 16, 1 / 8, 1 / 4];
  * @returns {Promise<{hit: number, span: number[]}[]>}
  */
 export async function expand(ranked, chunk, nChunks, k, budget = null) {
-  let passages = await expandAt(ranked, chunk, nChunks, k, 0.0);
+  let passages = await expandAt(ranked, chunk, nChunks, k, 0.0, 1);
   if (budget !== null && budget !== undefined) {
     for (const c of LENGTH_COSTS) {
       if (await passagesLength(passages, chunk) <= budget) break;
-      passages = await expandAt(ranked, chunk, nChunks, k, c * k / budget);
+      passages = await expandAt(ranked, chunk, nChunks, k, c * k / budget, budget);
     }
   }
   return passages;
@@ -72,22 +73,21 @@ export async function passagesLength(passages, chunk) {
 }
 
 /**
- * The passages, each chunk valued by its rank less `cost` per character.
+ * The passages, each chunk valued by its rank less `base x used / budget` per character
+ * (used: the characters of the passages before its own).
  * @param {number[]} ranked
  * @param {(i: number) => Promise<ChunkRecord>} chunk
  * @param {number} nChunks
  * @param {number} k
- * @param {number} cost
+ * @param {number} base
+ * @param {number} budget
  * @returns {Promise<{hit: number, span: number[]}[]>}
  */
-async function expandAt(ranked, chunk, nChunks, k, cost) {
+async function expandAt(ranked, chunk, nChunks, k, base, budget) {
   /** @type {Map<number, number>} */
   const rankOf = new Map();
   ranked.forEach((i, r) => { if (!rankOf.has(i)) rankOf.set(i, r + 1); });
-  const value = (/** @type {number} */ j, /** @type {number} */ length) => {
-    const r = rankOf.get(j);
-    return (r !== undefined ? DECAY / (DECAY + r - 1) : 0.0) - PENALTY - cost * length;
-  };
+  let used = 0;
   /** @type {Set<number>} */
   const covered = new Set();
   /** @type {{hit: number, span: number[]}[]} */
@@ -95,10 +95,16 @@ async function expandAt(ranked, chunk, nChunks, k, cost) {
   for (const hit of ranked) {
     if (passages.length === k) break;
     if (covered.has(hit)) continue;
+    const cost = base * (used / budget);
+    const value = (/** @type {number} */ j, /** @type {number} */ length) => {
+      const r = rankOf.get(j);
+      return (r !== undefined ? DECAY / (DECAY + r - 1) : 0.0) - PENALTY - cost * length;
+    };
     const span = (await objectPassage(hit, chunk, ranked, rankOf, covered, value))
       ?? await segment(hit, chunk, nChunks, covered, value);
     for (const j of span) covered.add(j);
     passages.push({ hit, span });
+    used += await passagesLength([{ hit, span }], chunk);
   }
   return passages;
 }
