@@ -2,7 +2,7 @@
 several character budgets, sphinx-rag's passages as they are and only cut (``cut``) or
 sized to the budget (``sized``, expand.py), against the fixed-window baselines.
 
-    python eval/budget_report.py BUILD_DIR QUESTIONS.json [--budgets 4000,8000,16000] [--methods ...]
+    python eval/budget_report.py BUILD_DIR QUESTIONS.json [--budgets 4000,8000,16000] [--methods ...] [--hits]
 
 The same numbers as ``sphinx-rag evaluate BUILD_DIR QUESTIONS --budget B [--no-fit]``, in
 one process: each query is ranked once per method (the ranking does not depend on the
@@ -41,12 +41,15 @@ def main(argv=None) -> int:
     parser.add_argument("--budgets", default="4000,8000,16000")
     parser.add_argument("--methods", default=None, help="comma-separated (default: evaluate's)")
     parser.add_argument("--title", default="")
+    parser.add_argument("--hits", action="store_true",
+                        help="report MRR@10 / Recall@10 of the answering passage even when the questions list "
+                             "answer components")
     args = parser.parse_args(argv)
     budgets = [int(b) for b in args.budgets.split(",")]
     methods = args.methods.split(",") if args.methods else default_methods(args.build_dir)
     questions = load_questions(args.questions)
     _cache_rankings()
-    ac = any(q.get("answer_components") for q in questions)
+    ac = not args.hits and any(q.get("answer_components") for q in questions)
     keys = ("ac-mrr@10", "ac-recall@10") if ac else ("mrr@10", "recall@10")
     names = ("AC-MRR", "AC-R@10") if ac else ("MRR", "R@10")
     rows: dict[str, dict[int, dict]] = {}

@@ -176,10 +176,11 @@ def _manifest_llm(searcher) -> dict:
     return llm if isinstance(llm, dict) else {}
 
 
-def passage_lines(results, sent, max_context_tokens: int) -> list[str]:
+def passage_lines(results, sent, max_context_tokens: int, rejected=()) -> list[str]:
     """The retrieved passages in rank order, one line each: ``[n] title — url`` for the
     passages sent to the LLM (n: their number in the prompt, which the answer cites),
-    ``[-] title — url  (not sent: ...)`` for the others.
+    ``[-] title — url  (not sent: ...)`` for the others: judged not relevant (their ids
+    in ``rejected``) or not fitting.
 
     ``sent`` is ``build_messages(...).passages``: a subsequence of ``results`` (by id),
     the top one possibly cut after a sentence.
@@ -191,16 +192,37 @@ def passage_lines(results, sent, max_context_tokens: int) -> list[str]:
             n, p = by_id[r.id]
             note = "" if p.text == r.text else f"  (cut to fit max_context_tokens={max_context_tokens})"
             lines.append(f"[{n}] {clean(r.title)} \u2014 {clean(r.url)}{note}")
+        elif r.id in rejected:
+            lines.append(f"[-] {clean(r.title)} \u2014 {clean(r.url)}  (not sent: judged not relevant)")
         else:
             lines.append(f"[-] {clean(r.title)} \u2014 {clean(r.url)}  (not sent: does not fit in "
                          f"max_context_tokens={max_context_tokens})")
     return lines
 
 
+STEP_HEADINGS = {"rewrite": "Search queries (the model rewrites the question):",
+                 "judge": "Relevance (the model judges each passage, one call each):"}
+
+
+def step_line(step) -> str:
+    """One extra LLM call as the terminal shows it: what it gave, its time and tokens."""
+    tokens = f"{step.prompt_tokens}+{step.completion_tokens} tokens{' (estimated)' if step.estimated else ''}"
+    cost = f"({step.seconds:.2f} s, {tokens})"
+    if step.error:
+        return f"  failed after {step.seconds:.2f} s: {clean(step.error)}"
+    if step.kind == "rewrite":
+        queries = " | ".join(clean(q) for q in step.result) or "none usable: the question alone"
+        return f"  {queries}  {cost}"
+    verdict = {True: "yes", False: "no", None: "kept (neither yes nor no)"}[step.result]
+    return f"  {verdict:<4} {clean(step.passage.title)}  {cost}"
+
+
 def _ask(args) -> int:
     from .llm import client
+    from .llm.context import gather_context
     from .llm.endpoint import normalize_endpoint
-    from .llm.prompt import build_messages, llm_passage
+    from .llm.multi_query import fuse_rankings
+    from .llm.prompt import build_messages, passage_budget
     from .llm.settings import merge_settings
     from .retrieve import Searcher
 
@@ -210,7 +232,8 @@ def _ask(args) -> int:
     searcher = Searcher(args.build_dir, fusion=args.fusion, encoder=args.encoder)
     flags = {"endpoint": args.endpoint, "model": args.model, "timeout": args.timeout,
              "temperature": args.temperature, "max_context_tokens": args.max_context_tokens,
-             "max_answer_chars": args.max_answer_chars, "project": args.project}  # None: not given
+             "max_answer_chars": args.max_answer_chars, "multi_query": args.multi_query,
+             "filter_passages": args.filter_passages, "project": args.project}  # None: not given
     settings = merge_settings([flags, _manifest_llm(searcher)])
     if settings is None:
         print("[sphinx-rag] no LLM endpoint: pass --endpoint URL (e.g. http://127.0.0.1:8080/v1 for "
@@ -222,23 +245,55 @@ def _ask(args) -> int:
     except ValueError as exc:
         print(clean(f"[sphinx-rag] {exc}"), file=sys.stderr)
         return 2
-    model = settings["model"]  # "": the server's only model
     timeout, temperature = settings["timeout"], settings["temperature"]
-    max_tokens = settings["max_context_tokens"]
-
-    results = [llm_passage(r) for r in searcher.search(question, k=args.k)]
-    if not results:
-        print("no results: nothing to ask the LLM about")
-        return 0
+    max_tokens, project = settings["max_context_tokens"], settings["project"]
     try:
-        built = build_messages(question, results, project=settings["project"],
-                               prompt=settings["prompt"], max_context_tokens=max_tokens)
+        budget = passage_budget(question, args.k, project=project, prompt=settings["prompt"],
+                                max_context_tokens=max_tokens)
     except ValueError as exc:  # a bad prompt in the manifest
         print(clean(str(exc)), file=sys.stderr)
         return 2
+    chosen = [settings["model"]]  # "": the server's only model, asked once
+
+    def model() -> str:
+        if not chosen[0]:
+            models = client.list_models(endpoint, timeout=timeout)
+            if len(models) != 1:
+                offered = ", ".join(models) or "none"
+                raise client.LLMError(f"no LLM model given: pass --model NAME (the server at {endpoint} "
+                                      f"offers: {offered}) or set sphinx_rag_llm[\"model\"].")
+            chosen[0] = models[0]
+        return chosen[0]
+
+    def complete(messages, max_reply_tokens):
+        return client.complete_chat(endpoint, model(), messages, max_tokens=max_reply_tokens, timeout=timeout)
+
+    def search(queries):  # the passages of the queries' fused rankings, sized to the context
+        rankings = [searcher.ranking(q)[0] for q in queries]
+        return searcher.passages(rankings[0] if len(rankings) == 1 else fuse_rankings(rankings), args.k, budget)
+
+    headed: set[str] = set()
+
+    def started(kind, _passage):  # a heading before the first call of each kind
+        if kind not in headed:
+            headed.add(kind)
+            print(STEP_HEADINGS[kind], flush=True)
+
+    context = gather_context(question, search, project=project, complete=complete,
+                             multi_query=settings["multi_query"], filter_passages=settings["filter_passages"],
+                             on_step_start=started, on_step=lambda step: print(step_line(step), flush=True))
+    results = context.retrieved
+    if not results:
+        print("no results: nothing to ask the LLM about")
+        return 0
+    built = build_messages(question, context.passages, project=project, prompt=settings["prompt"],
+                           max_context_tokens=max_tokens)
     sent = built.passages
+    rejected = {p.id for p, verdict in zip(results, context.verdicts) if verdict is False} - {p.id for p in sent}
+    if context.steps:
+        print()
     print("Retrieved passages:")
-    for line in passage_lines(results, sent, max_tokens):
+    for line in passage_lines(results, sent, max_tokens, rejected):
         print(line)
     print(flush=True)
     if not sent:
@@ -259,14 +314,7 @@ def _ask(args) -> int:
             written.append(text)
 
     try:
-        if not model:
-            models = client.list_models(endpoint, timeout=timeout)
-            if len(models) != 1:
-                offered = ", ".join(models) or "none"
-                raise client.LLMError(f"no LLM model given: pass --model NAME (the server at {endpoint} "
-                                      f"offers: {offered}) or set sphinx_rag_llm[\"model\"].")
-            model = models[0]
-        client.stream_chat(endpoint, model, built.messages, temperature=temperature, timeout=timeout,
+        client.stream_chat(endpoint, model(), built.messages, temperature=temperature, timeout=timeout,
                            max_chars=settings["max_answer_chars"], on_token=lambda t: write(cleaner.feed(t)))
     except client.LLMError as exc:
         write(cleaner.end())
@@ -384,8 +432,10 @@ def build_parser() -> argparse.ArgumentParser:
     help_ = "answer a question with a local LLM from the site's search results"
     p = sub.add_parser("ask", help=help_, description=(
         "Answer a question with a local OpenAI-compatible LLM server (llama.cpp, Ollama, vLLM) from the "
-        "site's search results. Lists the retrieved passages first, [n] for those sent to the LLM (the "
-        "answer cites them by that number), [-] for those that did not fit, then streams the answer."))
+        "site's search results, sized to the model's context window. With --multi-query or "
+        "--filter-passages, each extra call is shown as it ends (its result, time and tokens). Lists the "
+        "retrieved passages, [n] for those sent to the LLM (the answer cites them by that number), [-] for "
+        "those judged not relevant or that did not fit, then streams the answer."))
     p.add_argument("build_dir", metavar="BUILD_DIR", help=BUILD_DIR_HELP)
     p.add_argument("question", metavar="QUESTION", help="the question (quote it)")
     p.add_argument("--endpoint", metavar="URL", help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1 "
@@ -401,6 +451,12 @@ def build_parser() -> argparse.ArgumentParser:
                    "(default: the site's, else 4096)")
     p.add_argument("--max-answer-chars", type=_positive_int, metavar="N",
                    help="cut the answer after N characters, with a note (default: the site's, else 20000)")
+    p.add_argument("--multi-query", action=argparse.BooleanOptionalAction, default=None,
+                   help="first have the model rewrite the question into up to 3 search queries, searched with it "
+                   "and fused (one more call; default: the site's multi_query, else off)")
+    p.add_argument("--filter-passages", action=argparse.BooleanOptionalAction, default=None,
+                   help="have the model judge each passage before answering, one call each, and send only those "
+                   "it does not reject (default: the site's filter_passages, else off)")
     p.add_argument("--project", metavar="NAME", help="project name in the prompt (default: the site's)")
     p.add_argument("--fusion", choices=FUSIONS, help="override the site's fusion method (see search --help)")
     p.add_argument("--encoder", choices=ENCODERS, help=ENCODER_HELP)

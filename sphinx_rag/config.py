@@ -106,6 +106,8 @@ LLM_DEFAULTS = {
     "temperature": 0.1,
     "timeout": 60.0,  # seconds of inactivity (see llm/client.py)
     "max_answer_chars": 20000,  # an answer is cut there (a server that never stops)
+    "multi_query": False,  # the model rewrites the question into search queries (llm/multi_query.py)
+    "filter_passages": False,  # the model judges each passage before answering (llm/judge.py)
     "prompt": DEFAULT_PROMPT,
 }
 
@@ -152,6 +154,10 @@ def llm_settings(config: dict | None) -> dict:
     cap = out["max_answer_chars"]
     if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1:
         raise err("max_answer_chars", "must be an int >= 1 (characters after which an answer is cut), e.g. 20000")
+    for key, what in (("multi_query", "the model writes search queries for the question"),
+                      ("filter_passages", "the model judges each passage before answering")):
+        if not isinstance(out[key], bool):
+            raise err(key, f"must be True or False ({what}; slower), e.g. True")
     message = validate_prompt(out["prompt"])
     if message:
         raise err("prompt", message)
@@ -238,6 +244,9 @@ CONFIG = [
            "search dialog). Keys: `endpoint` (required, e.g. `http://127.0.0.1:8080/v1`), "
            "`model` (required), `max_context_tokens` (4096), `temperature` (0.1), `timeout` "
            "(60 s of inactivity), `max_answer_chars` (20000: a longer answer is cut, with a note), "
+           "`multi_query` (False; True: the model first rewrites the question into up to 3 search queries, "
+           "searched with it and fused), `filter_passages` (False; True: the model judges each passage, one "
+           "call each, and those it rejects are not sent), "
            "`prompt` (template with `{project}`, `{passages}`, `{question}`; a line `---` splits system "
            "and user messages).",
            _llm),

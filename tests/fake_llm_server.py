@@ -15,6 +15,8 @@ Ollama and vLLM)::
                                "disconnected": bool} of the last streamed answer (null before)
     GET  /_other_requests      [[method, path, body bytes], ...]: what the *other* server got
     GET  /_answer?mode=M       the whole answer mode M streams (text/plain)
+    GET  /_requests            [{"kind": "rewrite"|"judge"|"answer", "model", "stream", "max_tokens"}, ...]:
+                               every chat request so far, in order
     OPTIONS *                  CORS preflight (204)
 
 A second listener on another port, the "other host", records every request made to it
@@ -44,6 +46,16 @@ escapes     an answer with terminal escape sequences cut across tokens (title ch
 huge        50 MB of Markdown in 1,000-character tokens, as fast as the client reads
 md<N>       N characters of varied Markdown (paragraphs, lists, code, headings, citations)
             in 1,000-character tokens; md<N>t<T>: in T-character tokens
+noqueries   asked for search queries, answers prose without any; asked to judge, "Maybe."
+nousage     like normal, without "usage" in a non-streamed reply (clients estimate tokens)
+
+Ask's extra calls (sphinx_rag/llm/multi_query.py, judge.py), told apart by their system
+message, get deterministic replies in every mode that answers: search queries as a small
+model writes them (a preamble, a numbered list, quotes, bold, one query twice) made of the
+question's longer words, and "Yes." to a passage sharing a word of 5+ letters of the
+question in the passage's title, else "No, it does not help." (in ``slow`` mode each after
+0.4 s). A reply not
+streamed carries ``usage``: the words of the messages and of the reply.
 """
 
 from __future__ import annotations
@@ -60,7 +72,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
 MODES = ("normal", "slow", "disconnect", "json", "error500", "nocors", "xss", "redirect307", "redirect302",
-         "bareredirect", "escapes", "huge", "nopreflight")
+         "bareredirect", "escapes", "huge", "nopreflight", "noqueries", "nousage")
 SIZED = re.compile(r"^md(\d{1,9})(?:t(\d{1,7}))?$")  # md<N>[t<T>]: N characters in T-character tokens
 HUGE_CHARS = 50_000_000
 
@@ -151,6 +163,48 @@ def answer_for(mode: str, body: dict) -> str:
             "See also the second passage for details [2].")
 
 
+_STOP = {"what", "which", "when", "where", "does", "with", "that", "this", "from", "have", "your", "into", "there",
+         "about", "should", "would", "could", "they", "them", "then", "than", "their", "will", "make", "want"}
+
+
+def _message(body: dict, role: str) -> str:
+    for m in body.get("messages") or []:
+        if isinstance(m, dict) and m.get("role") == role and isinstance(m.get("content"), str):
+            return m["content"]
+    return ""
+
+
+def step_kind(body: dict) -> str:
+    """"rewrite", "judge" (Ask's extra calls, by their system message) or "answer"."""
+    system = _message(body, "system")
+    if system.startswith("You write search queries"):
+        return "rewrite"
+    if system.startswith("You check whether an excerpt"):
+        return "judge"
+    return "answer"
+
+
+def _words(text: str, shortest: int) -> list[str]:
+    """Words of ``shortest`` letters or more, camelCase split, lower case, stop words out."""
+    return [w for w in (m.lower() for m in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])", text))
+            if len(w) >= shortest and w not in _STOP]
+
+
+def step_answer(mode: str, kind: str, body: dict) -> str:
+    user = _message(body, "user")
+    question = user.rsplit("Question: ", 1)[-1] if kind == "rewrite" else user.split("\n", 1)[0][len("Question: "):]
+    if kind == "rewrite":
+        content = list(dict.fromkeys(_words(question, 4)))
+        if mode == "noqueries" or not content:
+            return "Sure! You should read the documentation carefully, it explains everything about this."
+        first, second = " ".join(content[:3]), " ".join(content[::-1][:3])
+        return f'Here are three search queries:\n1. "{first}"\n2. **{second}**\n3. {first}\n'
+    if mode == "noqueries":
+        return "Maybe."
+    title = re.search(r"^Excerpt \((.*)\):$", user, re.M)
+    return "Yes." if title and set(_words(question, 5)) & set(_words(title.group(1), 5)) else "No, it does not help."
+
+
 def words(text: str) -> list[str]:
     return re.findall(r"\s*\S+", text) or [text]
 
@@ -174,6 +228,7 @@ class State:
     last_request = None
     last_stream = None
     other_requests: list = []
+    requests: list = []  # {"kind", "model", "stream", "max_tokens"} of every chat request
     other_port = 0
     last_activity = time.monotonic()
     lock = threading.Lock()
@@ -268,6 +323,10 @@ class Handler(BaseHTTPRequestHandler):
             with State.lock:
                 last = State.last_stream
             self.send_json(200, last, forced)
+        elif path == "/_requests":
+            with State.lock:
+                seen = list(State.requests)
+            self.send_json(200, seen, forced)
         elif path == "/_other_requests":
             with State.lock:
                 other = list(State.other_requests)
@@ -311,14 +370,26 @@ class Handler(BaseHTTPRequestHandler):
             self.send_json(500, {"error": {"code": 500, "message": "model crashed: out of memory",
                                            "type": "server_error"}}, forced)
             return
-        text = answer_for(mode, body)
-        if mode == "json" or not body.get("stream"):
-            self.send_json(200, {
-                "id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": model,
-                "choices": [{"index": 0, "finish_reason": "stop",
-                             "message": {"role": "assistant", "content": text}}],
-                "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
-            }, forced)
+        kind = step_kind(body)
+        with State.lock:
+            State.requests.append({"kind": kind, "model": model, "stream": bool(body.get("stream")),
+                                   "max_tokens": body.get("max_tokens")})
+        if kind == "answer":
+            text = answer_for(mode, body)
+        else:
+            text = step_answer(mode, kind, body)
+            if mode == "slow":
+                time.sleep(0.4)
+        if mode == "json" or not body.get("stream") or kind != "answer":
+            reply = {"id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": model,
+                     "choices": [{"index": 0, "finish_reason": "stop",
+                                  "message": {"role": "assistant", "content": text}}]}
+            if mode != "nousage":
+                prompt = sum(len(str(m.get("content", "")).split()) for m in body.get("messages") or []
+                             if isinstance(m, dict))
+                reply["usage"] = {"prompt_tokens": prompt, "completion_tokens": len(text.split()),
+                                  "total_tokens": prompt + len(text.split())}
+            self.send_json(200, reply, forced)
             return
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")

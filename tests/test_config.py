@@ -51,7 +51,8 @@ def test_llm_settings_defaults():
     assert llm_settings({}) == {} and llm_settings(None) == {}
     s = llm_settings({"endpoint": "http://127.0.0.1:8080", "model": "gemma3"})
     assert s == {"endpoint": "http://127.0.0.1:8080/v1", "model": "gemma3", "max_context_tokens": 4096,
-                 "temperature": 0.1, "timeout": 60.0, "max_answer_chars": 20000, "prompt": DEFAULT_PROMPT}
+                 "temperature": 0.1, "timeout": 60.0, "max_answer_chars": 20000, "multi_query": False,
+                 "filter_passages": False, "prompt": DEFAULT_PROMPT}
     assert s == {**LLM_DEFAULTS, "endpoint": "http://127.0.0.1:8080/v1", "model": "gemma3"}
 
 
@@ -63,6 +64,8 @@ def test_llm_settings_defaults():
     ({"endpoint": "http://h:1", "model": "m", "temperature": 5}, "['temperature']"),
     ({"endpoint": "http://h:1", "model": "m", "timeout": 0}, "['timeout']"),
     ({"endpoint": "http://h:1", "model": "m", "max_answer_chars": 0}, "['max_answer_chars'] must be an int >= 1"),
+    ({"endpoint": "http://h:1", "model": "m", "multi_query": "yes"}, "['multi_query'] must be True or False"),
+    ({"endpoint": "http://h:1", "model": "m", "filter_passages": 1}, "['filter_passages'] must be True or False"),
     ({"endpoint": "http://h:1", "model": "m", "max_answer_chars": 2.5}, "['max_answer_chars']"),
     ({"endpoint": "http://h:1", "model": "m", "max_answer_chars": True}, "['max_answer_chars']"),
     ({"endpoint": "http://h:1", "model": "m", "api_key": "x"}, "unknown keys ['api_key']"),

@@ -259,8 +259,15 @@ def test_merge_settings_as_sphinx_rag_ask_uses_it():
     assert merge_settings([flags, {}]) is None and merge_settings([{"endpoint": ""}, site]) is None
     only = merge_settings([{"endpoint": "localhost:11434"}, {}])
     assert only == {"endpoint": "localhost:11434", "model": "", "max_context_tokens": 4096, "temperature": 0.1,
-                    "timeout": 60.0, "max_answer_chars": 20000, "prompt": DEFAULT_PROMPT, "project": "documented"}
+                    "timeout": 60.0, "max_answer_chars": 20000, "multi_query": False, "filter_passages": False,
+                    "prompt": DEFAULT_PROMPT, "project": "documented"}
     assert merge_settings([{**flags, "max_answer_chars": 5000}, site])["max_answer_chars"] == 5000
+    # --multi-query / --no-filter-passages over a site's switches (None: not given, the site's)
+    switched = browser_settings({"endpoint": "http://h:1", "model": "m", "filter_passages": True}, "p")
+    merged = merge_settings([{**flags, "multi_query": True}, switched])
+    assert (merged["multi_query"], merged["filter_passages"]) == (True, True)
+    merged = merge_settings([{**flags, "filter_passages": False}, switched])
+    assert (merged["multi_query"], merged["filter_passages"]) == (False, False)
 
 
 # -- streaming against the fake server (in process) ------------------------------------------
@@ -295,8 +302,8 @@ def test_stream_chat_errors_keep_partial_text(fake_server):
 
 # -- the CLI ------------------------------------------------------------------------------------
 
-def ask(site: Path, *args: str) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "sphinx_rag", "ask", str(site), QUESTION, *args]
+def ask(site: Path, *args: str, question: str = QUESTION) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "sphinx_rag", "ask", str(site), question, *args]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=300)
 
 
@@ -382,27 +389,39 @@ def test_ask_unreachable_still_prints_sources(demo_html, expected_passages):
 
 def test_ask_lists_each_passage_once_with_its_citation_number(fake_server, demo_html, expected_passages):
     """In a small context window: [n] is the number the passage has in the prompt (so the
-    answer's [n] finds it), [-] marks the passages not sent, and a cut top passage says so."""
-    ids = [r.id for r in expected_passages]
+    answer's [n] finds it), [-] marks the passages not sent, and a cut top passage says so.
+    The passages are those of the search sized to the window (passage_budget)."""
+    from sphinx_rag.llm.prompt import llm_passage, passage_budget
+    from sphinx_rag.retrieve import Searcher
+
+    searcher = Searcher(demo_html)
+    scored = searcher.ranking(QUESTION)[0]
+
+    def passages_at(budget: int) -> list:
+        sized = passage_budget(QUESTION, 8, project="mlkit", max_context_tokens=budget)
+        return [llm_passage(r) for r in searcher.passages(scored, 8, sized)]
 
     def sent_at(budget: int) -> list:
-        return build_messages(QUESTION, expected_passages, project="mlkit", max_context_tokens=budget).passages
+        return build_messages(QUESTION, passages_at(budget), project="mlkit", max_context_tokens=budget).passages
 
     def ranks(budget: int) -> list[int]:
+        ids = [r.id for r in passages_at(budget)]
         return [ids.index(p.id) for p in sent_at(budget)]
 
     budgets = range(500, 4096, 10)
     with_gap = next(b for b in budgets if ranks(b) and ranks(b) != list(range(len(ranks(b)))))  # renumbered
-    top_cut = next(b for b in budgets if sent_at(b) and sent_at(b)[0].text != expected_passages[0].text)
+    top_cut = next(b for b in budgets if sent_at(b) and sent_at(b)[0].text != passages_at(b)[0].text)
+    assert passages_at(with_gap) != expected_passages  # sized to the small window
     for budget in (with_gap, top_cut):
         proc = ask(demo_html, "--endpoint", fake_server, "--model", "normal", "--project", "mlkit",
                    "--max-context-tokens", str(budget))
         assert proc.returncode == 0, proc.stderr
+        results = passages_at(budget)
         sent = {p.id: (n, p) for n, p in enumerate(sent_at(budget), start=1)}
         user = last_request(fake_server)["messages"][-1]["content"]
         listing = proc.stdout.split("\n\n", 1)[0].splitlines()
-        assert listing[0] == "Retrieved passages:" and len(listing) == 1 + len(expected_passages)
-        for line, r in zip(listing[1:], expected_passages):
+        assert listing[0] == "Retrieved passages:" and len(listing) == 1 + len(results)
+        for line, r in zip(listing[1:], results):
             if r.id in sent:
                 n, p = sent[r.id]
                 cut = f"  (cut to fit max_context_tokens={budget})" if p.text != r.text else ""
@@ -410,7 +429,7 @@ def test_ask_lists_each_passage_once_with_its_citation_number(fake_server, demo_
                 assert f"[{n}] {r.title} ({r.url})\n{p.text.strip()[:80]}" in user
             else:
                 assert line == f"[-] {r.title} \u2014 {r.url}  (not sent: does not fit in max_context_tokens={budget})"
-        assert f"[{len(sent) + 1}] " not in user and proc.stdout.count("\u2014") == len(expected_passages)
+        assert f"[{len(sent) + 1}] " not in user and proc.stdout.count("\u2014") == len(results)
 
 
 def test_ask_without_endpoint_is_a_usage_error(demo_html):
@@ -552,3 +571,77 @@ def test_ask_into_a_closed_pipe_exits_quietly(fake_server, demo_html):
     stderr = proc.stderr.read().decode()
     assert proc.wait(timeout=300) == 141, stderr
     assert stderr == ""
+
+
+# -- Ask's extra calls: multi-query and filtering (llm/context.py) against the fake server --------
+
+def requests_log(base: str) -> list[dict]:
+    with urllib.request.build_opener(urllib.request.ProxyHandler({})).open(f"{base}/_requests") as r:
+        return json.load(r)
+
+
+def test_complete_chat_returns_the_reply_and_the_server_usage(fake_server):
+    from sphinx_rag.llm.judge import judge_messages
+    from sphinx_rag.llm.multi_query import parse_queries, rewrite_messages
+
+    question = "How do I impute missing values with the median?"
+    reply, usage = client.complete_chat(fake_server, "normal", rewrite_messages(question, "mlkit"), max_tokens=128)
+    assert parse_queries(reply, question) == ["impute missing values", "median values missing"]
+    assert usage["completion_tokens"] == len(reply.split()) and usage["prompt_tokens"] > 40
+    body = last_request(fake_server)
+    assert body["stream"] is False and body["max_tokens"] == 128 and body["temperature"] == 0.0
+    reply, usage = client.complete_chat(fake_server, "nousage", judge_messages(question, "Missing values", "The median of each "
+                                        "column fills missing values.", "mlkit"), max_tokens=8)
+    assert (reply, usage) == ("Yes.", None)
+    with pytest.raises(client.LLMHTTPError, match="out of memory"):
+        client.complete_chat(fake_server, "error500", rewrite_messages(question, "p"), max_tokens=8)
+    with pytest.raises(client.LLMRedirect):
+        client.complete_chat(fake_server, "redirect307", rewrite_messages(question, "p"), max_tokens=8)
+    with pytest.raises(client.LLMUnreachable):
+        client.complete_chat(f"http://127.0.0.1:{closed_port()}", "m", rewrite_messages(question, "p"), max_tokens=8)
+
+
+def test_ask_with_multi_query_and_filtering_reports_every_call(fake_server, demo_html):
+    before = len(requests_log(fake_server))
+    proc = ask(demo_html, "--endpoint", fake_server, "--model", "normal", "--multi-query", "--filter-passages",
+               question="How do I replace missing values with the mean of each column?")
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    # the rewrite: its queries (the fake's, read from its sloppy list), time and the server's tokens
+    assert re.match(r"Search queries \(the model rewrites the question\):\n  replace missing values \| column each "
+                    r"mean  \(\d+\.\d\d s, \d+\+\d+ tokens\)\n", out), out
+    # then one verdict per passage, each with its time and tokens
+    heading = "Relevance (the model judges each passage, one call each):\n"
+    verdicts = re.findall(r"^  (yes|no)  +(.+?)  \(\d+\.\d\d s, \d+\+\d+ tokens\)$", out.split(heading, 1)[1], re.M)
+    log = requests_log(fake_server)[before:]
+    assert [r["kind"] for r in log] == ["rewrite"] + ["judge"] * len(verdicts) + ["answer"] and len(verdicts) == 8
+    assert [r["max_tokens"] for r in log[:2]] == [128, 8] and not any(r["stream"] for r in log[:-1])
+    assert {v for v, _ in verdicts} == {"yes", "no"}
+    # the rejected passages are listed as such and not sent
+    listing = out.split("Retrieved passages:\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    rejected = [line for line in listing if line.endswith("(not sent: judged not relevant)")]
+    assert len(rejected) == sum(v == "no" for v, _ in verdicts) and len(listing) == 8
+    user = last_request(fake_server)["messages"][-1]["content"]
+    assert user.count("\n[") + user.startswith("[") == 8 - len(rejected)  # "[n] Title (URL)" lines
+    assert "answers this [1]" in out
+
+
+def test_ask_falls_back_when_the_model_gives_no_query_nor_verdict(fake_server, demo_html, expected_passages):
+    proc = ask(demo_html, "--endpoint", fake_server, "--model", "noqueries", "--multi-query", "--filter-passages")
+    assert proc.returncode == 0, proc.stderr
+    assert "\n  none usable: the question alone  (" in proc.stdout
+    assert proc.stdout.count("  kept (neither yes nor no) ") == 8
+    listing = "\n".join(f"[{n}] {r.title} \u2014 {r.url}" for n, r in enumerate(expected_passages, start=1))
+    assert "Retrieved passages:\n" + listing + "\n\n" in proc.stdout  # the question's own passages, all sent
+    # no usage from the server: the tokens are estimated
+    proc = ask(demo_html, "--endpoint", fake_server, "--model", "nousage", "--multi-query")
+    assert proc.returncode == 0 and re.search(r"\d+\+\d+ tokens \(estimated\)\)\n", proc.stdout), proc.stdout
+
+
+def test_ask_extra_calls_to_a_stopped_server_end_in_the_answer_error(demo_html, expected_passages):
+    proc = ask(demo_html, "--endpoint", f"http://127.0.0.1:{closed_port()}", "--model", "m", "--multi-query",
+               "--filter-passages")
+    assert proc.returncode == 3
+    assert re.search(r"^  failed after \d+\.\d\d s: Could not connect", proc.stdout, re.M)
+    assert "Relevance" not in proc.stdout  # no judging after a failed call
+    assert "Could not connect to the LLM server" in proc.stderr

@@ -8,7 +8,8 @@
 3. With ``filter_passages``: the model judges each passage, one call each (``judge.py``);
    the rejected ones are not sent.
 
-Each extra call is reported to ``on_step`` as a :class:`Step` when it ends (its reply,
+Each extra call is announced to ``on_step_start`` (its kind, the passage judged) and
+reported to ``on_step`` as a :class:`Step` when it ends (its reply,
 seconds, and tokens: the server's ``usage`` when it sends one, else ``ceil(chars / 4)``
 of the messages and the reply). A failed call (the server down, a timeout) ends the extra
 steps: the question is searched alone, the passages are kept, and the answer's own call
@@ -82,6 +83,7 @@ def call_step(kind: str, complete: Complete, messages: list[dict], max_tokens: i
 
 def gather_context(question: str, search: Callable[[list[str]], list], *, project: str,
                    complete: Complete | None = None, multi_query: bool = False, filter_passages: bool = False,
+                   on_step_start: Callable[[str, Any], None] = lambda kind, passage: None,
                    on_step: Callable[[Step], None] = lambda step: None) -> Context:
     """The passages for an answer to ``question`` (see the module's docstring).
 
@@ -92,6 +94,7 @@ def gather_context(question: str, search: Callable[[list[str]], list], *, projec
     queries, steps = [question], []
     failed = False
     if multi_query and complete is not None:
+        on_step_start("rewrite", None)
         step = call_step("rewrite", complete, rewrite_messages(question, project), REWRITE_MAX_TOKENS)
         failed = bool(step.error)
         step.result = [] if failed else parse_queries(step.reply, question)
@@ -102,6 +105,7 @@ def gather_context(question: str, search: Callable[[list[str]], list], *, projec
     context = Context(passages, queries, retrieved=passages, steps=steps)
     if filter_passages and complete is not None and not failed and passages:
         for p in passages:
+            on_step_start("judge", p)
             messages = judge_messages(question, _field(p, "title"), _field(p, "text"), project)
             step = call_step("judge", complete, messages, JUDGE_MAX_TOKENS)
             step.passage = p

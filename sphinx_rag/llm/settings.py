@@ -28,8 +28,9 @@ def browser_settings(config: dict | None, project: str) -> dict:
     """The resolved, non-secret LLM settings for the manifest (JSON-able); ``{}`` when off.
 
     Keys: endpoint (normalised, ends in /v1), model, max_context_tokens,
-    temperature, timeout (seconds), max_answer_chars, prompt (the template,
-    default or custom), project. Raises ConfigError for an invalid ``sphinx_rag_llm``.
+    temperature, timeout (seconds), max_answer_chars, multi_query, filter_passages,
+    prompt (the template, default or custom), project. Raises ConfigError for an
+    invalid ``sphinx_rag_llm``.
     """
     settings = llm_settings(config)
     if not settings:
@@ -37,7 +38,9 @@ def browser_settings(config: dict | None, project: str) -> dict:
     return {"endpoint": settings["endpoint"], "model": settings["model"],
             "max_context_tokens": settings["max_context_tokens"],
             "temperature": settings["temperature"], "timeout": settings["timeout"],
-            "max_answer_chars": settings["max_answer_chars"], "prompt": settings["prompt"], "project": str(project or "")}
+            "max_answer_chars": settings["max_answer_chars"], "multi_query": settings["multi_query"],
+            "filter_passages": settings["filter_passages"], "prompt": settings["prompt"],
+            "project": str(project or "")}
 
 
 # -- the merge rule ---------------------------------------------------------------------
@@ -70,6 +73,10 @@ def _positive(value: Any) -> float | None:
     return number if number is not None and number > 0 else None
 
 
+def _switch(value: Any) -> bool | None:
+    return value if isinstance(value, bool) else None
+
+
 def _count(value: Any) -> int | None:
     number = _int(value)
     return number if number is not None and number >= 1 else None
@@ -83,6 +90,8 @@ _USABLE: dict[str, Callable[[Any], Any]] = {
     "temperature": _number,
     "timeout": _positive,
     "max_answer_chars": _count,
+    "multi_query": _switch,
+    "filter_passages": _switch,
     "prompt": _text,
     "project": _text,
 }
@@ -96,7 +105,8 @@ def merge_settings(layers) -> dict | None:
     Usable: endpoint a non-blank string; model, prompt, project a non-empty string;
     max_context_tokens a finite number (truncated to an int); temperature a finite
     number; timeout a number > 0; max_answer_chars a finite number that is at least 1
-    once truncated to an int. Booleans are never numbers. Defaults:
+    once truncated to an int; multi_query, filter_passages a boolean. Booleans are
+    never numbers. Defaults:
     ``SETTINGS_DEFAULTS``. Returns None when there is no endpoint (the LLM is off).
     """
     layers = [layer for layer in layers if isinstance(layer, dict)]

@@ -14,13 +14,15 @@ import { DEFAULT_PROMPT } from './prompt.js';
 
 /**
  * @typedef {{endpoint: string, model: string, max_context_tokens: number, temperature: number,
- *            timeout: number, max_answer_chars: number, prompt: string, project: string}} LLMSettings
+ *            timeout: number, max_answer_chars: number, multi_query: boolean, filter_passages: boolean,
+ *            prompt: string, project: string}} LLMSettings
  *   what Python's `browser_settings()` emits and mergeSettings returns (timeout in seconds)
  */
 
 /** Python's `LLM_DEFAULTS` (timeout in seconds), without endpoint and model. */
 export const DEFAULTS = Object.freeze({
-  max_context_tokens: 4096, temperature: 0.1, timeout: 60, max_answer_chars: 20000, prompt: DEFAULT_PROMPT,
+  max_context_tokens: 4096, temperature: 0.1, timeout: 60, max_answer_chars: 20000, multi_query: false,
+  filter_passages: false, prompt: DEFAULT_PROMPT,
 });
 
 /** The {project} of the prompt when nobody names it (Python's `DEFAULT_PROJECT`). */
@@ -43,6 +45,8 @@ const USABLE = {
   temperature: (v) => (isNumber(v) ? v : null),
   timeout: (v) => (isNumber(v) && v > 0 ? v : null),
   max_answer_chars: (v) => (isNumber(v) && Math.trunc(v) >= 1 ? Math.trunc(v) : null),
+  multi_query: (v) => (typeof v === 'boolean' ? v : null),
+  filter_passages: (v) => (typeof v === 'boolean' ? v : null),
   prompt: (v) => (typeof v === 'string' && v ? v : null),
   project: (v) => (typeof v === 'string' && v ? v : null),
 };
@@ -55,7 +59,8 @@ const USABLE = {
  * "none"). Usable: endpoint a non-blank string; model, prompt, project a non-empty string;
  * max_context_tokens a finite number (truncated to an integer); temperature a finite
  * number; timeout a number > 0; max_answer_chars a finite number that is at least 1 once
- * truncated to an integer. Null when there is no endpoint (the LLM is off).
+ * truncated to an integer; multi_query, filter_passages a boolean. Null when there is no
+ * endpoint (the LLM is off).
  * @param {unknown[]} layers
  * @returns {LLMSettings | null}
  */
