@@ -18,7 +18,8 @@ function storage(init = {}) {
 
 const SITE = {
   endpoint: 'http://127.0.0.1:8080/v1', model: 'gemma3', max_context_tokens: 8192, temperature: 0.3,
-  timeout: 30, max_answer_chars: 30000, prompt: 'P {project}\n---\n{passages}\n{question}', project: 'mlkit',
+  timeout: 30, max_answer_chars: 30000, multi_query: false, filter_passages: true,
+  prompt: 'P {project}\n---\n{passages}\n{question}', project: 'mlkit',
 };
 
 test('readReaderSettings: valid JSON with an endpoint, else null', () => {
@@ -35,6 +36,9 @@ test('readReaderSettings: valid JSON with an endpoint, else null', () => {
     assert.deepEqual(readReaderSettings(storage({ [STORAGE_KEY]: JSON.stringify({ endpoint: 'e', timeout: bad }) })),
       { endpoint: 'e', model: '' });
   }
+  // the extra steps: booleans only
+  assert.deepEqual(readReaderSettings(storage({ [STORAGE_KEY]: JSON.stringify({ endpoint: 'e', multi_query: true,
+    filter_passages: 'yes' }) })), { endpoint: 'e', model: '', multi_query: true });
   const throwing = /** @type {Storage} */ (/** @type {unknown} */ ({ getItem() { throw new Error('denied'); } }));
   assert.equal(readReaderSettings(throwing), null);
 });
@@ -46,19 +50,21 @@ test('effectiveSettings: off without endpoint; the site config alone', () => {
   assert.deepEqual(effectiveSettings(SITE, null, 'ignored'), { ...SITE, source: 'site' });
 });
 
-test('effectiveSettings: the reader overrides endpoint, model and timeout only', () => {
+test('effectiveSettings: the reader overrides endpoint, model, timeout and the extra steps only', () => {
   const reader = { endpoint: 'http://127.0.0.1:11434/v1', model: 'llama3', timeout: 120 };
   assert.deepEqual(effectiveSettings(SITE, reader), { ...SITE, ...reader, source: 'reader' });
   assert.equal(effectiveSettings(SITE, { endpoint: 'e', model: 'm' })?.timeout, 30); // the site's
   const extra = /** @type {any} */ ({ ...reader, prompt: '{passages} {question}', temperature: 2, project: 'x' });
   assert.deepEqual(effectiveSettings(SITE, extra), { ...SITE, ...reader, source: 'reader' }); // nothing else
+  const steps = { ...reader, multi_query: true, filter_passages: false };
+  assert.deepEqual(effectiveSettings(SITE, steps), { ...SITE, ...steps, source: 'reader' });
 });
 
 test('effectiveSettings: reader only gets Python defaults and the page project name', () => {
   const s = effectiveSettings({}, { endpoint: 'e', model: 'm' }, 'mlkit');
   assert.deepEqual(s, {
     endpoint: 'e', model: 'm', max_context_tokens: 4096, temperature: 0.1, timeout: 60, max_answer_chars: 20000,
-    prompt: DEFAULT_PROMPT, project: 'mlkit', source: 'reader',
+    multi_query: false, filter_passages: false, prompt: DEFAULT_PROMPT, project: 'mlkit', source: 'reader',
   });
   assert.equal(effectiveSettings({}, { endpoint: 'e', model: 'm' })?.project, 'documented'); // as the CLI
 });

@@ -317,3 +317,38 @@ test('xss answer from the server renders as inert text', async () => {
   assert.deepEqual(links.map((a) => a.getAttribute('href')),
     ['user_guide/dummy.html#baselines', 'https://example.org/page', 'api/dummy.html#DummyClassifier']);
 });
+
+// -- short completions (Ask's extra calls) --------------------------------------------------------------
+
+test('completeChat: the reply and the server usage, not streamed; its failures as streamChat', async () => {
+  const { completeChat } = await import('../src/llm/llm.js');
+  const { rewriteMessages, parseQueries } = await import('../src/llm/multi_query.js');
+  const { judgeMessages } = await import('../src/llm/judge.js');
+  const question = 'How do I impute missing values with the median?';
+  const { text, usage } = await completeChat({ endpoint: BASE, model: 'normal', messages: rewriteMessages(question, 'mlkit'), maxTokens: 128 });
+  assert.deepEqual(parseQueries(text, question), ['impute missing values', 'median values missing']);
+  assert.equal(/** @type {any} */ (usage).completion_tokens, text.split(/\s+/).filter(Boolean).length);
+  const body = await lastRequest();
+  assert.equal(body.stream, false);
+  assert.equal(body.max_tokens, 128);
+  assert.equal(body.temperature, 0);
+  const judged = await completeChat({ endpoint: BASE, model: 'nousage', maxTokens: 8,
+    messages: judgeMessages(question, 'Imputation of missing values', 'The median of each column.', 'mlkit') });
+  assert.deepEqual(judged, { text: 'Yes.', usage: null });
+  /** @param {object} options */
+  const kindOf = async (options) => {
+    try {
+      await completeChat({ endpoint: BASE, model: 'normal', messages: rewriteMessages(question, 'p'), maxTokens: 8, ...options });
+    } catch (err) {
+      assert.ok(err instanceof LLMError);
+      return err.kind;
+    }
+    return 'none';
+  };
+  assert.equal(await kindOf({ model: 'error500' }), 'http');
+  assert.equal(await kindOf({ model: 'redirect307' }), 'redirect');
+  assert.equal(await kindOf({ endpoint: `http://127.0.0.1:${await closedPort()}` }), 'unreachable');
+  const stop = new AbortController();
+  stop.abort();
+  assert.equal(await kindOf({ signal: stop.signal }), 'aborted');
+});

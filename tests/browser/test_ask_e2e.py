@@ -605,3 +605,90 @@ def test_a_2_mb_answer_renders_incrementally_and_equals_a_full_render(page, cont
             expect(page.locator(INPUT)).to_have_value("searchbar!")
     print(f"2 MB / 0.5 MB time ratio: {seconds[2_000_000] / seconds[500_000]:.1f} (linear: 4, quadratic: 16)")
     assert seconds[2_000_000] < 120  # generous
+
+
+# -- multi-query and filtering (llm/context.js): each extra call a line of its own ------------------
+
+MISSING = "How do I replace missing values with the mean of each column?"
+STEP = "li.sphinx-rag-ask-step"
+
+
+def requests_log(base: str) -> list[dict]:
+    with urllib.request.urlopen(f"{base}/_requests", timeout=10) as r:
+        return json.loads(r.read())
+
+
+def test_multi_query_and_filtering_show_each_call_then_answer(page, context, site, serve, fake_llm):
+    """The reader turns both on; the slow mode keeps each extra call (0.4 s) on screen
+    while it runs. The rewrite's queries, then one verdict per passage, each with its
+    time and the server's tokens; the rejected passages are not sent."""
+    server = serve(site)
+    set_reader_llm(context, {"endpoint": f"{fake_llm}/v1", "model": "slow", "multi_query": True,
+                             "filter_passages": True})
+    page.goto(server.url + "index.html")
+    open_with_shortcut(page)
+    expect(page.locator(STATUS)).to_have_attribute("data-mode", "hybrid", timeout=120_000)
+    before = len(requests_log(fake_llm))
+    ask(page, MISSING, "hybrid")
+    wait_state(page, "preparing")
+    expect(page.locator(f"{STEP}[data-state=running]").first).to_be_visible()  # a call shown while it runs
+    wait_state(page, "done")
+
+    steps = page.locator(STEP)
+    first = steps.first
+    expect(first).to_have_attribute("data-kind", "rewrite")
+    expect(first).to_have_text(re.compile(r"^Search queries: “replace missing values”, “column each mean” "
+                                          r"\(\d+\.\d\d s, \d+\+\d+ tokens\)$"))
+    judged = page.locator(f"{STEP}[data-kind=judge]")
+    n = judged.count()
+    assert n == 8 and steps.count() == 1 + n
+    lines = judged.all_inner_texts()
+    assert all(re.search(r"\(\d+\.\d\d s, \d+\+\d+ tokens\)$", line) for line in lines), lines
+    verdicts = [judged.nth(k).get_attribute("data-verdict") for k in range(n)]
+    assert "true" in verdicts and "false" in verdicts
+    kept = [re.sub(r"^Relevant: | \(.*$", "", line) for line, v in zip(lines, verdicts) if v == "true"]
+    # what was sent: the passages not rejected, in their order; the calls: rewrite, 8 verdicts, answer
+    body = last_request(fake_llm)
+    assert [title for title, _ in sent_passages(body)] == kept
+    log = requests_log(fake_llm)[before:]
+    assert [r["kind"] for r in log] == ["rewrite"] + ["judge"] * 8 + ["answer"]
+    assert [r["stream"] for r in log] == [False] * 9 + [True]
+    steps_data = page.evaluate("window.sphinxRag.ask.steps.map(s => [s.kind, s.promptTokens, s.estimated, s.error])")
+    assert len(steps_data) == 9 and all(p > 0 and not est and not err for _, p, est, err in steps_data)
+    expect(page.locator(SOURCES)).to_have_count(len(kept))
+    assert problems(page) == []
+
+
+def test_stop_during_the_extra_calls_sends_no_answer_request(page, context, site, serve, fake_llm):
+    server = serve(site)
+    set_reader_llm(context, {"endpoint": f"{fake_llm}/v1", "model": "slow", "filter_passages": True})
+    page.goto(server.url + "index.html")
+    open_with_shortcut(page)
+    before = len(requests_log(fake_llm))
+    ask(page, MISSING)
+    expect(page.locator(f"{STEP}[data-kind=judge]").nth(1)).to_be_visible(timeout=LONG)
+    page.click("button.sphinx-rag-stop")
+    wait_state(page, "error")
+    expect(page.locator(ASK)).to_have_attribute("data-error-kind", "aborted")
+    kinds = [r["kind"] for r in requests_log(fake_llm)[before:]]
+    assert "answer" not in kinds and kinds.count("judge") < 8
+    assert_results_visible(page, MISSING)
+
+
+def test_the_reader_turns_the_extra_calls_on_in_the_settings(page, context, site, serve, fake_llm):
+    server = serve(site)
+    set_reader_llm(context, {"endpoint": f"{fake_llm}/v1", "model": "normal"})
+    page.goto(server.url + "index.html")
+    open_with_shortcut(page)
+    page.click(GEAR)
+    multi = page.locator("#sphinx-rag-llm-multi_query")
+    expect(multi).not_to_be_checked()
+    page.get_by_label("Let the model write more search queries first").check()
+    page.click("form.sphinx-rag-settings button[type=submit]")
+    stored = json.loads(page.evaluate(f"localStorage.getItem({json.dumps(STORAGE_KEY)})"))
+    assert stored == {"endpoint": f"{fake_llm}/v1", "model": "normal", "multi_query": True}
+    before = len(requests_log(fake_llm))
+    ask(page, MISSING)
+    wait_state(page, "done")
+    assert [r["kind"] for r in requests_log(fake_llm)[before:]] == ["rewrite", "answer"]
+    expect(page.locator(STEP)).to_have_count(1)

@@ -467,3 +467,135 @@ export async function streamChat(options) {
     signal?.removeEventListener('abort', onAbort);
   }
 }
+
+// -- short completions: Ask's extra calls ----------------------------------------------------------
+
+/** A short completion's body at most (bytes); more is a broken or hostile server. */
+export const MAX_COMPLETION_BYTES = 1_000_000;
+
+/**
+ * The body of a response as text, at most `limit` bytes (then null).
+ * @param {Response} response @param {number} limit
+ * @returns {Promise<string | null>}
+ */
+async function cappedText(response, limit) {
+  if (!response.body) return response.text();
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  let bytes = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return text + decoder.decode();
+    bytes += value.byteLength;
+    if (bytes > limit) {
+      reader.cancel().catch(() => {});
+      return null;
+    }
+    text += decoder.decode(value, { stream: true });
+  }
+}
+
+/**
+ * POST `{endpoint}/chat/completions` without streaming, for a short reply (Ask's rewrite
+ * and judge calls), as Python's complete_chat: resolves with the reply and the server's
+ * `usage` object (null without one). A server that streams anyway is read as a stream.
+ * Rejects with the LLMError kinds of streamChat (`timeoutMs`: the whole reply's time).
+ * @param {{endpoint: string, model: string, messages: Message[], maxTokens: number,
+ *          temperature?: number, timeoutMs?: number, signal?: AbortSignal, fetch?: typeof fetch}} options
+ * @returns {Promise<{text: string, usage: Record<string, unknown> | null}>}
+ */
+export async function completeChat(options) {
+  const { model, messages, maxTokens, temperature = 0, timeoutMs = 60000, signal } = options;
+  const base = normalizeEndpoint(options.endpoint);
+  const fetchFn = options.fetch ?? globalThis.fetch.bind(globalThis);
+  const controller = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => { timedOut = true; controller.abort(); }, timeoutMs);
+  const onAbort = () => controller.abort();
+  const stopped = () => (timedOut
+    ? new LLMError('timeout', `The LLM server at ${base} did not answer within ${timeoutMs / 1000} s (the timeout ` +
+      'setting; raise it for slow models).')
+    : new LLMError('aborted', 'Stopped.'));
+  /** @param {unknown} obj */
+  const usageOf = (obj) => {
+    const usage = obj && typeof obj === 'object' ? /** @type {any} */ (obj).usage : null;
+    return usage && typeof usage === 'object' && !Array.isArray(usage) ? usage : null;
+  };
+  if (signal?.aborted) throw stopped();
+  signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    /** @type {Response} */
+    let response;
+    try {
+      response = await fetchFn(`${base}/chat/completions`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
+        body: JSON.stringify({ model, messages, temperature, stream: false, max_tokens: maxTokens }),
+        redirect: 'manual',
+        signal: controller.signal,
+      });
+    } catch (err) {
+      if (controller.signal.aborted) throw stopped();
+      throw await connectionError(base, err, fetchFn);
+    }
+    try {
+      if (isRedirect(response)) {
+        response.body?.cancel().catch(() => {});
+        throw redirectError(base, response);
+      }
+      const raw = await cappedText(response, MAX_COMPLETION_BYTES);
+      if (raw === null) {
+        throw new LLMError('invalid', `The LLM server at ${base} sent more than ` +
+          `${MAX_COMPLETION_BYTES.toLocaleString('en-US')} bytes for a short completion.`);
+      }
+      if (!response.ok) {
+        const msg = serverMessage(raw);
+        let text = `The LLM server at ${base} answered HTTP ${response.status} ${response.statusText}`.trimEnd();
+        text += msg ? `: ${msg}` : '.';
+        throw new LLMError('http', text, { status: response.status, serverMessage: msg });
+      }
+      if (raw.trimStart().startsWith('data:')) { // streamed anyway
+        const parser = new SSEParser();
+        let text = '';
+        /** @type {Record<string, unknown> | null} */
+        let usage = null;
+        for (const payload of [...parser.push(raw), ...parser.end()]) {
+          if (payload.trim() === '[DONE]') break;
+          let chunk;
+          try {
+            chunk = JSON.parse(payload);
+            text += contentOf(chunk, 'delta')[0];
+          } catch {
+            throw new LLMError('invalid', `The LLM server at ${base} sent invalid JSON in its stream.`);
+          }
+          usage = usageOf(chunk) ?? usage;
+        }
+        return { text, usage };
+      }
+      let obj;
+      try {
+        obj = JSON.parse(raw);
+      } catch {
+        throw new LLMError('invalid', `The LLM server at ${base} sent a response that is not a chat completion (invalid JSON).`);
+      }
+      if (obj && typeof obj === 'object' && obj.error) {
+        const msg = serverMessage(raw);
+        throw new LLMError('http', `The LLM server at ${base} reported an error: ${msg}`, { status: response.status, serverMessage: msg });
+      }
+      try {
+        return { text: contentOf(obj, 'message')[0], usage: usageOf(obj) };
+      } catch {
+        throw new LLMError('invalid', `The LLM server at ${base} sent a response that is not a chat completion.`);
+      }
+    } catch (err) {
+      if (err instanceof LLMError) throw err;
+      if (controller.signal.aborted) throw stopped();
+      throw new LLMError('incomplete', `The connection to the LLM server at ${base} broke before the end of the reply.`,
+        { cause: err });
+    }
+  } finally {
+    clearTimeout(timer);
+    signal?.removeEventListener('abort', onAbort);
+  }
+}

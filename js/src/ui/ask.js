@@ -1,8 +1,12 @@
 // @ts-check
 /**
- * The "Ask" action of the search dialog: the question and the top passages of the
- * current results go to an OpenAI-compatible LLM server (prompt.js: buildMessages,
- * llm.js: streamChat, on the main thread), and the streamed answer is rendered with
+ * The "Ask" action of the search dialog: the question and its top passages, sized to the
+ * model's context window (the search worker, passageBudget), go to an OpenAI-compatible
+ * LLM server (prompt.js: buildMessages, llm.js: streamChat, on the main thread). With
+ * multi_query or filter_passages (the site's or the reader's), the model first rewrites
+ * the question into search queries and/or judges each passage (context.js): each of those
+ * calls is a line of the steps list while it runs, then says what it gave, its time and
+ * its tokens. The streamed answer is rendered with
  * markdown.js's MarkdownStream (DOM nodes only, never innerHTML), its [n] citations
  * linked to the cited passages, above a "Sources" list of the passages sent.
  *
@@ -13,24 +17,27 @@
  *
  * Settings: the site's (`manifest.json` settings.llm, passed in by the backend, no
  * request of its own) under the reader's override, kept in localStorage under
- * STORAGE_KEY as {endpoint, model, timeout?} — the only thing ever stored — combined
+ * STORAGE_KEY as {endpoint, model, timeout?, multi_query?, filter_passages?} — the only
+ * thing ever stored — combined
  * by llm_settings.js's mergeSettings. With neither, the Ask button is hidden; the gear
  * button's settings panel lets a reader enable it. The only request made is to the
  * configured endpoint (llm.js may also probe `<endpoint>/models` once, to tell a stopped
  * server from a CORS refusal).
  *
  * State for tests and tools: the answer section's `data-state` is idle | searching |
- * waiting | streaming | done | error (then `data-error-kind` is llm.js's error kind),
- * and `timings` ({start, firstToken, end}, performance.now() ms) describes the last
- * answer. The panel is `window.sphinxRag.ask`.
+ * preparing (the extra calls) | waiting | streaming | done | error (then
+ * `data-error-kind` is llm.js's error kind), `timings` ({start, firstToken, end},
+ * performance.now() ms) describes the last answer and `steps` its extra calls
+ * (context.js's Step). The panel is `window.sphinxRag.ask`.
  *
  * @module ask
  */
 
-import { LLMError, normalizeEndpoint, streamChat } from "../llm/llm.js";
+import { gatherContext } from "../llm/context.js";
+import { LLMError, completeChat, normalizeEndpoint, streamChat } from "../llm/llm.js";
 import { DEFAULTS, mergeSettings } from "../llm/llm_settings.js";
 import { MarkdownStream } from "../llm/markdown.js";
-import { buildMessages, llmPassage } from "../llm/prompt.js";
+import { buildMessages, passageBudget } from "../llm/prompt.js";
 import { displayText, titleParts } from "./highlight.js";
 import { h } from "./dom.js";
 import { wellFormed } from "./well_formed.js";
@@ -42,7 +49,8 @@ export const ASK_PASSAGES = 8;
 const PREFIX = "sphinx-rag";
 
 /**
- * @typedef {{endpoint: string, model: string, timeout?: number}} ReaderSettings
+ * @typedef {{endpoint: string, model: string, timeout?: number, multi_query?: boolean,
+ *            filter_passages?: boolean}} ReaderSettings
  * @typedef {import("../llm/llm_settings.js").LLMSettings & {source: "site" | "reader"}} Settings
  * @typedef {{title: string, url: string, text: string, id?: string}} Passage
  * @typedef {{start: number, firstToken: number | null, end: number | null}} Timings
@@ -82,6 +90,9 @@ export function readReaderSettings(storage) {
   /** @type {ReaderSettings} */
   const out = { endpoint: value.endpoint.trim(), model: typeof value.model === "string" ? value.model.trim() : "" };
   if (positive(value.timeout)) out.timeout = value.timeout;
+  for (const key of /** @type {const} */ (["multi_query", "filter_passages"])) {
+    if (typeof value[key] === "boolean") out[key] = value[key];
+  }
   return out;
 }
 
@@ -96,8 +107,9 @@ export function siteLLM(site) {
 }
 
 /**
- * What an answer uses: the site's settings with the reader's endpoint, model and timeout
- * on top; prompt, context size and temperature stay the site's (or Python's defaults).
+ * What an answer uses: the site's settings with the reader's endpoint, model, timeout and
+ * extra steps (multi_query, filter_passages) on top; prompt, context size and temperature
+ * stay the site's (or Python's defaults).
  * Null when neither names an endpoint (Ask is off). The layers of mergeSettings, the
  * rule `sphinx-rag ask` also follows.
  * @param {unknown} site  manifest settings.llm ({} when the site set none)
@@ -106,7 +118,10 @@ export function siteLLM(site) {
  * @returns {Settings | null}
  */
 export function effectiveSettings(site, reader, project = "") {
-  const override = reader && { endpoint: reader.endpoint, model: reader.model, timeout: reader.timeout };
+  const override = reader && {
+    endpoint: reader.endpoint, model: reader.model, timeout: reader.timeout,
+    multi_query: reader.multi_query, filter_passages: reader.filter_passages,
+  };
   const settings = mergeSettings([override, site, { project }]);
   return settings && /** @type {Settings} */ ({ ...settings, source: reader ? "reader" : "site" });
 }
@@ -191,7 +206,8 @@ function gearIcon() {
  * The part of SearchDialog the panel uses.
  * @typedef {{input: HTMLInputElement, bar: HTMLElement, askSlot: HTMLElement, listbox: HTMLElement,
  *            results: Passage[], resultListeners: ((q: string, r: any[], m: string) => void)[],
- *            close(): void}} DialogLike
+ *            close(): void, passages(queries: string[], k: number, budget: number): Promise<Passage[]>}} DialogLike
+ *   passages: Ask's context from the search worker (the queries' rankings fused, sized to `budget`)
  */
 
 export class AskPanel {
@@ -216,6 +232,8 @@ export class AskPanel {
     this.timings = null;
     /** @type {FrameRenderer | null} the answer's rendering */
     this.renderer = null;
+    /** @type {import("../llm/context.js").Step[]} the last answer's extra calls */
+    this.steps = [];
     this.build();
     this.update();
   }
@@ -274,6 +292,14 @@ export class AskPanel {
     this.endpointInput = endpoint.input;
     this.modelInput = model.input;
     this.timeoutInput = timeout.input;
+    const toggle = (/** @type {string} */ name, /** @type {string} */ label) => {
+      const input = /** @type {HTMLInputElement} */ (h("input", { id: id(`llm-${name}`), name, type: "checkbox" }));
+      return { input, row: h("div", { class: id("toggle") }, [input, h("label", { for: input.id }, [label])]) };
+    };
+    const multi = toggle("multi_query", "Let the model write more search queries first (one more call)");
+    const filter = toggle("filter_passages", "Let the model drop passages it judges irrelevant (one call per passage)");
+    this.multiQueryInput = multi.input;
+    this.filterInput = filter.input;
     this.siteNote = h("p", { id: id("settings-site"), class: id("settings-site") });
     this.settingsMessage = h("p", { class: id("settings-message"), role: "status" });
     this.resetButton = h("button", { type: "button", class: id("reset") }, ["Reset to site default"]);
@@ -287,6 +313,7 @@ export class AskPanel {
         "kept in this browser only.",
       ]),
       h("div", { class: id("fields") }, [endpoint.row, model.row, timeout.row]),
+      h("div", { class: id("toggles") }, [multi.row, filter.row]),
       this.siteNote,
       this.settingsMessage,
       h("div", { class: id("settings-actions") }, [
@@ -301,6 +328,7 @@ export class AskPanel {
     this.heading = h("p", { class: id("ask-title") });
     this.stopButton = h("button", { type: "button", class: id("stop"), hidden: "" }, ["Stop"]);
     const dismiss = h("button", { type: "button", class: id("ask-dismiss"), "aria-label": "Close the answer" }, ["×"]);
+    this.stepsList = h("ol", { class: id("ask-steps"), "aria-label": "Before the answer", hidden: "" });
     this.answer = h("div", { class: id("answer"), "aria-live": "polite", "aria-busy": "false" });
     this.note = h("p", { class: id("ask-note"), role: "alert", hidden: "" });
     this.sourcesList = h("ol", { class: id("sources-list") });
@@ -312,7 +340,7 @@ export class AskPanel {
     this.disclaimer = h("p", { class: id("ask-disclaimer"), hidden: "" });
     this.slot.append(
       h("div", { class: id("ask-head") }, [this.heading, this.stopButton, dismiss]),
-      this.answer, this.note, this.sources, this.disclaimer,
+      this.stepsList, this.answer, this.note, this.sources, this.disclaimer,
     );
 
     // -- events ---------------------------------------------------------------------------------
@@ -385,6 +413,8 @@ export class AskPanel {
     this.modelInput.value = settings?.model ?? "";
     this.timeoutInput.value = reader?.timeout ? String(reader.timeout) : "";
     this.timeoutInput.placeholder = String(settings?.timeout ?? DEFAULTS.timeout);
+    this.multiQueryInput.checked = Boolean(settings?.multi_query);
+    this.filterInput.checked = Boolean(settings?.filter_passages);
     this.showSettingsMessage("");
     this.update();
     this.form.hidden = false;
@@ -438,6 +468,10 @@ export class AskPanel {
       }
       value.timeout = t;
     }
+    // the extra steps are stored only where the reader's choice differs from the site's
+    const site = siteLLM(this.site);
+    if (this.multiQueryInput.checked !== Boolean(site?.multi_query)) value.multi_query = this.multiQueryInput.checked;
+    if (this.filterInput.checked !== Boolean(site?.filter_passages)) value.filter_passages = this.filterInput.checked;
     try {
       this.storage?.setItem(STORAGE_KEY, JSON.stringify(value));
       if (!this.storage) throw new Error("no localStorage");
@@ -463,6 +497,8 @@ export class AskPanel {
     this.modelInput.value = site?.model ?? "";
     this.timeoutInput.value = "";
     this.timeoutInput.placeholder = String(effectiveSettings(site, null)?.timeout ?? DEFAULTS.timeout);
+    this.multiQueryInput.checked = Boolean(site?.multi_query);
+    this.filterInput.checked = Boolean(site?.filter_passages);
     this.update();
     this.showSettingsMessage(site ? "Using the site’s default LLM settings." : "No LLM server is set: “Ask” is off.");
     this.gearButton.focus(); // the reset button is now disabled
@@ -511,6 +547,46 @@ export class AskPanel {
     this.sourcesList.replaceChildren();
     this.disclaimer.hidden = true;
     this.stopButton.hidden = true;
+    this.stepsList.replaceChildren();
+    this.stepsList.hidden = true;
+    this.steps = [];
+  }
+
+  /**
+   * An extra call starts: a line of the steps list says so until it ends.
+   * @param {"rewrite" | "judge"} kind @param {Passage | null} passage @param {string} model
+   */
+  stepStarted(kind, passage, model) {
+    this.stepsList.hidden = false;
+    const text = kind === "rewrite" ? `${model} writes search queries for the question…`
+      : `${model} judges “${passage?.title ?? ""}”…`;
+    this.stepsList.append(h("li", { class: `${PREFIX}-ask-step`, "data-kind": kind, "data-state": "running" }, [text]));
+  }
+
+  /**
+   * An extra call ended: its line says what it gave, its time and its tokens.
+   * @param {import("../llm/context.js").Step} step
+   */
+  stepEnded(step) {
+    this.steps.push(step);
+    const line = /** @type {HTMLElement | null} */ (this.stepsList.lastElementChild);
+    if (!line) return;
+    const tokens = `${step.promptTokens}+${step.completionTokens} tokens${step.estimated ? " (estimated)" : ""}`;
+    const cost = ` (${(step.ms / 1000).toFixed(2)} s, ${tokens})`;
+    let text;
+    if (step.error) {
+      text = `Failed after ${(step.ms / 1000).toFixed(2)} s: ${step.error}`;
+    } else if (step.kind === "rewrite") {
+      text = step.result.length ? `Search queries: ${step.result.map((/** @type {string} */ q) => `“${q}”`).join(", ")}`
+        : "No usable search query: the question alone";
+    } else {
+      const title = step.passage?.title ?? "";
+      text = step.result === true ? `Relevant: ${title}` : step.result === false ? `Not relevant, not sent: ${title}`
+        : `Kept (no clear verdict): ${title}`;
+    }
+    line.textContent = text + (step.error ? "" : cost);
+    line.setAttribute("data-state", step.error ? "failed" : "done");
+    if (step.kind === "judge" && !step.error) line.setAttribute("data-verdict", String(step.result));
   }
 
   /** @param {string} text @param {string} kind */
@@ -531,19 +607,68 @@ export class AskPanel {
     this.resetAnswer(question);
     const run = this.run;
     const state = (/** @type {string} */ s) => this.slot.setAttribute("data-state", s);
-    const passages = results.slice(0, ASK_PASSAGES).map(llmPassage); // the LLM reads the display form
-    if (!passages.length) {
+    if (!results.length) {
       state("done");
       this.showNote(`No search results for “${question}”: nothing to ask the model about.`, "empty");
       return;
     }
-    let built;
-    try {
-      built = buildMessages(question, passages, settings);
-    } catch (err) {
+    const invalid = (/** @type {unknown} */ err) => {
       state("error");
       this.slot.setAttribute("data-error-kind", "invalid");
       this.showNote(/** @type {Error} */ (err).message, "invalid");
+    };
+    let budget;
+    try {
+      budget = passageBudget(question, ASK_PASSAGES, settings);
+    } catch (err) {
+      invalid(err);
+      return;
+    }
+    const controller = new AbortController();
+    this.controller = controller;
+    this.stopButton.hidden = false;
+    const finish = () => {
+      this.stopButton.hidden = true;
+      if (this.controller === controller) this.controller = null;
+    };
+    // the passages from the search worker, sized to the context; the results shown if it fails
+    const search = async (/** @type {string[]} */ queries) => {
+      try {
+        return await this.dialog.passages(queries, ASK_PASSAGES, budget);
+      } catch {
+        return results.slice(0, ASK_PASSAGES);
+      }
+    };
+    /** @type {import("../llm/context.js").Complete} */
+    const complete = (messages, maxTokens) => completeChat({
+      endpoint: settings.endpoint, model: settings.model, messages, maxTokens,
+      timeoutMs: settings.timeout * 1000, signal: controller.signal,
+    });
+    if (settings.multi_query || settings.filter_passages) state("preparing");
+    let context;
+    try {
+      context = await gatherContext({
+        question, search, project: settings.project, complete,
+        multiQuery: settings.multi_query, filterPassages: settings.filter_passages,
+        onStepStart: (kind, passage) => { if (run === this.run) this.stepStarted(kind, passage, settings.model); },
+        onStep: (step) => { if (run === this.run) this.stepEnded(step); },
+      });
+    } catch (err) { // the reader's Stop
+      if (run !== this.run) return;
+      const e = err instanceof LLMError ? err : new LLMError("aborted", String(/** @type {any} */ (err)?.message ?? err));
+      this.showNote(e.message, e.kind);
+      this.slot.setAttribute("data-error-kind", e.kind);
+      state("error");
+      finish();
+      return;
+    }
+    if (run !== this.run) return;
+    let built;
+    try {
+      built = buildMessages(question, context.passages, settings);
+    } catch (err) {
+      invalid(err);
+      finish();
       return;
     }
     const sent = built.passages;
@@ -553,14 +678,11 @@ export class AskPanel {
       this.showNote(`No passage fits in max_context_tokens=${settings.max_context_tokens}: the model ` +
         "gets the question alone.", "warning");
     }
-    const controller = new AbortController();
-    this.controller = controller;
     const timings = /** @type {Timings} */ ({ start: performance.now(), firstToken: null, end: null });
     this.timings = timings;
     state("waiting");
     this.answer.setAttribute("aria-busy", "true");
     this.answer.replaceChildren(h("p", { class: `${PREFIX}-waiting` }, [`Asking ${settings.model}…`]));
-    this.stopButton.hidden = false;
     let text = "";
     // A Content-Security-Policy without the endpoint in connect-src makes fetch fail like a
     // stopped server; the page is told of the violation, so the error can say so.

@@ -17,6 +17,7 @@
  * @module backend
  */
 
+import { fuseRankings } from "../llm/multi_query.js";
 import { IndexReader } from "../search/index.js";
 import { Searcher } from "../search/retrieve.js";
 import { ScriptSource } from "./script_source.js";
@@ -37,8 +38,11 @@ import { ScriptSource } from "./script_source.js";
  * @typedef {(tiers: Tiers) => void} TiersHandler
  * @typedef {import("./model_policy.js").ModelPlan} ModelPlan
  * @typedef {{start(): void, search(id: number, query: string, k: number, typing?: boolean): void,
- *            sources(choices: Record<string, boolean>): void, setModel(plan: ModelPlan): void}} Backend
+ *            sources(choices: Record<string, boolean>): void, setModel(plan: ModelPlan): void,
+ *            passages(queries: string[], k: number, budget: number): Promise<Result[]>}} Backend
  *   sources: the reader's choice of federated sites ({name: on}; "" is this site)
+ *   passages: Ask's context (the queries' rankings fused, sized to `budget` characters;
+ *   this site's only, never the federated sites)
  */
 
 /** @param {Result & {index?: number}} r @returns {Result} */
@@ -97,6 +101,20 @@ export class LocalBackend {
   /** No model here (file:// or no worker). @param {ModelPlan} _plan */
   setModel(_plan) {}
 
+  /**
+   * Ask's passages: the queries' keyword rankings (as `flush` ranks a query here) fused,
+   * sized to `budget` characters.
+   * @param {string[]} queries @param {number} k @param {number} budget
+   * @returns {Promise<Result[]>}
+   */
+  async passages(queries, k, budget) {
+    if (!this.searcher) throw new Error("sphinx-rag: the search index is not loaded yet");
+    const rankings = [];
+    for (const q of queries) rankings.push((await this.searcher.ranking(q, null, "bm25")).scored);
+    const scored = rankings.length === 1 ? rankings[0] : fuseRankings(rankings);
+    return (await this.searcher.passages(scored, k, budget)).map(plain);
+  }
+
   /** Answer the latest request (one at a time: keystrokes in between are skipped). Each
    * answer is reported even when a newer request waits: the dialog shows it until the
    * newer one's comes (a reader typing fast sees results follow, not a frozen list). */
@@ -139,6 +157,9 @@ export class WorkerBackend {
     /** @type {{id: number, query: string, k: number, typing: boolean} | null} */
     this.pending = null;
     this.heard = false; // any message from the worker yet
+    /** @type {Map<number, {resolve: (r: Result[]) => void, reject: (e: Error) => void}>} Ask's requests */
+    this.asked = new Map();
+    this.askedId = 0;
   }
 
   start() {
@@ -158,6 +179,12 @@ export class WorkerBackend {
       else if (msg.type === "settings") this.options.onSettings?.(msg.settings ?? {});
       else if (msg.type === "sources") this.options.onSources?.(msg.sources ?? []);
       else if (msg.type === "tiers") this.options.onTiers?.({ encoder: Boolean(msg.encoder), model: msg.model ?? null });
+      else if (msg.type === "passages") {
+        const request = this.asked.get(msg.id);
+        this.asked.delete(msg.id);
+        if (msg.error) request?.reject(new Error(msg.error));
+        else request?.resolve(msg.results);
+      }
     });
     this.worker.addEventListener("error", (e) => {
       e.preventDefault();
@@ -172,6 +199,8 @@ export class WorkerBackend {
   fallBack(why) {
     this.worker?.terminate();
     this.worker = null;
+    for (const request of this.asked.values()) request.reject(new Error(`sphinx-rag: the search worker stopped (${why})`));
+    this.asked.clear();
     const { base, onStatus, onResults, onSettings } = this.options;
     this.fallback = new LocalBackend({
       base,
@@ -206,5 +235,21 @@ export class WorkerBackend {
   sources(choices) {
     this.options.sources = choices;
     this.worker?.postMessage({ type: "sources", sources: choices });
+  }
+
+  /**
+   * Ask's passages, from the worker (or the main thread's fallback).
+   * @param {string[]} queries @param {number} k @param {number} budget
+   * @returns {Promise<Result[]>}
+   */
+  passages(queries, k, budget) {
+    if (this.fallback) return this.fallback.passages(queries, k, budget);
+    const worker = this.worker;
+    if (!worker) return Promise.reject(new Error("sphinx-rag: the search index is not loaded yet"));
+    const id = ++this.askedId;
+    return new Promise((resolve, reject) => {
+      this.asked.set(id, { resolve, reject });
+      worker.postMessage({ type: "passages", id, queries, k, budget });
+    });
   }
 }

@@ -371,6 +371,16 @@ export class SearchDialog {
     this.backend?.search(id, query, K, typing);
   }
 
+  /**
+   * Ask's passages: the queries' rankings fused, sized to `budget` characters (the backend's).
+   * @param {string[]} queries @param {number} k @param {number} budget
+   * @returns {Promise<Result[]>}
+   */
+  passages(queries, k, budget) {
+    this.warmUp();
+    return /** @type {import("./backend.js").Backend} */ (this.backend).passages(queries, k, budget);
+  }
+
   /** @param {Status} status */
   setStatus(status) {
     this.mode = status.mode;

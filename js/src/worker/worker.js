@@ -6,6 +6,12 @@
  * Protocol
  *   main -> worker  {type: "init", base, ortBase, threads, model, frugal, sources}   base: the index directory
  *                   {type: "search", id, query, k, typing}
+ *                   {type: "passages", id, queries, k, budget}   Ask's context: each query ranked
+ *                     in the current tier as the search box ranks it (retrieve.js `ranking`: the
+ *                     reranker and the decisive hits included), the rankings fused
+ *                     (llm/multi_query.js), the passages sized to `budget` characters; this
+ *                     site's only (the federated sites are not asked), and the search box's
+ *                     latest query is left as it is
  *                   {type: "model", load, drop, why}   the reader's model setting changed
  *                   {type: "sources", sources}   the reader's choice of sites: {name: on} ("" is this site)
  *   model: {load, drop, why} (ui/model_policy.js modelPlan): whether the full model may
@@ -19,6 +25,7 @@
  *                    sites (federation.js), when one's state changes
  *                   {type: "results", id, mode, results: [{rank, score, url, title, kind, text, display, id,
  *                    source?}], weak, timings: {embed_ms, retrieve_ms}, partial?, pending?}
+ *                   {type: "passages", id, results, mode} or {type: "passages", id, error}
  *   source: the federated site a result comes from (its url absolute); none: this site. With
  *   federated sites on, a query's results are posted merged (merge.js), and again as late
  *   sites answer.
@@ -63,6 +70,7 @@ import * as ort from "onnxruntime-web/wasm";
 import { Embedder } from "../search/embed.js";
 import { IndexReader } from "../search/index.js";
 import { Searcher, correctSpelling, frugalProbe, modelWords } from "../search/retrieve.js";
+import { fuseRankings } from "../llm/multi_query.js";
 import { StaticEncoder } from "../search/static_encoder.js";
 import { Federation } from "./federation.js";
 import { HttpSource } from "./loader.js";
@@ -101,6 +109,8 @@ let latest = null;
 let current = null;
 /** @type {{request: Request, mode: string} | null} */
 let answered = null;
+/** @type {{id: number, queries: unknown, k: unknown, budget: unknown}[]} Ask's passages requests, oldest first */
+const asks = [];
 let busy = false;
 let started = false;
 let frugal = false;
@@ -212,9 +222,84 @@ async function postKeywordMeanwhile(request) {
   });
 }
 
-/** Answer the latest request in the current mode, unless that is done already. */
+/**
+ * The probe of tier `m`'s dense pass: a frugal reader's quick encoder probes a quarter of
+ * the vectors (at 25k chunks: MRR@10 0.937 -> 0.933 for a quarter of the bytes); the model,
+ * which the reader chose to download, the whole probe (it lost 0.027 there).
+ * @param {Mode} m
+ */
+function probeFor(m) {
+  return frugal && m !== "hybrid" ? frugalProbe(layoutProbe) : layoutProbe;
+}
+
+/**
+ * The query vector in tier `m` and the encoder that made it (null: keyword only); unread:
+ * the fast encoder knows none of the query's words (a zero vector then: no chunk is near,
+ * as retrieve.py does). Only pump() and passagesFor() call it, one at a time (`busy`): the
+ * search box's queries and Ask's share one onnxruntime session, whose runs never overlap.
+ * @param {string} query @param {Mode} m
+ * @returns {Promise<{vector: Float32Array | null, encoderName: "model" | "static", unread: boolean}>}
+ */
+async function queryVector(query, m) {
+  const s = /** @type {Searcher} */ (searcher);
+  if (m === "hybrid" && embedder) {
+    return { vector: await embedder.embed(await correctSpelling(query, s.index, words)), encoderName: "model", unread: false };
+  }
+  if (m === "static" && encoder) {
+    const encoded = encoder.encode(await correctSpelling(query, s.index, words));
+    return { vector: encoded ?? new Float32Array(s.index.dim), encoderName: "static", unread: encoded === null };
+  }
+  return { vector: null, encoderName: "model", unread: false };
+}
+
+/**
+ * Ask's passages: each query ranked in the current tier as the search box ranks it
+ * (hybridAnswer's choice of fusion; `ranking` reranks and pins the decisive hits), the
+ * rankings fused when there are several (Python's `sphinx-rag ask`), the passages sized to
+ * `budget` characters. This site's only: the federated sites are not asked.
+ * @param {{id: number, queries: unknown, k: unknown, budget: unknown}} msg
+ */
+async function passagesFor(msg) {
+  const queries = Array.isArray(msg.queries) ? msg.queries.map((q) => wellFormed(String(q))).filter((q) => q.trim()) : [];
+  const budget = Number(msg.budget) >= 1 ? Math.trunc(Number(msg.budget)) : null;
+  try {
+    const s = /** @type {Searcher} */ (searcher);
+    const m = mode;
+    s.probe = probeFor(m);
+    /** @type {Map<number, number>[]} */
+    const rankings = [];
+    for (const query of queries) {
+      const { vector, encoderName } = await queryVector(query, m);
+      const fusion = !vector || !s.index.hasVectors || s.fusion === "bm25" ? "bm25" : s.fusion;
+      rankings.push((await s.ranking(query, fusion === "bm25" ? null : vector, fusion, encoderName)).scored);
+    }
+    const scored = rankings.length === 1 ? rankings[0] : fuseRankings(rankings);
+    const results = rankings.length ? await s.passages(scored, Number(msg.k) || 8, budget) : [];
+    worker.postMessage({ type: "passages", id: msg.id, mode: m, results: plainResults(results) });
+  } catch (err) {
+    worker.postMessage({ type: "passages", id: msg.id, error: `sphinx-rag: search failed: ${describe(err)}` });
+  }
+}
+
+/**
+ * Answer Ask's oldest passages request, else the latest search in the current mode unless
+ * that is done already. One job at a time (`busy`): Ask's shards never wait for a typed
+ * query to settle (index.beforeFetch reads `current`), and the model runs one text at a time.
+ */
 async function pump() {
-  if (busy || !searcher || !latest) return;
+  if (busy || !searcher) return;
+  const ask = asks.shift();
+  if (ask) {
+    busy = true;
+    try {
+      await passagesFor(ask);
+    } finally {
+      busy = false;
+      queueMicrotask(pump);
+    }
+    return;
+  }
+  if (!latest) return;
   if (answered && answered.request === latest && answered.mode === mode) return;
   busy = true;
   const request = latest;
@@ -222,32 +307,16 @@ async function pump() {
   const m = mode;
   try {
     const start = performance.now();
-    let embedded = start;
-    /** @type {Float32Array | null} */
-    let vector = null;
-    let unread = false; // the fast encoder knows none of the query's words
-    if (m === "hybrid" && embedder) {
-      vector = await embedder.embed(await correctSpelling(request.query, searcher.index, words));
-      if (latest !== request) return; // overtaken while embedding: drop it
-      embedded = performance.now();
-    } else if (m === "static" && encoder) {
-      // no token the encoder knows: a zero vector (no chunk is near), as retrieve.py does
-      const encoded = encoder.encode(await correctSpelling(request.query, searcher.index, words));
-      unread = encoded === null;
-      vector = encoded ?? new Float32Array(searcher.index.dim);
-      if (latest !== request) return;
-      embedded = performance.now();
-    }
+    const { vector, encoderName, unread } = await queryVector(request.query, m);
+    if (vector && latest !== request) return; // overtaken while embedding: drop it
+    const embedded = vector ? performance.now() : start;
     // keyword-only without a vector; the static tier's ranking votes with DENSE_VOTE.static
-    // A frugal reader's quick encoder probes a quarter of the vectors (at 25k chunks: MRR@10
-    // 0.937 -> 0.933 for a quarter of the bytes); the model, which the reader chose to
-    // download, the whole probe (it lost 0.027 there). Only pump() reads the probe.
-    searcher.probe = frugal && m !== "hybrid" ? frugalProbe(layoutProbe) : layoutProbe;
-    const answer = await searcher.hybridAnswer(request.query, vector, request.k, m === "static" ? "static" : "model");
+    searcher.probe = probeFor(m);
+    const answer = await searcher.hybridAnswer(request.query, vector, request.k, encoderName);
     // then the federated sites (federation.js; this site's results first: they share this
     // thread): the vector is theirs too if the same model made it
     const others = federation?.start(request.query, request.k, {
-      vector, encoder: vector ? (m === "static" ? "static" : "model") : null, model: searcher.index.manifest.model,
+      vector, encoder: vector ? encoderName : null, model: searcher.index.manifest.model,
       semantic: m === "static" || m === "hybrid" || !searcher.index.hasVectors,
     }) ?? null;
     const results = plainResults(answer.results);
@@ -472,5 +541,12 @@ worker.addEventListener("message", (/** @type {MessageEvent} */ e) => {
     federation.setChoices(sourceChoices);
     answered = null; // the latest query again, over the sites now chosen
     pump();
+  } else if (msg.type === "passages") {
+    if (searcher) {
+      asks.push(msg);
+      pump();
+    } else {
+      worker.postMessage({ type: "passages", id: msg.id, error: "sphinx-rag: search failed: the search index is not loaded yet" });
+    }
   }
 });
