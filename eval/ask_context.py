@@ -71,41 +71,49 @@ def _batched_verdicts(complete, question: str, passages: list, project: str):
     return [n in numbers for n in range(1, len(passages) + 1)], step
 
 
-def _variants(q: dict, searcher: Searcher, complete, args, steps: dict, agreement: list) -> tuple[dict, dict]:
-    """{row name: the passages sent} for one question, and id -> search result."""
+def _variants(q: dict, searcher: Searcher, complete, args, steps: dict, agreement: list) -> dict:
+    """{row name: (the passages sent, id -> their search result)} for one question."""
     question, k, project, mct = q["question"], args.k, args.project, args.max_context_tokens
     budget = passage_budget(question, k, project=project, max_context_tokens=mct)
-    originals: dict = {}
 
-    def search(queries, sized=True):
-        rankings = [searcher.ranking(x)[0] for x in queries]
-        scored = rankings[0] if len(rankings) == 1 else fuse_rankings(rankings)
-        results = searcher.passages(scored, k, budget if sized else None)
-        originals.update({r.id: r for r in results})
-        return results
+    def searcher_into(originals: dict, sized: bool = True):
+        def search(queries):
+            rankings = [searcher.ranking(x)[0] for x in queries]
+            scored = rankings[0] if len(rankings) == 1 else fuse_rankings(rankings)
+            results = searcher.passages(scored, k, budget if sized else None)
+            originals.update({r.id: r for r in results})
+            return results
+        return search
 
     def send(passages):
         return build_messages(question, passages, project=project, max_context_tokens=mct).passages
 
-    variants = {"question, passages as searched": send([llm_passage(r) for r in search([question], False)]),
-                "question, sized to the context": send([llm_passage(r) for r in search([question])])}
+    variants = {}
+    for name, sized in (("question, passages as searched", False), ("question, sized to the context", True)):
+        originals: dict = {}
+        variants[name] = (send([llm_passage(r) for r in searcher_into(originals, sized)([question])]), originals)
     if complete is None:
-        return variants, originals
-    multi = gather_context(question, search, project=project, complete=complete, multi_query=True)
+        return variants
+    originals = {}
+    multi = gather_context(question, searcher_into(originals), project=project, complete=complete, multi_query=True)
     steps.setdefault("rewrite", []).extend(multi.steps)
-    variants["multi-query, sized"] = send(multi.passages)
+    variants["multi-query, sized"] = (send(multi.passages), originals)
     if args.filter:
+        originals = {}
+        search = searcher_into(originals)
         judged = gather_context(question, lambda _qs: search(multi.queries), project=project, complete=complete,
                                 filter_passages=True)
         steps.setdefault("judge", []).extend(judged.steps)
-        variants["multi-query, sized + filter"] = send(judged.passages)
-        own = gather_context(question, search, project=project, complete=complete, filter_passages=True)
-        variants["question, sized + filter"] = send(own.passages)
+        variants["multi-query, sized + filter"] = (send(judged.passages), originals)
+        originals = {}
+        own = gather_context(question, searcher_into(originals), project=project, complete=complete,
+                             filter_passages=True)
+        variants["question, sized + filter"] = (send(own.passages), originals)
         if args.batched_judge and judged.retrieved:
             verdicts, step = _batched_verdicts(complete, question, judged.retrieved, project)
             steps.setdefault("batched judge", []).append(step)
             agreement.append(sum(a == (b is not False) for a, b in zip(verdicts, judged.verdicts)) / len(verdicts))
-    return variants, originals
+    return variants
 
 
 def main(argv=None) -> int:
@@ -137,8 +145,7 @@ def main(argv=None) -> int:
     agreement: list[float] = []
     started = time.monotonic()
     for n, q in enumerate(questions, start=1):
-        variants, originals = _variants(q, searcher, complete, args, steps, agreement)
-        for name, sent in variants.items():
+        for name, (sent, originals) in _variants(q, searcher, complete, args, steps, agreement).items():
             rows.setdefault(name, []).append({"id": q["id"], **_score(q, sent, originals)})
         if n % 10 == 0:
             print(f"[ask_context] {n}/{len(questions)} questions, {time.monotonic() - started:.0f} s",

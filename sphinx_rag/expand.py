@@ -29,7 +29,8 @@ chunk also costs its length, the more the fuller the budget: ``cost x len(text)`
 taken from its value, ``cost = c x k / budget x used / budget``, where ``used`` is what
 the passages before it take (c = 1: a chunk as long as the budget's share of one passage,
 in a passage made when the budget is full, costs 1). The first passage stays as it would
-be without a budget; later ones keep the neighbours and object parts that rank high
+be without a budget (unless it alone is longer than the budget: then it pays as if the
+budget were full); later ones keep the neighbours and object parts that rank high
 enough to pay for their length, so more distinct hits fit. The passages are made with c
 = 0 (as without a budget), then with each of LENGTH_COSTS in turn, the smallest with
 which they fit. Measured in eval/RESULTS.md ("Passages sized to a budget"): a flat cost
@@ -66,10 +67,11 @@ def expand(ranked: list[int], chunk: Callable[[int], dict], n_chunks: int, k: in
     """
     passages = _expand(ranked, chunk, n_chunks, k, 0.0, 1)
     if budget is not None:
+        over = bool(passages) and passages_length(passages[:1], chunk) > budget  # the first alone
         for c in LENGTH_COSTS:
             if passages_length(passages, chunk) <= budget:
                 break
-            passages = _expand(ranked, chunk, n_chunks, k, c * k / budget, budget)
+            passages = _expand(ranked, chunk, n_chunks, k, c * k / budget, budget, over)
     return passages
 
 
@@ -78,10 +80,11 @@ def passages_length(passages: list[tuple[int, list[int]]], chunk) -> int:
     return sum(sum(len(chunk(j)["text"]) for j in span) + 2 * (len(span) - 1) for _, span in passages)
 
 
-def _expand(ranked: list[int], chunk, n_chunks: int, k: int, base: float,
-            budget: int) -> list[tuple[int, list[int]]]:
+def _expand(ranked: list[int], chunk, n_chunks: int, k: int, base: float, budget: int,
+            first_full: bool = False) -> list[tuple[int, list[int]]]:
     """The passages, each chunk valued by its rank less ``base x used / budget`` per
-    character (``used``: the characters of the passages before its own)."""
+    character (``used``: the characters of the passages before its own; for the first
+    passage, with ``first_full``, the whole budget)."""
     rank_of = {i: r for r, i in enumerate(ranked, start=1)}
     covered: set[int] = set()
     passages: list[tuple[int, list[int]]] = []
@@ -91,7 +94,7 @@ def _expand(ranked: list[int], chunk, n_chunks: int, k: int, base: float,
             break
         if hit in covered:
             continue
-        cost = base * (used / budget)
+        cost = base * ((budget if first_full and not passages else used) / budget)
 
         def value(j: int, length: int, cost: float = cost) -> float:
             r = rank_of.get(j)

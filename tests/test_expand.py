@@ -106,8 +106,9 @@ def test_a_budget_trims_later_segments_to_the_neighbours_that_pay_for_their_leng
     assert sized(1506) == whole  # it fits: unchanged
     # the second passage costs its length once the first took half the budget: 6 alone
     assert sized(1200) == [(1, [1, 2]), (6, [6])]
-    # the first passage is never trimmed, even past the budget (the cut ends it)
-    assert sized(500) == [(1, [1, 2]), (6, [6])]
+    # the first passage is trimmed only when it alone is longer than the budget
+    assert sized(700) == [(1, [1, 2]), (6, [6])]
+    assert sized(500) == [(1, [1]), (2, [2])]
 
 
 def test_a_budget_keeps_the_object_parts_that_rank_high_enough():

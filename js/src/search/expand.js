@@ -15,8 +15,9 @@
  *
  * With a budget (the characters the passages may take together), a chunk also costs its
  * length, the more the fuller the budget: cost x length is taken from its value, cost =
- * c x k / budget x used / budget (used: what the passages before its own take); c = 0
- * first, then each of LENGTH_COSTS until the passages fit (Python's expand, same order).
+ * c x k / budget x used / budget (used: what the passages before its own take; for the
+ * first passage 0, or the whole budget when it alone is longer); c = 0 first, then each
+ * of LENGTH_COSTS until the passages fit (Python's expand, same order).
  */
 
 import { cpLength } from "./lexical.js";
@@ -50,9 +51,10 @@ export const LENGTH_COSTS = [1 / 32, 1 / 16, 1 / 8, 1 / 4, 1 / 2, 1];
 export async function expand(ranked, chunk, nChunks, k, budget = null) {
   let passages = await expandAt(ranked, chunk, nChunks, k, 0.0, 1);
   if (budget !== null && budget !== undefined) {
+    const over = passages.length > 0 && await passagesLength(passages.slice(0, 1), chunk) > budget; // the first alone
     for (const c of LENGTH_COSTS) {
       if (await passagesLength(passages, chunk) <= budget) break;
-      passages = await expandAt(ranked, chunk, nChunks, k, c * k / budget, budget);
+      passages = await expandAt(ranked, chunk, nChunks, k, c * k / budget, budget, over);
     }
   }
   return passages;
@@ -74,16 +76,18 @@ export async function passagesLength(passages, chunk) {
 
 /**
  * The passages, each chunk valued by its rank less `base x used / budget` per character
- * (used: the characters of the passages before its own).
+ * (used: the characters of the passages before its own; for the first passage, with
+ * `firstFull`, the whole budget).
  * @param {number[]} ranked
  * @param {(i: number) => Promise<ChunkRecord>} chunk
  * @param {number} nChunks
  * @param {number} k
  * @param {number} base
  * @param {number} budget
+ * @param {boolean} [firstFull]
  * @returns {Promise<{hit: number, span: number[]}[]>}
  */
-async function expandAt(ranked, chunk, nChunks, k, base, budget) {
+async function expandAt(ranked, chunk, nChunks, k, base, budget, firstFull = false) {
   /** @type {Map<number, number>} */
   const rankOf = new Map();
   ranked.forEach((i, r) => { if (!rankOf.has(i)) rankOf.set(i, r + 1); });
@@ -95,7 +99,7 @@ async function expandAt(ranked, chunk, nChunks, k, base, budget) {
   for (const hit of ranked) {
     if (passages.length === k) break;
     if (covered.has(hit)) continue;
-    const cost = base * (used / budget);
+    const cost = base * ((firstFull && !passages.length ? budget : used) / budget);
     const value = (/** @type {number} */ j, /** @type {number} */ length) => {
       const r = rankOf.get(j);
       return (r !== undefined ? DECAY / (DECAY + r - 1) : 0.0) - PENALTY - cost * length;
