@@ -20,9 +20,9 @@ A query, step by step:
    API object does something; the chunks that a query token found in at most ``RARE_DF``
    chunks names come first (``decisive_hits``; also with the keyword ranking alone);
 4. ``expand.expand``: each hit becomes a passage, with the neighbouring chunks on its
-   page that the ranking found relevant (relevant segment extraction); the passage's
-   ``text`` joins their embedded texts, its ``display`` their displays
-   (``chunk.display.join_displays``).
+   page that the ranking found relevant (relevant segment extraction; with a budget of
+   characters, sized so that more passages fit in it); the passage's ``text`` joins
+   their embedded texts, its ``display`` their displays (``chunk.display.join_displays``).
 """
 
 from __future__ import annotations
