@@ -607,6 +607,8 @@ export class AskPanel {
     this.resetAnswer(question);
     const run = this.run;
     const state = (/** @type {string} */ s) => this.slot.setAttribute("data-state", s);
+    // the passages come from the worker first (an await): the last answer's state must not linger
+    state("searching");
     if (!results.length) {
       state("done");
       this.showNote(`No search results for “${question}”: nothing to ask the model about.`, "empty");
