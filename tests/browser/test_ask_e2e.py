@@ -692,3 +692,30 @@ def test_the_reader_turns_the_extra_calls_on_in_the_settings(page, context, site
     wait_state(page, "done")
     assert [r["kind"] for r in requests_log(fake_llm)[before:]] == ["rewrite", "answer"]
     expect(page.locator(STEP)).to_have_count(1)
+
+
+def test_asks_passages_do_not_wait_on_a_typed_query_or_fall_with_it(page, context, site, serve, fake_llm):
+    """The worker answers Ask's passages request and the search box's queries one at a time:
+    a request that comes while a typed query waits to settle (its clusters are not fetched
+    yet, settle.js) is answered after it, never cancelled when a newer keystroke overtakes it,
+    and with the passages the same request gives on an idle worker."""
+    server = serve(site)
+    set_reader_llm(context, {"endpoint": f"{fake_llm}/v1", "model": "normal"})
+    page.goto(server.url + "index.html")
+    open_with_shortcut(page)
+    expect(page.locator(STATUS)).to_have_attribute("data-mode", re.compile("static|hybrid"), timeout=120_000)
+    got = page.evaluate("""async (question) => {
+        const dialog = window.sphinxRag.dialog;
+        const ids = (results) => results.map((r) => r.id);
+        // a cold page: no cluster read yet, so the typed query waits to settle before its own
+        dialog.backend.search(9001, question, 10, true);
+        const asked = dialog.passages([question, "SimpleImputer strategy"], 8, 4000);
+        await new Promise((r) => setTimeout(r, 60));
+        dialog.backend.search(9002, question.slice(0, -1), 10, true);  // the next keystroke
+        const during = await asked.then(ids, (err) => `rejected: ${err.message}`);
+        const idle = ids(await dialog.passages([question, "SimpleImputer strategy"], 8, 4000));
+        return { during, idle };
+    }""", MISSING)
+    assert isinstance(got["during"], list), got["during"]
+    assert got["during"] == got["idle"] and len(got["idle"]) > 1
+    assert problems(page) == []
