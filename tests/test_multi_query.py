@@ -38,6 +38,21 @@ def test_no_query_means_the_question_alone():
     assert parse_queries(prose, QUESTION) == []
 
 
+def test_a_model_that_repeats_its_prompt_gives_no_query():
+    # Gemma 3 270M's real reply to the rewrite prompt (scripts/real_llm_demo.py --multi-query):
+    # the question again, then the prompt, cut at the token limit. It used to give three
+    # "queries" (the question with a stray word, the system prompt, "Write 3 short").
+    question = "What are the values of the strategy parameter in a dummy classifier?"
+    system, user = (m["content"] for m in rewrite_messages(question, "mlkit"))
+    reply = (f"Question: {question[:-1]} mendatang\n{system}\n\n{user}\n{system}\n\nWrite 3 short")
+    assert parse_queries(reply, question) == []
+    assert parse_queries(f"**User:** {question}\nstrategy parameter DummyClassifier", question) == [
+        "strategy parameter DummyClassifier"]
+    # queries that share a few of the prompt's words are still queries
+    assert parse_queries("names of the DummyClassifier strategy options\nmost_frequent prior stratified",
+                         question) == ["names of the DummyClassifier strategy options", "most_frequent prior stratified"]
+
+
 def test_rankings_are_fused_by_reciprocal_rank():
     fused = fuse_rankings([{7: 0.9, 3: 0.5}, {3: 2.0, 5: 1.0, 7: 0.1}], rrf_k=60)
     assert fused == {7: 1 / 61 + 1 / 63, 3: 1 / 62 + 1 / 61, 5: 1 / 62}

@@ -41,6 +41,8 @@ _QUOTES = "\"'`\u201c\u201d\u2018\u2019\u00ab\u00bb"
 _EMPHASIS = re.compile(r"(\*\*|__|\*|_)(.+?)\1")
 _WORD = re.compile(r"\w+")
 _CHATTER = re.compile(r"^(?:here (?:are|is)|sure|certainly|of course|okay|i hope|hope this|let me know|note)\b", re.I)
+#: A line that starts as a chat turn ("Question: ...", "User: ...") repeats the prompt.
+_ECHO_LABEL = re.compile(r"^[*_\s]*(?:question|user|system|assistant)[*_\s]*:", re.I)
 
 
 def rewrite_messages(question: str, project: str) -> list[dict]:
@@ -68,6 +70,17 @@ def _key(text: str) -> str:
     return " ".join(_WORD.findall(text.casefold()))
 
 
+#: The words of the instructions (the prompt without the project and the question).
+_PROMPT_WORDS = frozenset(_key(_SYSTEM.format(project="") + " " + _USER.format(question="")).split())
+
+
+def _echoes_prompt(key: str) -> bool:
+    """Three or more words, three quarters of them the instructions': a small model that
+    repeats its prompt (Gemma 3 270M echoes it whole, cut anywhere) is not writing queries."""
+    words = key.split()
+    return len(words) >= 3 and 4 * sum(w in _PROMPT_WORDS for w in words) >= 3 * len(words)
+
+
 def _lines(text: str) -> list[str]:
     """The answer's lines; a line holding a numbered list ("1. a 2. b") is cut before each
     number, one with ``|`` or ``;`` at them."""
@@ -89,13 +102,14 @@ def parse_queries(text: str, question: str) -> list[str]:
     queries: list[str] = []
     for line in _lines(text or ""):
         stripped = line.strip()
-        if not stripped or stripped.endswith((":", "!")):
-            continue  # blank, a preamble ("Here are three queries:") or an exclamation
+        if not stripped or stripped.endswith((":", "!")) or _ECHO_LABEL.match(stripped):
+            continue  # blank, a preamble ("Here are three queries:"), an exclamation, the question again
         query = _clean(stripped)
         if _CHATTER.match(query):
             continue  # "Sure, ...", "I hope this helps."
         key = _key(query)
-        if not key or key in seen or len(query) > _MAX_QUERY_CHARS or len(key.split()) > _MAX_QUERY_WORDS:
+        if (not key or key in seen or len(query) > _MAX_QUERY_CHARS or len(key.split()) > _MAX_QUERY_WORDS
+                or _echoes_prompt(key)):
             continue
         seen.add(key)
         queries.append(query)

@@ -30,6 +30,8 @@ const QUOTES = "\"'`\u201c\u201d\u2018\u2019\u00ab\u00bb";
 const EMPHASIS = /(\*\*|__|\*|_)(.+?)\1/g;
 const WORD = /[\p{L}\p{N}_]+/gu; // Python's \w
 const CHATTER = /^(?:here (?:are|is)|sure|certainly|of course|okay|i hope|hope this|let me know|note)(?![\p{L}\p{N}_])/iu;
+/** A line that starts as a chat turn ("Question: ...", "User: ...") repeats the prompt. */
+const ECHO_LABEL = /^[*_\s]*(?:question|user|system|assistant)[*_\s]*:/i;
 const PY_SPACE = "[\\t\\n\\v\\f\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]";
 const SPACE = new RegExp(`^${PY_SPACE}+|${PY_SPACE}+$`, "g"); // str.isspace()
 
@@ -84,6 +86,19 @@ function pyCasefold(s) {
   return s.toLowerCase().replace(/ß/g, "ss").replace(/ς/g, "σ");
 }
 
+/** The words of the instructions (the prompt without the project and the question). */
+const PROMPT_WORDS = new Set(key(SYSTEM.replace("{project}", "") + " " + USER.replace("{question}", "")).split(" "));
+
+/**
+ * Three or more words, three quarters of them the instructions': a small model that
+ * repeats its prompt (Gemma 3 270M echoes it whole, cut anywhere) is not writing queries.
+ * @param {string} k  a query's key()
+ */
+function echoesPrompt(k) {
+  const words = k.split(" ");
+  return words.length >= 3 && 4 * words.filter((w) => PROMPT_WORDS.has(w)).length >= 3 * words.length;
+}
+
 /**
  * The answer's lines; a line holding a numbered list ("1. a 2. b") is cut before each
  * number, one with "|" or ";" at them.
@@ -115,11 +130,12 @@ export function parseQueries(text, question) {
   const queries = [];
   for (const line of lines(text || "")) {
     const stripped = strip(line);
-    if (!stripped || stripped.endsWith(":") || stripped.endsWith("!")) continue;
+    if (!stripped || stripped.endsWith(":") || stripped.endsWith("!") || ECHO_LABEL.test(stripped)) continue;
     const query = clean(stripped);
     if (CHATTER.test(query)) continue;
     const k = key(query);
-    if (!k || seen.has(k) || [...query].length > MAX_QUERY_CHARS || k.split(" ").length > MAX_QUERY_WORDS) continue;
+    if (!k || seen.has(k) || [...query].length > MAX_QUERY_CHARS || k.split(" ").length > MAX_QUERY_WORDS ||
+      echoesPrompt(k)) continue;
     seen.add(k);
     queries.push(query);
     if (queries.length === MAX_QUERIES) break;
