@@ -47,9 +47,9 @@ from pathlib import Path
 
 import numpy as np
 
-from . import bm25 as bm25_shards
-from . import dense
-from .bm25 import BM25Index, Postings
+from . import dense, keyword_shards
+from .bm25 import BM25Index
+from .keyword_scoring import Postings
 from .static_encoder import StaticEncoder
 from .shards import (ShardError, binary_shard, check_binary_shard, dumps, read_script_shard, script_shard,
                      script_shards)
@@ -188,9 +188,9 @@ def write_assets(out_dir: Path, *, chunks: list[dict], bm25: BM25Index, vectors_
         return name
 
     per = layout.texts_per_shard
-    term_cuts = bm25_shards.term_shards(bm25, layout.term_shard_bytes, layout.head_postings)
+    term_cuts = keyword_shards.term_shards(bm25, layout.term_shard_bytes, layout.head_postings)
     terms = [[first, name] for (first, _), name in zip(term_cuts, scripts("terms", [p for _, p in term_cuts]))]
-    near_cuts = bm25_shards.near_shards(bm25, layout.near_shard_terms)
+    near_cuts = keyword_shards.near_shards(bm25, layout.near_shard_terms)
     near = [[lo, hi, name] for (lo, hi, _), name in zip(near_cuts, scripts("near", [p for *_, p in near_cuts]))]
     texts = scripts("texts", [dumps({"first": s, "chunks": [_text_record(c) for c in chunks[s:s + per]]})
                               for s in range(0, len(chunks), per)])
@@ -464,20 +464,20 @@ class IndexReader:
         if not shards:
             return None
         at = max(0, bisect.bisect_right([first for first, _ in shards], term) - 1)
-        table = self._memo(shards[at][1], lambda n: bm25_shards.read_term_shard(self.script(n)))
+        table = self._memo(shards[at][1], lambda n: keyword_shards.read_term_shard(self.script(n)))
         return table.get(term)
 
     def near(self, term: str) -> list[tuple[str, int]]:
         """Vocabulary terms (with df) of the lengths a typo lookup of ``term`` reads."""
-        lengths = bm25_shards.near_lengths(term)
+        lengths = keyword_shards.near_lengths(term)
         if lengths is None:
             return []
         lo, hi = lengths
         out = []
         for first, last, name in self.manifest["near"]:
             if last >= lo and first <= hi:
-                out += [(t, df) for t, df in self._memo(name, lambda n: bm25_shards.read_near_shard(self.script(n)))
-                        if lo <= bm25_shards.term_length(t) <= hi]
+                out += [(t, df) for t, df in self._memo(name, lambda n: keyword_shards.read_near_shard(self.script(n)))
+                        if lo <= keyword_shards.term_length(t) <= hi]
         return out
 
     def chunk(self, i: int) -> dict:

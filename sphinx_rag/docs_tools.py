@@ -18,7 +18,7 @@ from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 
 from .assets import ASSET_DIR, IndexDamaged, IndexMissing, IndexReader, site_root_of
-from .bm25 import keyword_scores, expand_tokens
+from .keyword_scoring import keyword_scores, expand_tokens
 from .chunk.display import display_text
 from .lexical import tokenize
 from .markdown import display_markdown, page_markdown, twin_name

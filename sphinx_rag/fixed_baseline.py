@@ -22,7 +22,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .bm25 import build_index, expand_tokens, keyword_scores, near_lengths
+from .bm25 import build_index
+from .keyword_scoring import expand_tokens, keyword_scores
+from .keyword_shards import near_lengths
 from .lexical import tokenize
 from .page_text import PageText, read_page_text
 from .retrieve import CANDIDATES, Result, Searcher, rrf_fuse, top_k

@@ -34,7 +34,7 @@ import numpy as np
 
 from .assets import IndexReader
 from .remote import open_index
-from .bm25 import expand_tokens, keyword_scores, typo_candidates
+from .keyword_scoring import expand_tokens, keyword_scores, typo_candidates
 from .dense import dense_scores, probe_order
 from .chunk.display import join_displays, record_display
 from .expand import expand
