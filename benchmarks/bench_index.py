@@ -49,9 +49,10 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE)]
 
 from sphinx_rag.assets import IndexReader, Layout, find_asset_dir  # noqa: E402
-from sphinx_rag.bm25 import BM25Index, build_index, document_tokens, expand_tokens, keyword_scores  # noqa: E402
+from sphinx_rag.bm25 import BM25Index, build_index, document_tokens  # noqa: E402
 from sphinx_rag.evaluate import _score_question  # noqa: E402
 from sphinx_rag.expand import expand  # noqa: E402
+from sphinx_rag.keyword_scoring import expand_tokens, keyword_scores  # noqa: E402
 from sphinx_rag.lexical import tokenize  # noqa: E402
 from sphinx_rag.retrieve import CANDIDATES, Searcher, rrf_fuse, top_k  # noqa: E402
 

@@ -36,8 +36,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).parent))
 from replicate_index import read_index  # noqa: E402
 
-from sphinx_rag.bm25 import (  # noqa: E402
-    Postings, build_index, document_tokens, expand_tokens, keyword_scores, stored_tail)
+from sphinx_rag.bm25 import build_index, document_tokens  # noqa: E402
+from sphinx_rag.keyword_scoring import Postings, expand_tokens, keyword_scores  # noqa: E402
+from sphinx_rag.keyword_shards import stored_tail  # noqa: E402
 from sphinx_rag.lexical import tokenize  # noqa: E402
 from sphinx_rag.retrieve import top_k  # noqa: E402
 

@@ -38,7 +38,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from sphinx_rag import suggest  # noqa: E402
-from sphinx_rag.bm25 import expand_tokens, keyword_scores  # noqa: E402
+from sphinx_rag.keyword_scoring import expand_tokens, keyword_scores  # noqa: E402
 from sphinx_rag.evaluate import _score_question, load_questions  # noqa: E402
 from sphinx_rag.expand import expand  # noqa: E402
 from sphinx_rag.lexical import tokenize  # noqa: E402

@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from sphinx_rag import assets, evaluate, retrieve
-from sphinx_rag.bm25 import expand_tokens, keyword_scores
+from sphinx_rag.keyword_scoring import expand_tokens, keyword_scores
 from sphinx_rag.build import write_index
 from sphinx_rag.chunk import Chunk
 from sphinx_rag.dense import dense_scores, probe_order

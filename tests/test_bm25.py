@@ -5,9 +5,9 @@ import pytest
 from rank_bm25 import BM25Okapi
 
 from sphinx_rag.assets import IndexReader
-from sphinx_rag.bm25 import (
-    bm25_scores, build_index, code_bits, document_tokens, edit_distance, impact_levels, pack_codes, typo_candidates,
-    unpack_codes)
+from sphinx_rag.bm25 import build_index, document_tokens
+from sphinx_rag.keyword_scoring import bm25_scores, edit_distance, typo_candidates
+from sphinx_rag.keyword_shards import code_bits, impact_levels, pack_codes, unpack_codes
 from sphinx_rag.lexical import tokenize
 
 from site_helpers import chunks_of

@@ -16,9 +16,10 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from sphinx_rag.bm25 import build_index, expand_tokens, keyword_scores
+from sphinx_rag.bm25 import build_index
 from sphinx_rag.chunk.narrative import MAX_CHARS_PER_TOKEN, Block, pack_blocks
 from sphinx_rag.embed import count_tokens, load_tokenizer
+from sphinx_rag.keyword_scoring import expand_tokens, keyword_scores
 from sphinx_rag.lexical import strip_invisible, tokenize
 from sphinx_rag.model_source import resolve_model_source
 

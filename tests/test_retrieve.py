@@ -11,8 +11,9 @@ import numpy as np
 
 from sphinx_rag import dense, retrieve
 from sphinx_rag.assets import IndexReader, Layout, write_assets
-from sphinx_rag.bm25 import Postings, build_index, document_tokens, expand_tokens
+from sphinx_rag.bm25 import build_index, document_tokens
 from sphinx_rag.embed import quantize_vectors
+from sphinx_rag.keyword_scoring import Postings, expand_tokens
 from sphinx_rag.lexical import tokenize
 
 from site_helpers import chunks_of
