@@ -3,7 +3,7 @@
 A term in more than ``head_postings`` chunks stores its highest impacts (its head) as
 bytes. Format 2 first dropped the other postings, so a chunk outside a common term's
 head lost both that term's impact and its share of query-term coverage; it now keeps
-them as chunk ids with 4-bit impacts (``bm25.stored_tail``), the ``tail stored`` row. This
+them as chunk ids with 4-bit impacts (``keyword_shards.stored_tail``), the ``tail stored`` row. This
 script scores questions with the exact index and with each choice of what a term shard
 stores beyond the head, and prints the top-10 and top-100 overlap of each keyword
 ranking with exact scoring (typo expansion off: the same unknown words everywhere):
@@ -14,9 +14,9 @@ ranking with exact scoring (typo expansion off: the same unknown words everywher
 - ``tail 1 bit``: the tail's ids and its impacts in 2 levels (each its range's midpoint);
 - ``tail 2 bits``: the tail's ids and 4 equal ranges of its impacts, each at its mean
   (what the format stored until index format 3);
-- ``tail stored``: the tail's ids and ``bm25.TAIL_LEVELS`` levels fitted to its impacts
+- ``tail stored``: the tail's ids and ``keyword_shards.TAIL_LEVELS`` levels fitted to its impacts
   (Lloyd-Max: 16, 4 bits; 8 until November 25, 2026), as the format stores them
-  (``bm25.stored_tail``: each level's mean);
+  (``keyword_shards.stored_tail``: each level's mean);
 - ``tail minimum``: the tail's ids, each at the head's lowest impact (an upper bound).
 
     python benchmarks/keyword_overlap.py BUILD_DIR QUESTIONS.json [...] [--head 4096]

@@ -10,7 +10,7 @@ Layout of ``<html>/_static/sphinx_rag/index/`` (``ARCHITECTURE.md`` has the deta
                          keyword query needs
     ddir-<h>.bin         cluster names + sizes, cluster map names: what the dense pass
                          needs besides the centroids (JSON)
-    terms-<h>.js         postings of a range of the vocabulary (bm25.term_shards)
+    terms-<h>.js         postings of a range of the vocabulary (keyword_shards.term_shards)
     near-<h>.js          vocabulary + df by term length, for typo matching
     texts-<h>.js         consecutive chunk records (Layout.texts_per_shard)
     centroids-<h>.bin    int8 cluster centroids (dense.py)
@@ -77,7 +77,7 @@ class Layout:
 
     texts_per_shard: int = 40  # records per text shard (200k: 64 misses 100 KB/later query, 32: 598 B/chunk)
     term_shard_bytes: int = 12_000  # a term shard holds about this many payload bytes
-    head_postings: int = 4096  # a term in more chunks: its other postings get 4-bit impacts (bm25.stored_tail)
+    head_postings: int = 4096  # a term in more chunks: its other postings get 4-bit impacts (keyword_shards.stored_tail)
     near_shard_terms: int = 4096  # vocabulary terms per near (typo) shard
     exact_up_to: int = 4096  # up to this many chunks: one cluster, exact dense search
     cluster_size: int = 128  # average chunks per cluster above that ...

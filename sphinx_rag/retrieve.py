@@ -10,7 +10,7 @@ clusters (``dense.probe_order``).
 A query, step by step:
 
 1. keyword: ``lexical.tokenize`` -> each token's postings, or those of near terms for
-   a typo (``bm25.expand_tokens``) -> BM25 times coverage -> top ``CANDIDATES``;
+   a typo (``keyword_scoring.expand_tokens``) -> BM25 times coverage -> top ``CANDIDATES``;
 2. dense: spelling-corrected query -> a query vector (``embed.Embedder``, the full
    model, or ``static_encoder.StaticEncoder``, the site's fitted linear encoder) ->
    probed clusters (those of the best keyword hits, then the nearest: ``dense.py``)

@@ -1,9 +1,10 @@
 // @ts-check
 /**
- * BM25 over precomputed impacts, identical to sphinx_rag/bm25.py: a query sums the
- * postings of its terms (float64, in query-token order) read from term shards; a token
+ * BM25 over precomputed impacts, identical to sphinx_rag/keyword_scoring.py: a query sums
+ * the postings of its terms (float64, in query-token order) read from term shards; a token
  * missing from the vocabulary is matched to near vocabulary terms (typo tolerance),
- * weighted down, found in the near shards of the lengths a typo can reach.
+ * weighted down, found in the near shards of the lengths a typo can reach. The shards
+ * are decoded as sphinx_rag/keyword_shards.py writes them (readTermShard, nearLengths).
  * @module bm25
  */
 
