@@ -60,10 +60,10 @@ JS = REPO / "js"
 sys.path[:0] = [str(HERE), str(REPO / "tests")]  # site_helpers (shared with the tests)
 
 from site_helpers import (  # noqa: E402
-    CHROMIUM, CLIENT_DIR, DEMO, QuietHandler, StaticServer, build_site, chromium_options,
-    client_is_current, client_missing, manifest_of,
+    CHROMIUM, CLIENT_DIR, DEMO, QuietHandler, StaticServer, build_site, client_is_current, client_missing, fresh_profile, manifest_of, persistent_context,
 )
 
+PROFILE = "sphinx-rag-bench-profile-"  # prefix of the throwaway Chromium profiles
 HOOKS = HERE / "bench_browser_hooks.js"  # init script: worker hook, focusAndTime, runQueries
 BENCH_PAGE = HERE / "bench_browser_page.js"  # the benchmark page's module (js/src driven directly)
 
@@ -328,8 +328,7 @@ class Visit:
 
 
 def new_context(playwright, profile: Path):
-    ctx = playwright.chromium.launch_persistent_context(
-        str(profile), **chromium_options(viewport={"width": 1280, "height": 900}))
+    ctx = persistent_context(playwright, profile, viewport={"width": 1280, "height": 900})
     ctx.set_default_timeout(120_000)
     ctx.add_init_script(path=HOOKS)
     return ctx
@@ -373,68 +372,63 @@ def load_runs(playwright, server: Server, runs: int, timeout_s: float, n_later: 
         # A different first query and different later queries on each run (all cold).
         first = QUERIES[(r * 13) % len(QUERIES)]
         later = [q for q in QUERIES[50 + r * n_later:][:n_later] if q != first]
-        profile = Path(tempfile.mkdtemp(prefix="sphinx-rag-bench-profile-"))
-        try:
+        with fresh_profile(PROFILE) as profile:
             for kind in ("cold", "warm"):  # warm: the same profile, browser restarted
                 ctx = new_context(playwright, profile)
                 try:
                     out.append(visit(ctx, server, kind, first, later if kind == "cold" else [], timeout_s))
                 finally:
                     ctx.close()
-        finally:
-            shutil.rmtree(profile, ignore_errors=True)
     return out
 
 
 def query_runs(playwright, server: Server, timeout_s: float, queries: list[str]) -> tuple[dict, dict]:
     """Warm query latencies in the worker: keyword mode (the model held back) and hybrid mode,
     each query's first run (fetches its shards) and a repeat (in memory)."""
-    profile = Path(tempfile.mkdtemp(prefix="sphinx-rag-bench-profile-"))
-    ctx = new_context(playwright, profile)
-    held = []
-    try:
-        ctx.route("**/model.onnx", lambda route: held.append(route))
-        page = open_page(ctx, server)
-        page.evaluate("() => window.sphinxRag.dialog.warmUp()")
-        page.wait_for_function("() => window.__ragBench.events.some(e => e.type === 'status' && e.mode === 'keyword')",
-                               timeout=timeout_s * 1000)
-        warm, measured = QUERIES[-WARMUP:], queries
-        run_queries(page, warm)
-        keyword = {"first": run_queries(page, measured), "repeat": run_queries(page, measured)}
-        for _ in range(int(timeout_s * 10)):
-            if held:
-                break
-            page.wait_for_timeout(100)
-        for route in held:
-            route.continue_()
-        page.wait_for_function("() => window.__ragBench.events.some(e => e.type === 'status' && e.mode === 'hybrid')",
-                               timeout=timeout_s * 1000)
-        page.wait_for_timeout(300)
-        run_queries(page, warm)
-        hybrid = {"first": run_queries(page, measured), "repeat": run_queries(page, measured)}
-        info = page.evaluate("() => ({isolated: globalThis.crossOriginIsolated, cores: navigator.hardwareConcurrency})")
-        keyword["info"] = info
-        return keyword, hybrid
-    finally:
-        ctx.close()
-        shutil.rmtree(profile, ignore_errors=True)
+    with fresh_profile(PROFILE) as profile:
+        ctx = new_context(playwright, profile)
+        held = []
+        try:
+            ctx.route("**/model.onnx", lambda route: held.append(route))
+            page = open_page(ctx, server)
+            page.evaluate("() => window.sphinxRag.dialog.warmUp()")
+            page.wait_for_function("() => window.__ragBench.events.some(e => e.type === 'status' && e.mode === 'keyword')",
+                                   timeout=timeout_s * 1000)
+            warm, measured = QUERIES[-WARMUP:], queries
+            run_queries(page, warm)
+            keyword = {"first": run_queries(page, measured), "repeat": run_queries(page, measured)}
+            for _ in range(int(timeout_s * 10)):
+                if held:
+                    break
+                page.wait_for_timeout(100)
+            for route in held:
+                route.continue_()
+            page.wait_for_function("() => window.__ragBench.events.some(e => e.type === 'status' && e.mode === 'hybrid')",
+                                   timeout=timeout_s * 1000)
+            page.wait_for_timeout(300)
+            run_queries(page, warm)
+            hybrid = {"first": run_queries(page, measured), "repeat": run_queries(page, measured)}
+            info = page.evaluate("() => ({isolated: globalThis.crossOriginIsolated, cores: navigator.hardwareConcurrency})")
+            keyword["info"] = info
+            return keyword, hybrid
+        finally:
+            ctx.close()
 
 
 def bench_page_runs(playwright, server: Server) -> tuple[dict, list[dict]]:
-    profile = Path(tempfile.mkdtemp(prefix="sphinx-rag-bench-profile-"))
-    ctx = new_context(playwright, profile)
-    try:
-        page = ctx.new_page()
-        page.goto(server.url + "__bench__/bench.html", wait_until="load")
-        page.wait_for_function("() => typeof window.benchInit === 'function'", timeout=30_000)
-        base = server.url + "_static/sphinx_rag/"
-        info = page.evaluate("([b, o]) => window.benchInit(b, o)", [base + "index/", base])
-        page.evaluate("(q) => window.benchQueries(q, false)", QUERIES[:WARMUP])
-        rows = page.evaluate("(q) => window.benchQueries(q, true)", COSINE_QUERIES)
-        return info, rows
-    finally:
-        ctx.close()
-        shutil.rmtree(profile, ignore_errors=True)
+    with fresh_profile(PROFILE) as profile:
+        ctx = new_context(playwright, profile)
+        try:
+            page = ctx.new_page()
+            page.goto(server.url + "__bench__/bench.html", wait_until="load")
+            page.wait_for_function("() => typeof window.benchInit === 'function'", timeout=30_000)
+            base = server.url + "_static/sphinx_rag/"
+            info = page.evaluate("([b, o]) => window.benchInit(b, o)", [base + "index/", base])
+            page.evaluate("(q) => window.benchQueries(q, false)", QUERIES[:WARMUP])
+            rows = page.evaluate("(q) => window.benchQueries(q, true)", COSINE_QUERIES)
+            return info, rows
+        finally:
+            ctx.close()
 
 
 # -- reporting ----------------------------------------------------------------------------------
@@ -608,7 +602,7 @@ def bench_site(playwright, name: str, html: Path, bench_dir: Path, args) -> dict
             for saving in (True, False):
                 rows = bench_typed.typed_runs(
                     playwright, server.url, queries=bench_typed.TYPED_QUERIES[:4], delay_ms=150.0, saving=saving,
-                    timeout_s=args.timeout, launch=chromium_options(viewport={"width": 1280, "height": 900}))
+                    timeout_s=args.timeout)
                 summary[f"typed_{'save_data' if saving else 'plain'}"] = bench_typed.report(
                     rows, delay_ms=150.0, saving=saving, log=log)
             log(f"  ({time.monotonic() - t:.0f} s; {load_average()})")

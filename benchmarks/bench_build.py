@@ -62,15 +62,18 @@ def build(src: Path, out: Path, *, with_rag: bool, jobs: int = 1, embed_cache: b
     return time.perf_counter() - start
 
 
-def edit_page(src: Path) -> tuple[Path, str]:
-    """Append a paragraph to one page (the first page the root toctree lists, else index.rst)."""
-    index = (src / "index.rst").read_text()
-    page = src / "index.rst"
-    for line in index.splitlines():
+def first_listed_page(src: Path) -> Path:
+    """The first page the root toctree lists, else index.rst: the page a benchmark edits."""
+    for line in (src / "index.rst").read_text().splitlines():
         name = line.strip()
         if line.startswith("   ") and name and not name.startswith(":") and (src / f"{name}.rst").is_file():
-            page = src / f"{name}.rst"
-            break
+            return src / f"{name}.rst"
+    return src / "index.rst"
+
+
+def edit_page(src: Path) -> tuple[Path, str]:
+    """Append a paragraph to one page (first_listed_page)."""
+    page = first_listed_page(src)
     old = page.read_text()
     stamp = time.time_ns()
     page.write_text(old + f"\n\nA benchmark edit ({stamp}): the estimator's warm start keeps the fitted "

@@ -33,7 +33,6 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import shutil
 import statistics
 import sys
 import tempfile
@@ -46,7 +45,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path[:0] = [str(HERE), str(REPO / "tests")]
 
-from site_helpers import QuietHandler, StaticServer, chromium_options, manifest_of  # noqa: E402
+from site_helpers import CorsHandler, StaticServer, fresh_profile, manifest_of, persistent_context  # noqa: E402
 
 QUERIES = [
     "What are the values of the strategy parameter in a dummy classifier?",
@@ -81,12 +80,6 @@ HOOK = """(() => {
     return { t0, id: dialog.requestId };
   };
 })();"""
-
-
-class _Cors(QuietHandler):
-    def end_headers(self):
-        self.send_header("Access-Control-Allow-Origin", "*")
-        super().end_headers()
 
 
 class Bytes:
@@ -145,7 +138,7 @@ def first_results(page, id_: int) -> dict | None:
 
 def visit(playwright, profile: Path, home: str, choices: dict, sources: set[str], bytes_: Bytes, *,
           later: bool) -> dict:
-    ctx = playwright.chromium.launch_persistent_context(str(profile), **chromium_options(), viewport={"width": 1200, "height": 900})
+    ctx = persistent_context(playwright, profile, viewport={"width": 1200, "height": 900})
     ctx.on("response", bytes_.on_response)
     ctx.add_init_script(HOOK + f"\nlocalStorage.setItem({KEY!r}, {json.dumps(json.dumps(choices))});")
     out: dict = {}
@@ -207,7 +200,7 @@ def main(argv=None):
     federation = manifest_of(args.site)["settings"].get("federation") or []
     names = [e["name"] for e in federation]
     assert [e["url"] for e in federation] == [f"http://127.0.0.1:{p}/" for p in ports[1:]], federation
-    servers = [StaticServer(args.site, _Cors, port=port) for port in ports]
+    servers = [StaticServer(args.site, CorsHandler, port=port) for port in ports]
     home = servers[0].url
     origins = [s.url.rstrip("/") for s in servers]
     chunks = manifest_of(args.site)["counts"]["chunks"]
@@ -219,13 +212,10 @@ def main(argv=None):
             for label, (choices, sources) in conditions.items():
                 results[label] = {"cold": [], "warm": []}
                 for run in range(args.runs):
-                    profile = Path(tempfile.mkdtemp(prefix="fed-bench-"))
-                    try:
+                    with fresh_profile("fed-bench-") as profile:
                         bytes_ = Bytes(args.site)
                         results[label]["cold"].append(visit(p, profile, home, choices, sources, bytes_, later=True))
                         results[label]["warm"].append(visit(p, profile, home, choices, sources, Bytes(args.site), later=False))
-                    finally:
-                        shutil.rmtree(profile, ignore_errors=True)
                     print(f"{label}, run {run + 1}: done", flush=True)
     finally:
         for s in servers:

@@ -29,13 +29,13 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path[:0] = [str(HERE), str(REPO / "tests")]
 
-from site_helpers import QuietHandler, StaticServer, chromium_options  # noqa: E402
+from site_helpers import (  # noqa: E402
+    QuietHandler, StaticServer, chromium_options, fresh_profile, persistent_context, vectors_of)
 
 from sphinx_rag.assets import IndexReader  # noqa: E402
 
@@ -64,11 +64,7 @@ def site_corpus(html: Path):
     index = IndexReader(html)
     model_dir = Path(os.environ.get("SPHINX_RAG_MODEL_DIR") or index.model_dir)
     chunks = [Chunk.from_record({"display": [], **r}) for r in load_chunk_records(html)]  # older indexes: no display
-    vectors = np.zeros((index.n_chunks, index.dim), dtype=np.int8)
-    scales = np.zeros(index.n_chunks, dtype=np.float32)
-    for c in range(len(index.cluster_sizes)):
-        cl = index.cluster(c)
-        vectors[cl.ids], scales[cl.ids] = cl.vectors, cl.scales
+    vectors, scales = vectors_of(index)
     return index, chunks, vectors, scales, model_dir
 
 
@@ -131,9 +127,8 @@ def encode_speed(playwright, data: bytes) -> dict:
 
 def cold_visit(playwright, html: Path, query: str) -> dict:
     html = html.resolve()
-    with StaticServer(html, QuietHandler) as server:
-        profile = Path(tempfile.mkdtemp(prefix="sphinx-rag-bench-"))
-        ctx = playwright.chromium.launch_persistent_context(str(profile), **chromium_options())
+    with StaticServer(html, QuietHandler) as server, fresh_profile("sphinx-rag-bench-") as profile:
+        ctx = persistent_context(playwright, profile)
         fetched: list[tuple[float, str]] = []
         ctx.on("requestfinished", lambda r: fetched.append((time.time(), r.url)))
         try:

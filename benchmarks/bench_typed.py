@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import math
 import random
-import shutil
 import statistics
 import sys
 import tempfile
@@ -39,7 +38,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent / "tests")]
 
-from site_helpers import save_data  # noqa: E402
+from site_helpers import fresh_profile, persistent_context, save_data  # noqa: E402
 
 INDEX = "/_static/sphinx_rag/index/"
 TYPED_QUERIES = [
@@ -90,54 +89,53 @@ def key_delays(query: str, delay_ms: float, jitter: bool) -> list[float]:
 
 
 def one_run(playwright, server_url: str, query: str, *, delay_ms: float, saving: bool, timeout_s: float,
-            launch: dict, jitter: bool = False) -> dict:
+            jitter: bool = False) -> dict:
     from urllib.parse import urlsplit
 
-    profile = Path(tempfile.mkdtemp(prefix="sphinx-rag-bench-typed-"))
-    ctx = playwright.chromium.launch_persistent_context(str(profile), **launch)
-    ctx.set_default_timeout(timeout_s * 1000)
-    responses: list[tuple[float, str, int]] = []
+    with fresh_profile("sphinx-rag-bench-typed-") as profile:
+        ctx = persistent_context(playwright, profile, viewport={"width": 1280, "height": 900})
+        ctx.set_default_timeout(timeout_s * 1000)
+        responses: list[tuple[float, str, int]] = []
 
-    def on_response(r):
+        def on_response(r):
+            try:
+                n = int(r.headers.get("content-length") or 0)
+            except ValueError:
+                n = 0
+            responses.append((time.time(), urlsplit(r.url).path, n))
+
+        ctx.on("response", on_response)
         try:
-            n = int(r.headers.get("content-length") or 0)
-        except ValueError:
-            n = 0
-        responses.append((time.time(), urlsplit(r.url).path, n))
-
-    ctx.on("response", on_response)
-    try:
-        page = ctx.new_page()
-        session = save_data(ctx, page) if saving else None
-        page.goto(server_url + "index.html", wait_until="load")
-        page.wait_for_function("() => window.sphinxRag && window.sphinxRag.dialog")
-        page.evaluate("() => window.sphinxRag.dialog.open()")
-        page.wait_for_function("() => ['static', 'hybrid'].includes(document.querySelector('.sphinx-rag-status')"
-                               "?.dataset.mode)")
-        page.wait_for_timeout(300)
-        page.evaluate(WATCH)
-        start = time.time()
-        if jitter:
-            for ch, wait in zip(query, key_delays(query, delay_ms, jitter)):
-                page.keyboard.type(ch)
-                page.wait_for_timeout(wait)
-        else:
-            page.keyboard.type(query, delay=delay_ms)
-        page.wait_for_function(
-            "(q) => { const b = document.getElementById('sphinx-rag-listbox');"
-            " return b.dataset.query === q && ['static', 'hybrid'].includes(b.dataset.mode); }", arg=query)
-        quiet_since = time.time()
-        seen = len(responses)
-        while time.time() - quiet_since < 1.5 and time.time() - start < timeout_s:
-            page.wait_for_timeout(100)
-            if len(responses) != seen:
-                seen, quiet_since = len(responses), time.time()
-        log = page.evaluate("() => window.__typed")
-        status = page.evaluate("() => document.querySelector('.sphinx-rag-status').textContent")
-        del session
-    finally:
-        ctx.close()
-        shutil.rmtree(profile, ignore_errors=True)
+            page = ctx.new_page()
+            session = save_data(ctx, page) if saving else None
+            page.goto(server_url + "index.html", wait_until="load")
+            page.wait_for_function("() => window.sphinxRag && window.sphinxRag.dialog")
+            page.evaluate("() => window.sphinxRag.dialog.open()")
+            page.wait_for_function("() => ['static', 'hybrid'].includes(document.querySelector('.sphinx-rag-status')"
+                                   "?.dataset.mode)")
+            page.wait_for_timeout(300)
+            page.evaluate(WATCH)
+            start = time.time()
+            if jitter:
+                for ch, wait in zip(query, key_delays(query, delay_ms, jitter)):
+                    page.keyboard.type(ch)
+                    page.wait_for_timeout(wait)
+            else:
+                page.keyboard.type(query, delay=delay_ms)
+            page.wait_for_function(
+                "(q) => { const b = document.getElementById('sphinx-rag-listbox');"
+                " return b.dataset.query === q && ['static', 'hybrid'].includes(b.dataset.mode); }", arg=query)
+            quiet_since = time.time()
+            seen = len(responses)
+            while time.time() - quiet_since < 1.5 and time.time() - start < timeout_s:
+                page.wait_for_timeout(100)
+                if len(responses) != seen:
+                    seen, quiet_since = len(responses), time.time()
+            log = page.evaluate("() => window.__typed")
+            status = page.evaluate("() => document.querySelector('.sphinx-rag-status').textContent")
+            del session
+        finally:
+            ctx.close()
     last_key = log["inputs"][-1]
     final = [s["t"] for s in log["shown"] if s["q"] == query and s["mode"] in ("static", "hybrid")]
     first = [s["t"] for s in log["shown"] if s["q"] == query]
@@ -157,8 +155,8 @@ def one_run(playwright, server_url: str, query: str, *, delay_ms: float, saving:
 
 
 def typed_runs(playwright, server_url: str, *, queries: list[str], delay_ms: float, saving: bool,
-               timeout_s: float, launch: dict, jitter: bool = False) -> list[dict]:
-    return [one_run(playwright, server_url, q, delay_ms=delay_ms, saving=saving, timeout_s=timeout_s, launch=launch,
+               timeout_s: float, jitter: bool = False) -> list[dict]:
+    return [one_run(playwright, server_url, q, delay_ms=delay_ms, saving=saving, timeout_s=timeout_s,
                     jitter=jitter) for q in queries]
 
 
@@ -196,7 +194,6 @@ def report(rows: list[dict], *, delay_ms: float, saving: bool, jitter: bool = Fa
 def main():
     from bench_browser import Server, load_average  # the benchmark's server: the current client build
     from playwright.sync_api import sync_playwright
-    from site_helpers import chromium_options
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--site", action="append", required=True, metavar="NAME=HTML_DIR")
@@ -213,7 +210,6 @@ def main():
 
         bench_browser.CLIENT_DIR = args.client
     delays = args.delay or [120.0]
-    launch = chromium_options(viewport={"width": 1280, "height": 900})
     print(f"# typed queries ({load_average()})")
     with sync_playwright() as playwright:
         for item in args.site:
@@ -224,7 +220,7 @@ def main():
                 for saving in ([True] if args.save_data else [True, False]):
                     for delay in delays:
                         rows = typed_runs(playwright, server.url, queries=TYPED_QUERIES[:args.queries],
-                                          delay_ms=delay, saving=saving, timeout_s=args.timeout, launch=launch,
+                                          delay_ms=delay, saving=saving, timeout_s=args.timeout,
                                           jitter=args.jitter)
                         report(rows, delay_ms=delay, saving=saving, jitter=args.jitter)
             finally:

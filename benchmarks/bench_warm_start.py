@@ -38,9 +38,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-sys.path[:0] = [str(REPO / "tests")]  # site_helpers (shared with the tests)
+sys.path[:0] = [str(HERE), str(REPO / "tests")]  # bench_build; site_helpers (shared with the tests)
 
-from site_helpers import DEMO, StaticServer  # noqa: E402
+from bench_build import first_listed_page  # noqa: E402
+from site_helpers import DEMO, StaticServer, index_files  # noqa: E402
 
 from sphinx_rag.assets import ASSET_DIR  # noqa: E402
 from sphinx_rag.warm_start import ENV  # noqa: E402
@@ -65,22 +66,12 @@ def build(src: Path, out: Path, jobs: int, env: dict, options: tuple[str, ...] =
     return seconds, "\n".join(lines), load
 
 
-def index_files(html: Path) -> dict[str, bytes]:
-    root = html / ASSET_DIR
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
-
-
 def edited_copy(src: Path, work: Path) -> Path:
     """The sources with one paragraph added to the first page the root toctree lists."""
     copy = work / "src-edited"
     shutil.rmtree(copy, ignore_errors=True)
     shutil.copytree(src, copy, ignore=shutil.ignore_patterns("_build"))
-    page = copy / "index.rst"
-    for line in (copy / "index.rst").read_text().splitlines():
-        name = line.strip()
-        if line.startswith("   ") and name and not name.startswith(":") and (copy / f"{name}.rst").is_file():
-            page = copy / f"{name}.rst"
-            break
+    page = first_listed_page(copy)
     page.write_text(page.read_text() + "\n\nA benchmark edit: the estimator's warm start keeps the fitted "
                     "coefficients between calls, so a second fit starts from them.\n")
     return copy

@@ -31,8 +31,11 @@ from pathlib import Path
 
 import numpy as np
 
-from sphinx_rag.assets import ASSET_DIR, IndexReader, Layout, load_chunk_records, write_assets
-from sphinx_rag.bm25 import build_index, document_tokens
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from site_helpers import vectors_of  # noqa: E402
+
+from sphinx_rag.assets import ASSET_DIR, IndexReader, Layout, load_chunk_records, write_assets  # noqa: E402
+from sphinx_rag.bm25 import build_index, document_tokens  # noqa: E402
 
 IDENT = re.compile(r"\b(?=[A-Za-z_]*[a-z][A-Za-z0-9_]*\b)([A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+)\b")
 
@@ -53,23 +56,12 @@ def rename(text: str, k: int) -> str:
     return IDENT.sub(sub, text)
 
 
-def read_vectors(reader: IndexReader) -> tuple[np.ndarray, np.ndarray]:
-    """Every chunk's int8 vector and scale, in chunk order, from the cluster shards."""
-    vectors = np.zeros((reader.n_chunks, reader.dim), dtype=np.int8)
-    scales = np.zeros(reader.n_chunks, dtype=np.float32)
-    for c in range(len(reader.cluster_sizes)):
-        cluster = reader.cluster(c)
-        vectors[cluster.ids] = cluster.vectors
-        scales[cluster.ids] = cluster.scales
-    return vectors, scales
-
-
 def read_index(html: Path) -> tuple[list[dict], np.ndarray | None, np.ndarray | None, IndexReader]:
     reader = IndexReader(html)
     records = load_chunk_records(html)
     if not reader.has_vectors:
         return records, None, None, reader
-    vectors, scales = read_vectors(reader)
+    vectors, scales = vectors_of(reader)
     return records, vectors, scales, reader
 
 

@@ -1,5 +1,6 @@
-"""Dev helpers shared by the tests, benchmarks/ and scripts/: build a site, serve it,
-open it in Chromium.
+"""Dev helpers shared by the tests, benchmarks/ and scripts/: build a site, read its index
+(chunks, vectors, files), serve it (quiet, request-logging or CORS handlers), open it in
+Chromium (launch options, throwaway profiles).
 
 A plain module, not a conftest.py (tests/ and tests/browser/ each have one, so `from
 conftest import` would be ambiguous). pytest puts tests/ on sys.path; benchmarks/ and
@@ -18,13 +19,17 @@ import functools
 import http.server
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 from pathlib import Path
 
-from sphinx_rag.assets import ASSET_DIR
+import numpy as np
+
+from sphinx_rag.assets import ASSET_DIR, IndexReader
 from sphinx_rag.searchbar import CLIENT_DIR  # the built browser client (`npm run build` in js/)
 
 REPO = Path(__file__).resolve().parent.parent
@@ -41,6 +46,23 @@ CHROMIUM_ARGS = [
 def chromium_options(**extra) -> dict:
     """Keyword arguments for Playwright's chromium.launch() / launch_persistent_context()."""
     return {"executable_path": CHROMIUM, "args": CHROMIUM_ARGS, "headless": True, **extra}
+
+
+@contextlib.contextmanager
+def fresh_profile(prefix: str = "sphinx-rag-profile-"):
+    """A new, empty Chromium profile directory (a first visit: no HTTP cache, no storage),
+    removed afterwards. Open it with persistent_context, again for a returning visit."""
+    profile = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        yield profile
+    finally:
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def persistent_context(playwright, profile: Path, **extra):
+    """Chromium with ``profile`` as its user data directory (what it caches survives a
+    restart); extra: more chromium_options (``viewport=...``). Close it when done."""
+    return playwright.chromium.launch_persistent_context(str(profile), **chromium_options(**extra))
 
 
 def save_data(context, page, on: bool = True):
@@ -100,6 +122,25 @@ def chunks_of(html_dir: Path) -> list[dict]:
     return load_chunk_records(html_dir)
 
 
+def vectors_of(site: Path | IndexReader) -> tuple[np.ndarray, np.ndarray]:
+    """Every chunk's int8 vector and float32 scale, by chunk id, read from the cluster shards
+    of a built site (or of its IndexReader)."""
+    reader = site if isinstance(site, IndexReader) else IndexReader(site)
+    vectors = np.zeros((reader.n_chunks, reader.dim), dtype=np.int8)
+    scales = np.zeros(reader.n_chunks, dtype=np.float32)
+    for c in range(len(reader.cluster_sizes)):
+        cluster = reader.cluster(c)
+        vectors[cluster.ids], scales[cluster.ids] = cluster.vectors, cluster.scales
+    return vectors, scales
+
+
+def index_files(html_dir: Path) -> dict[str, bytes]:
+    """Every file of a built site's index by its path there: two builds' indexes compare
+    byte for byte (``index_files(a) == index_files(b)``)."""
+    root = Path(html_dir) / ASSET_DIR
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
 def client_missing() -> str | None:
     """Why the browser client cannot be served (not built), or None."""
     if all((CLIENT_DIR / name).is_file() for name in ("searchbar.js", "worker.js")):
@@ -131,6 +172,29 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
 
     def log_message(self, format, *args):  # noqa: A002
         pass
+
+
+class LoggedHandler(QuietHandler):
+    """Records the path of every GET in ``requests``, a list the server's requests share
+    (``StaticServer(root, LoggedHandler, requests=[])``)."""
+
+    requests: list
+
+    def do_GET(self):
+        self.requests.append(self.path)
+        super().do_GET()
+
+
+class CorsHandler(QuietHandler):
+    """Sends ``Access-Control-Allow-Origin: *`` while ``cors`` is true: a site other sites'
+    pages may read (federated search)."""
+
+    cors: bool = True
+
+    def end_headers(self):
+        if self.cors:
+            self.send_header("Access-Control-Allow-Origin", "*")
+        super().end_headers()
 
 
 class StaticServer:

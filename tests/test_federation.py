@@ -12,18 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from site_helpers import QuietHandler, StaticServer, build_site, free_port, manifest_of
+from site_helpers import CorsHandler, StaticServer, build_site, free_port, manifest_of
 from sphinx_rag.assets import ASSET_DIR
 from sphinx_rag.config import ConfigError, validate
 from sphinx_rag.federation import check_site, configured_sites, intersphinx_sites, resolve
 
 ROOTS = Path(__file__).parent / "roots"
-
-
-class _Cors(QuietHandler):
-    def end_headers(self):
-        self.send_header("Access-Control-Allow-Origin", "*")
-        super().end_headers()
 
 
 @pytest.fixture(scope="module")
@@ -44,8 +38,8 @@ def servers(widgets, tmp_path_factory):
     manifest.write_text(json.dumps({**json.loads(manifest.read_text()), "format_version": 2}))
     plain = tmp_path_factory.mktemp("plain")
     (plain / "index.html").write_text("<p>no search index here</p>")
-    running = {"ok": StaticServer(widgets, _Cors), "nocors": StaticServer(widgets),
-               "format2": StaticServer(format2, _Cors), "plain": StaticServer(plain, _Cors)}
+    running = {"ok": StaticServer(widgets, CorsHandler), "nocors": StaticServer(widgets),
+               "format2": StaticServer(format2, CorsHandler), "plain": StaticServer(plain, CorsHandler)}
     yield {**{name: s.url for name, s in running.items()}, "down": f"http://127.0.0.1:{free_port()}/"}
     for server in running.values():
         server.stop()

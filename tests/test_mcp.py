@@ -21,19 +21,11 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from site_helpers import QuietHandler, StaticServer
+from site_helpers import LoggedHandler, StaticServer
 from sphinx_rag.assets import ASSET_DIR
 
 QUERY = "strategy of a dummy classifier"
 PAGE = "api/generated/mlkit.dummy.DummyClassifier.html"
-
-
-class _Logged(QuietHandler):
-    requests: list
-
-    def do_GET(self):
-        self.requests.append(self.path)
-        super().do_GET()
 
 
 def _run(coroutine):
@@ -121,7 +113,7 @@ def test_mcp_over_a_served_site_reuses_its_cache(demo_html, tmp_path):
             assert not error
             return text, page
 
-    with StaticServer(demo_html, _Logged, requests=requests) as server:
+    with StaticServer(demo_html, LoggedHandler, requests=requests) as server:
         text, page = _run(session_run(server.url))
         assert [u.removeprefix(server.url) for u in _urls(text)] == _cli_top5(demo_html)
         assert page.endswith((demo_html / (PAGE + ".md")).read_text(encoding="utf-8"))

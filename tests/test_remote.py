@@ -10,22 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from site_helpers import QuietHandler, StaticServer
+from site_helpers import LoggedHandler, QuietHandler, StaticServer
 from sphinx_rag.assets import ASSET_DIR, IndexDamaged
 from sphinx_rag.remote import RemoteError, RemoteIndexReader, index_url
 from sphinx_rag.retrieve import Searcher
 
 QUERY = "strategy of a dummy classifier"
-
-
-class _Logged(QuietHandler):
-    """Records the paths it served (a list shared by the server's requests)."""
-
-    requests: list
-
-    def do_GET(self):
-        self.requests.append(self.path)
-        super().do_GET()
 
 
 def test_index_url_forms():
@@ -38,7 +28,7 @@ def test_index_url_forms():
 
 def test_remote_search_equals_local_and_reuses_the_cache(demo_html, tmp_path):
     requests: list[str] = []
-    with StaticServer(demo_html, _Logged, requests=requests) as server:
+    with StaticServer(demo_html, LoggedHandler, requests=requests) as server:
         local = Searcher(demo_html, fusion="bm25").search(QUERY, k=5)
         reader = RemoteIndexReader(server.url, cache_dir=tmp_path / "cache")
         remote = Searcher(reader, fusion="bm25").search(QUERY, k=5)

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from site_helpers import QuietHandler, StaticServer, free_port
+from site_helpers import LoggedHandler, QuietHandler, StaticServer, free_port, index_files, vectors_of
 from sphinx_rag.assets import ASSET_DIR, IndexReader
 from sphinx_rag.embed import embedding_text
 from sphinx_rag.static_encoder import MIN_CHUNKS
@@ -63,30 +63,6 @@ def _embedded(log: str) -> int:
     return sum(int(n) for n in found)
 
 
-def _vectors(html: Path) -> tuple[np.ndarray, np.ndarray]:
-    """Every chunk's int8 vector and scale, by chunk id, read from the clusters."""
-    reader = IndexReader(html)
-    vectors = np.zeros((reader.n_chunks, reader.dim), dtype=np.int8)
-    scales = np.zeros(reader.n_chunks, dtype=np.float32)
-    for c in range(len(reader.cluster_sizes)):
-        cluster = reader.cluster(c)
-        vectors[cluster.ids], scales[cluster.ids] = cluster.vectors, cluster.scales
-    return vectors, scales
-
-
-def _index_files(html: Path) -> dict[str, bytes]:
-    root = html / ASSET_DIR
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
-
-
-class _Logged(QuietHandler):
-    requests: list
-
-    def do_GET(self):
-        self.requests.append(self.path)
-        super().do_GET()
-
-
 @pytest.fixture(scope="module")
 def source(tmp_path_factory) -> Path:
     src = tmp_path_factory.mktemp("warm") / "src"
@@ -107,7 +83,7 @@ def published(source) -> Path:
 @pytest.mark.slow
 def test_same_sources_give_the_published_bytes_without_embedding(source, published, tmp_path):
     requests: list[str] = []
-    with StaticServer(published, _Logged, requests=requests) as server:
+    with StaticServer(published, LoggedHandler, requests=requests) as server:
         out = tmp_path / "html"
         log = _sphinx(source, out, "-j", "2", "-D", f"sphinx_rag_warm_start={server.url}", env=EMPTY)
         n = IndexReader(published).n_chunks
@@ -116,7 +92,7 @@ def test_same_sources_give_the_published_bytes_without_embedding(source, publish
                             r"encoder reused, [0-9.]+ MB fetched in [0-9.]+ s", line), line
         assert _embedded(log) == 0 and "chunk vectors from the embedding cache" not in log
         assert "static query encoder fitted" not in log and "WARNING" not in log
-        assert _index_files(out) == _index_files(published)  # every file, byte for byte
+        assert index_files(out) == index_files(published)  # every file, byte for byte
         assert not any("model-" in p for p in requests), "the model is in the cache: not fetched"
         # a build with an index of its own starts from it, not from the site
         before = len(requests)
@@ -149,8 +125,8 @@ def test_a_one_page_edit_embeds_only_that_page(source, published, tmp_path):
     assert manifest["encoder"]["file"] == json.loads((published / ASSET_DIR / "manifest.json").read_text())[
         "encoder"]["file"]
     # the reused vectors are the published ones, the others what the model gives them
-    vectors, scales = _vectors(out)
-    published_vectors, published_scales = _vectors(published)
+    vectors, scales = vectors_of(out)
+    published_vectors, published_scales = vectors_of(published)
     by_text = {embedding_text(r["kind"], r["text"]): i for i, r in enumerate(IndexReader(published).chunks())}
     for i, r in enumerate(records):
         j = by_text.get(embedding_text(r["kind"], r["text"]))
@@ -241,7 +217,7 @@ class _Tampering(QuietHandler):
 @pytest.mark.slow
 @pytest.mark.parametrize("case", ["dies", "truncates", "tampers"])
 def test_a_site_that_fails_partway_costs_one_line_and_no_wrong_vector(source, published, tmp_path, case):
-    reference = _vectors(published)
+    reference = vectors_of(published)
     first_texts = json.loads(IndexReader(published).script(IndexReader(published).manifest["dir"]))["texts"][0]
     handler, attrs = {"dies": (_Dying, {"alive": 4, "served": []}), "truncates": (_Truncating, {}),
                       "tampers": (_Tampering, {"victim": first_texts})}[case]
@@ -249,7 +225,7 @@ def test_a_site_that_fails_partway_costs_one_line_and_no_wrong_vector(source, pu
         out = tmp_path / "html"
         log = _sphinx(source, out, "-D", f"sphinx_rag_warm_start={server.url}", "-D", "sphinx_rag_query_encoder=model",
                       env=EMPTY)
-    vectors, scales = _vectors(out)
+    vectors, scales = vectors_of(out)
     assert np.array_equal(vectors, reference[0]) and np.array_equal(scales, reference[1])
     lines = _warm_lines(log)
     n = IndexReader(published).n_chunks
@@ -311,15 +287,15 @@ def test_a_site_that_cannot_be_used_costs_one_line_then_a_cold_build(published, 
     assert re.search(re.escape(expected) if case != "unreachable" else expected, line), line
     assert line.rstrip().endswith("building without it" + (" [sphinx_rag.warm_start]" if warning else ""))
     assert ("WARNING" in line) == warning
-    vectors, scales = _vectors(out)
-    reference = _vectors(published)
+    vectors, scales = vectors_of(out)
+    reference = vectors_of(published)
     assert np.array_equal(vectors, reference[0]) and np.array_equal(scales, reference[1])
 
 
 @pytest.mark.slow
 def test_the_environment_turns_it_off_or_names_the_site(published, source, tmp_path):
     requests: list[str] = []
-    with StaticServer(published, _Logged, requests=requests) as server:
+    with StaticServer(published, LoggedHandler, requests=requests) as server:
         log = _sphinx(source, tmp_path / "off", "-D", f"sphinx_rag_warm_start={server.url}",
                       "-D", "sphinx_rag_query_encoder=model", env=COLD)
         assert requests == [] and not _warm_lines(log)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from site_helpers import (CHROMIUM, QuietHandler, StaticServer, build_site, chromium_options, client_missing,
+from site_helpers import (CHROMIUM, CorsHandler, StaticServer, build_site, chromium_options, client_missing,
                           free_port)
 
 ROOTS = Path(__file__).resolve().parent.parent / "roots"
@@ -47,13 +47,11 @@ def inline_script_hashes(html: bytes) -> list[str]:
             for body in INLINE_SCRIPT.findall(html)]
 
 
-class _Handler(QuietHandler):
+class _Handler(CorsHandler):
     csp: str | None = None  # a policy template with {hashes}
     cors: bool = False  # Access-Control-Allow-Origin: * (a site other sites' pages may read)
 
     def end_headers(self):
-        if self.cors:
-            self.send_header("Access-Control-Allow-Origin", "*")
         if self.csp:
             hashes = ""
             path = Path(self.translate_path(self.path))
