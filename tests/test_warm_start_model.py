@@ -25,13 +25,13 @@ from pathlib import Path
 
 import pytest
 
-from site_helpers import QuietHandler, StaticServer
+from site_helpers import LoggedHandler, QuietHandler, StaticServer, index_files
 from sphinx_rag.assets import ASSET_DIR
 from sphinx_rag.model import cached_model_dir
 from sphinx_rag.model_source import DEFAULT_MODEL, EXPORT_SETTINGS, is_model_dir
 from sphinx_rag.warm_start import PublishedModel
 from test_config import _WITHOUT
-from test_warm_start import COLD, EMPTY, _index_files, _Logged, _make_source, _served_copy, _sphinx, _warm_lines
+from test_warm_start import COLD, EMPTY, _make_source, _served_copy, _sphinx, _warm_lines
 
 #: sphinx-build in an interpreter where what an export imports cannot be imported
 WITHOUT_EXPORT = _WITHOUT.replace("BLOCKED", '("torch", "onnx", "optimum", "transformers")')
@@ -76,7 +76,7 @@ def published(source) -> Path:
 def test_a_build_without_torch_takes_the_sites_model_and_writes_an_exported_builds_bytes(source, published, tmp_path):
     requests: list[str] = []
     cache = tmp_path / "cache"
-    with StaticServer(published, _Logged, requests=requests) as server:
+    with StaticServer(published, LoggedHandler, requests=requests) as server:
         proc = _build(source, tmp_path / "html", cache, server.url)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     log = proc.stdout + proc.stderr
@@ -99,7 +99,7 @@ def test_a_build_without_torch_takes_the_sites_model_and_writes_an_exported_buil
     exported = cached_model_dir(DEFAULT_MODEL, cache)
     assert exported.name == entry and _entry_files(exported) == fetched
     _sphinx(source, tmp_path / "exported", "-D", f"sphinx_rag_model_cache={cache}", env={**COLD, **EMPTY})
-    assert _index_files(tmp_path / "html") == _index_files(tmp_path / "exported")  # every file, byte for byte
+    assert index_files(tmp_path / "html") == index_files(tmp_path / "exported")  # every file, byte for byte
 
 
 def _other_opset(text: str) -> str:
@@ -125,7 +125,7 @@ def test_another_export_fetches_no_model(source, published, tmp_path, change, ex
     requests: list[str] = []
     root = _served_copy(published, tmp_path / "site", change)
     cache = tmp_path / "cache"
-    with StaticServer(root, _Logged, requests=requests) as server:
+    with StaticServer(root, LoggedHandler, requests=requests) as server:
         proc = _build(source, tmp_path / "html", cache, server.url)
     assert proc.returncode == 2, proc.stderr
     (line,) = _warm_lines(proc.stdout)
