@@ -200,6 +200,35 @@ function redirectError(base, response, extra = {}) {
 const isRedirect = (response) => response.type === 'opaqueredirect' || (response.status >= 300 && response.status < 400);
 
 /**
+ * POST a chat request to `{base}/chat/completions` and nowhere else: a redirect is refused
+ * with its target named (the question and the passages go to the endpoint or nowhere), a
+ * failed connection explained (connectionError), a stop or timeout reported by `stopped`.
+ * @param {string} base @param {Record<string, unknown>} payload @param {string} accept
+ * @param {AbortSignal} signal @param {() => Error} stopped @param {typeof fetch} fetchFn
+ * @returns {Promise<Response>}
+ */
+async function postChat(base, payload, accept, signal, stopped, fetchFn) {
+  let response;
+  try {
+    response = await fetchFn(`${base}/chat/completions`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: accept },
+      body: JSON.stringify(payload),
+      redirect: 'manual',
+      signal,
+    });
+  } catch (err) {
+    if (signal.aborted) throw stopped();
+    throw await connectionError(base, err, fetchFn);
+  }
+  if (isRedirect(response)) {
+    response.body?.cancel().catch(() => {});
+    throw redirectError(base, response);
+  }
+  return response;
+}
+
+/**
  * Classify a fetch() rejection. Node reports the cause; a browser only says "TypeError:
  * Failed to fetch" for a stopped server, a CORS refusal and a redirect without CORS headers.
  * A probe tells some of them apart: `GET /models` in cors mode, following no redirect (a
@@ -371,26 +400,10 @@ export async function streamChat(options) {
   signal?.addEventListener('abort', onAbort, { once: true });
   arm();
   try {
-    /** @type {Response} */
-    let response;
+    // max_tokens: the answer room fitPassages reserved; small models may never stop otherwise
+    const response = await postChat(base, { model, messages, temperature, stream: true, max_tokens: ANSWER_RESERVE_TOKENS },
+      'text/event-stream, application/json', controller.signal, stopped, fetchFn);
     try {
-      response = await fetchFn(`${base}/chat/completions`, {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json', Accept: 'text/event-stream, application/json' },
-        // max_tokens: the answer room fitPassages reserved; small models may never stop otherwise
-        body: JSON.stringify({ model, messages, temperature, stream: true, max_tokens: ANSWER_RESERVE_TOKENS }),
-        redirect: 'manual', // the question goes to the endpoint or nowhere
-        signal: controller.signal,
-      });
-    } catch (err) {
-      if (controller.signal.aborted) throw stopped();
-      throw await connectionError(base, err, fetchFn);
-    }
-    try {
-      if (isRedirect(response)) {
-        response.body?.cancel().catch(() => {});
-        throw redirectError(base, response);
-      }
       if (!response.ok) {
         const msg = serverMessage(await response.text());
         let text = `The LLM server at ${base} answered HTTP ${response.status} ${response.statusText}`.trimEnd();
@@ -525,25 +538,9 @@ export async function completeChat(options) {
   if (signal?.aborted) throw stopped();
   signal?.addEventListener('abort', onAbort, { once: true });
   try {
-    /** @type {Response} */
-    let response;
+    const response = await postChat(base, { model, messages, temperature, stream: false, max_tokens: maxTokens },
+      'application/json', controller.signal, stopped, fetchFn);
     try {
-      response = await fetchFn(`${base}/chat/completions`, {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
-        body: JSON.stringify({ model, messages, temperature, stream: false, max_tokens: maxTokens }),
-        redirect: 'manual',
-        signal: controller.signal,
-      });
-    } catch (err) {
-      if (controller.signal.aborted) throw stopped();
-      throw await connectionError(base, err, fetchFn);
-    }
-    try {
-      if (isRedirect(response)) {
-        response.body?.cancel().catch(() => {});
-        throw redirectError(base, response);
-      }
       const raw = await cappedText(response, MAX_COMPLETION_BYTES);
       if (raw === null) {
         throw new LLMError('invalid', `The LLM server at ${base} sent more than ` +
