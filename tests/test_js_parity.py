@@ -30,7 +30,7 @@ REGENERATE = "python tests/fixtures/generate.py demo_docs/_build/html (after bui
 
 @pytest.fixture(scope="module")
 def committed_rankings():
-    return json.loads((FIXTURES / "rankings.json").read_text(encoding="utf-8"))
+    return generate.load(FIXTURES / "rankings.json")
 
 
 @pytest.mark.slow
@@ -78,7 +78,7 @@ def small_index(demo_html, committed_rankings, tmp_path_factory):
 
 @pytest.mark.slow
 def test_small_layout_probes_and_cuts(small_index, committed_rankings):
-    rankings = json.loads((small_index.parent / "rankings.json").read_text(encoding="utf-8"))
+    rankings = generate.load(small_index.parent / "rankings.json")
     manifest = json.loads((small_index / "manifest.json").read_text())
     assert manifest["counts"]["clusters"] > 10 and len(manifest["near"]) > 1
     # the probed dense top-100 differs from the exact one for some queries: the JS side

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from pathlib import Path
@@ -116,7 +115,7 @@ def test_probing_everything_equals_exact_scores(demo_html, tmp_path):
                  layout=Layout(texts_per_shard=16, exact_up_to=100, cluster_size=40, probe=200))
     small = IndexReader(out)
     assert len(small.cluster_sizes) > 10
-    queries = json.loads((FIXTURES / "rankings.json").read_text(encoding="utf-8"))["queries"]
+    queries = generate.load(FIXTURES / "rankings.json")["queries"]
     exact = retrieve.Searcher(demo_html)
     everything = retrieve.Searcher(out, probe=len(records))
     probed = retrieve.Searcher(out)
@@ -134,14 +133,14 @@ def test_probing_everything_equals_exact_scores(demo_html, tmp_path):
 
 def test_searcher_takes_a_precomputed_vector(demo_html):
     searcher = retrieve.Searcher(demo_html)
-    q = json.loads((FIXTURES / "rankings.json").read_text(encoding="utf-8"))["queries"][0]
+    q = generate.load(FIXTURES / "rankings.json")["queries"][0]
     results = searcher.search(q["query"], k=5, vector=np.asarray(q["vector"], dtype=np.float32))
     assert len(results) == 5 and searcher._embedder is None  # nothing embedded
 
 
 def test_weak_match_flags_nonsense_not_questions(demo_html):
     searcher = retrieve.Searcher(demo_html)
-    queries = {q["query"]: q for q in json.loads((FIXTURES / "rankings.json").read_text(encoding="utf-8"))["queries"]}
+    queries = {q["query"]: q for q in generate.load(FIXTURES / "rankings.json")["queries"]}
     for query, weak in (("banana smoothie recipe", True), ("xyzzy plugh", True),
                         ("What are the values of the strategy parameter in a dummy classifier?", False),
                         ("mean squred eror", False)):

@@ -20,9 +20,27 @@ export const REPO = resolve(here, "..", "..");
 export const FIXTURES = join(REPO, "tests", "fixtures");
 export const REQUIRE_DEMO = process.env.SPHINX_RAG_REQUIRE_DEMO === "1";
 
+/** Keys whose value is a query vector, written by generate.py as base64 float32 bytes. */
+const VECTOR_KEYS = new Set(["vector", "static_vector"]);
+
+/**
+ * A JSON file written by tests/fixtures/generate.py's dumps(), its vectors as arrays of
+ * numbers again (generate.load in Python).
+ * @param {string} path
+ */
+export function readFixture(path) {
+  return JSON.parse(readFileSync(path, "utf8"), (key, value) => {
+    if (!VECTOR_KEYS.has(key) || typeof value !== "string") return value;
+    const bytes = Buffer.from(value, "base64");
+    const floats = new Float32Array(bytes.byteLength / 4);
+    new Uint8Array(floats.buffer).set(bytes); // little-endian, as every platform Node runs on
+    return Array.from(floats);
+  });
+}
+
 /** @param {string} name */
 export function fixture(name) {
-  return JSON.parse(readFileSync(join(FIXTURES, name), "utf8"));
+  return readFixture(join(FIXTURES, name));
 }
 
 /** The demo build's index directory, or null if it is not built. */

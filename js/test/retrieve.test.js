@@ -6,7 +6,7 @@ import { test } from "node:test";
 
 import { CANDIDATES, DENSE_VOTE, Searcher, correctSpelling, modelWords, rrfFuse, topK } from "../src/search/retrieve.js";
 import { RERANK_DEPTH, asksForObject, rerank } from "../src/search/rerank.js";
-import { SKIP_DEMO, SKIP_LONG, SKIP_SMALL, demoIndexDir, fixture, longPages, openIndex, smallIndexDir } from "./helpers.js";
+import { SKIP_DEMO, SKIP_LONG, SKIP_SMALL, demoIndexDir, fixture, longPages, openIndex, readFixture, smallIndexDir } from "./helpers.js";
 
 test("topK keeps positive scores, ties to the lower index", () => {
   assert.deepEqual(topK([0, 2, -1, 2, 3, 0.5], 3), [4, 1, 3]);
@@ -84,7 +84,7 @@ test("rankings (rrf, bm25, dense) equal Python's on the demo, bit for bit", { sk
 
 test("the same on the demo cut into many small shards (head cuts, probed clusters)", { skip: SKIP_SMALL }, async () => {
   const dir = /** @type {string} */ (smallIndexDir());
-  const data = JSON.parse(readFileSync(join(dirname(dir), "rankings.json"), "utf8"));
+  const data = readFixture(join(dirname(dir), "rankings.json"));
   const index = await compareRankings(dir, data);
   assert.ok(index.clusterSizes.length > 10);
   const approximate = data.queries.filter((/** @type {any} */ q) => JSON.stringify(q.dense_top100) !== JSON.stringify(q.exact_dense_top100));
@@ -155,7 +155,7 @@ test("a name written once on long pages ranks first, as in Python, bit for bit",
   // encoder's and keywords alone (Python's decisive_hits: an identifier in at most two chunks
   // comes first)
   const { dir, rankings } = /** @type {{dir: string, rankings: string}} */ (longPages());
-  const data = JSON.parse(readFileSync(rankings, "utf8"));
+  const data = readFixture(rankings);
   const { index } = await openIndex(dir);
   assert.equal(index.nChunks, data.n_chunks);
   const searcher = new Searcher(index, { fusion: "rrf" });

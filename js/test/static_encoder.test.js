@@ -1,15 +1,14 @@
 // @ts-check
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { test } from "node:test";
 
 import { Searcher, correctSpelling, modelWords } from "../src/search/retrieve.js";
-import { SKIP_SMALL, demoIndexDir, openIndex, smallIndexDir } from "./helpers.js";
+import { SKIP_SMALL, demoIndexDir, openIndex, readFixture, smallIndexDir } from "./helpers.js";
 
 test("the static encoder gives Python's query vectors and rankings, bit for bit", { skip: SKIP_SMALL }, async () => {
   // written beside the small index by tests/test_js_parity.py from the demo build's encoder
-  const data = JSON.parse(readFileSync(join(dirname(/** @type {string} */ (smallIndexDir())), "static_encoder.json"), "utf8"));
+  const data = readFixture(join(dirname(/** @type {string} */ (smallIndexDir())), "static_encoder.json"));
   const { index } = await openIndex(/** @type {string} */ (demoIndexDir()));
   assert.equal(index.manifest.encoder.file, data.encoder, "not the demo build the fixture was made from");
   const encoder = await index.encoder();
