@@ -30,11 +30,12 @@ from __future__ import annotations
 import argparse
 import re
 import shutil
-import subprocess
 import sys
 import tarfile
 import tempfile
 from pathlib import Path
+
+from make_narrative_corpus import fetch_sdist
 
 PACKAGE, VERSION = "click", "8.4.0"
 LEFT_OUT = ("changes.rst", "license.md", "contributing.md")
@@ -173,14 +174,6 @@ def setup(app):
 '''
 
 
-def fetch_sdist(dest: Path) -> Path:
-    """Download the pinned sdist with pip (PyPI only) and return the archive."""
-    subprocess.run([sys.executable, "-m", "pip", "download", "--no-binary", ":all:", "--no-deps", "-q",
-                    "-d", str(dest), f"{PACKAGE}=={VERSION}"], check=True)
-    (archive,) = dest.glob(f"{PACKAGE}-{VERSION}.tar.gz")
-    return archive
-
-
 def drop_left_out_links(text: str) -> str:
     """Links to pages left out of the corpus become their plain text."""
     text = re.sub(r"^   (changes|license|contributing)\n", "", text, flags=re.M)  # index.rst's toctree
@@ -208,7 +201,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     out = Path(args.out_dir)
     with tempfile.TemporaryDirectory() as tmp:
-        archive = fetch_sdist(Path(tmp))
+        archive = fetch_sdist(Path(tmp), PACKAGE, VERSION)
         with tarfile.open(archive) as tar:
             tar.extractall(tmp, filter="data")
         root = Path(tmp) / f"{PACKAGE}-{VERSION}"

@@ -95,11 +95,12 @@ def setup(app):
 '''
 
 
-def fetch_sdist(dest: Path) -> Path:
-    """Download the pinned sdist with pip (PyPI only) and return the archive."""
+def fetch_sdist(dest: Path, package: str = PACKAGE, version: str = VERSION) -> Path:
+    """Download a pinned sdist with pip (PyPI only) and return the archive
+    (make_click_corpus.py uses it too)."""
     subprocess.run([sys.executable, "-m", "pip", "download", "--no-binary", ":all:", "--no-deps", "-q",
-                    "-d", str(dest), f"{PACKAGE}=={VERSION}"], check=True)
-    (archive,) = dest.glob(f"{PACKAGE}-{VERSION}.tar.gz")
+                    "-d", str(dest), f"{package}=={version}"], check=True)
+    (archive,) = dest.glob(f"{package}-{version}.tar.gz")
     return archive
 
 

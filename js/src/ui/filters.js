@@ -8,7 +8,7 @@
  * @module filters
  */
 
-import { h } from "./dom.js";
+import { arrowKeysWalk, h } from "./dom.js";
 import { KINDS } from "./results.js";
 import { usableStorage } from "./storage.js";
 
@@ -31,14 +31,7 @@ export class KindFilter {
       const chip = /** @type {HTMLElement} */ (e.target).closest?.("button[data-kind]");
       if (chip) this.pick(chip.getAttribute("data-kind") || "all");
     });
-    this.element.addEventListener("keydown", (e) => {
-      if (e.key !== "ArrowLeft" && e.key !== "ArrowRight") return;
-      const chips = Array.from(this.element.querySelectorAll("button"));
-      const at = chips.indexOf(/** @type {HTMLButtonElement} */ (e.target));
-      if (at < 0) return;
-      e.preventDefault();
-      chips[(at + (e.key === "ArrowRight" ? 1 : -1) + chips.length) % chips.length].focus();
-    });
+    arrowKeysWalk(this.element);
   }
 
   /**

@@ -13,7 +13,7 @@
  * @module sources
  */
 
-import { h } from "./dom.js";
+import { arrowKeysWalk, h } from "./dom.js";
 import { usableStorage } from "./storage.js";
 
 const PREFIX = "sphinx-rag";
@@ -57,14 +57,7 @@ export class SourceFilter {
       const chip = /** @type {HTMLElement} */ (e.target).closest?.("button[data-source]");
       if (chip) this.toggle(chip.getAttribute("data-source") ?? HOME);
     });
-    this.element.addEventListener("keydown", (e) => {
-      if (e.key !== "ArrowLeft" && e.key !== "ArrowRight") return;
-      const chips = Array.from(this.element.querySelectorAll("button"));
-      const at = chips.indexOf(/** @type {HTMLButtonElement} */ (e.target));
-      if (at < 0) return;
-      e.preventDefault();
-      chips[(at + (e.key === "ArrowRight" ? 1 : -1) + chips.length) % chips.length].focus();
-    });
+    arrowKeysWalk(this.element);
   }
 
   /** @returns {string | null} */
