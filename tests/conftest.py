@@ -3,6 +3,7 @@ small site of hostile pages (terminal escape sequences in titles and text)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,10 @@ import pytest
 from site_helpers import DEMO, HOSTILE_SECTION, HOSTILE_TEXT, HOSTILE_TITLE, build_site
 
 pytest_plugins = ("sphinx.testing.fixtures",)
+
+# Tests read sphinx-build's output line by line; Sphinx colours it when CI=true (as on CI
+# machines) or FORCE_COLOR is set, which wraps each warning in escape sequences.
+os.environ["NO_COLOR"] = "1"
 
 #: Session fixtures that build a big site (minutes on a cold cache): their tests are slow.
 SLOW_FIXTURES = {"longpages_html", "flask_html", "click_html", "sklearn_html"}
