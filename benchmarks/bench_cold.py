@@ -8,7 +8,9 @@ gets the quieter moments):
 - ``plain``: Sphinx without sphinx_rag (``SPHINX_RAG_DISABLE=1``), fresh output;
 - ``cold``: fresh output, an empty model cache (``SPHINX_RAG_CACHE`` -> a new
   directory: the model is exported, no chunk or pseudo-query vector is cached), no
-  warm start: what every CI run without a published site pays;
+  warm start: what every CI run without a published site pays; with ``--jobs 1`` also
+  ``cold, nothing embedded ahead`` (``SPHINX_RAG_EMBED_AHEAD=0``: no worker embedding
+  chunks while Sphinx reads and writes, ``embed_ahead.py``);
 - ``cold + warm start``: the same, with the previous build served on 127.0.0.1
   (``tests/site_helpers.StaticServer``) and ``-D sphinx_rag_warm_start=URL``; skipped with
   a note when this branch has no such config value;
@@ -57,9 +59,12 @@ def has_warm_start() -> bool:
 
 
 def sphinx(src: Path, out: Path, *, rag: bool, jobs: int, cache: Path | None = None, options: tuple = (),
-           clean: bool = True, log: Path | None = None) -> float:
-    """Seconds of one real ``python -m sphinx -b html`` (its output written to ``log``)."""
+           clean: bool = True, log: Path | None = None, ahead: bool = True) -> float:
+    """Seconds of one real ``python -m sphinx -b html`` (its output written to ``log``);
+    ``ahead``: False sets ``SPHINX_RAG_EMBED_AHEAD=0`` (nothing embedded before the index step)."""
     env = {**os.environ, "SPHINX_RAG_WARM_START": "0"}  # no warm start unless asked by -D (below)
+    if not ahead:
+        env["SPHINX_RAG_EMBED_AHEAD"] = "0"
     if any(o.startswith("sphinx_rag_warm_start=") for o in options):
         del env["SPHINX_RAG_WARM_START"]
     if rag:
@@ -117,6 +122,8 @@ def bench(name: str, src: Path, work: Path, runs: int, jobs: int, edit_rounds: i
     say = lambda msg: print(msg, flush=True)  # noqa: E731
     warm = has_warm_start()
     times: dict[str, list[float]] = {"plain": [], "cold": []}
+    if jobs == 1:  # embedding ahead needs a serial build: with and without it
+        times["cold, nothing embedded ahead"] = []
     if warm:
         times["cold + warm start"] = []
     fits: dict[str, list[float]] = {k: [] for k in times}
@@ -133,6 +140,8 @@ def bench(name: str, src: Path, work: Path, runs: int, jobs: int, edit_rounds: i
             log = work / f"{row.replace(' ', '_')}-{r}.log"
             if row == "plain":
                 t = sphinx(src, work / "plain", rag=False, jobs=jobs, log=log)
+            elif row.startswith("cold,"):
+                t = sphinx(src, work / "cold-noahead", rag=True, jobs=jobs, cache=cache, log=log, ahead=False)
             elif row == "cold":
                 t = sphinx(src, work / "cold", rag=True, jobs=jobs, cache=cache, log=log)
                 if not published.is_dir():

@@ -19,6 +19,7 @@ def setup(app):
     app.connect("builder-inited", extension.on_builder_inited)
     app.connect("autodoc-process-signature", extension.on_autodoc_signature, priority=400)
     app.connect("autodoc-process-docstring", extension.on_autodoc_docstring, priority=400)
+    app.connect("doctree-read", extension.on_doctree_read)
     app.connect("doctree-resolved", extension.on_doctree_resolved)
     app.connect("env-purge-doc", extension.on_env_purge_doc)
     app.connect("env-merge-info", extension.on_env_merge_info)

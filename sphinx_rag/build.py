@@ -19,6 +19,7 @@ from .bm25 import build_index, document_tokens
 from .carry import Carried
 from .chunk import Chunk
 from .embed import Progress, embed_cached, embed_chunks, embedding_input, embedding_text, load_tokenizer
+from .embed_ahead import EmbedAhead
 from .markdown import LlmsSite, site_files
 from .shards import ShardError, check_binary_shard, dumps
 from .static_encoder import TrainingTooSmall, train_encoder
@@ -43,7 +44,7 @@ def write_index(chunks: list[Chunk], *, urls: dict[str, str], out_dir: Path, mod
                 keyword_script: bool = True, changed_chunks: int | None = None, work_dir: Path | None = None,
                 carried: Carried | None = None, inputs: str | None = None, suggestions=("auto",),
                 note=None, llms: LlmsSite | None = None, warn=None, warm_start: str = "",
-                warm_model: str = "") -> dict:
+                warm_model: str = "", ahead: EmbedAhead | None = None) -> dict:
     """Index the chunks (in the given order) and write the assets; returns the manifest.
 
     ``urls``: docname -> page URL (the builder's target URI). ``query_encoder``: "static"
@@ -55,6 +56,8 @@ def write_index(chunks: list[Chunk], *, urls: dict[str, str], out_dir: Path, mod
     None when every page was written. ``work_dir``: where a build leaves what the next one
     starts from (Sphinx's doctree directory, ``carry.py``; None: nothing). ``carried``: what
     the previous build left there: its chunks' tokens and vectors are not computed again.
+    ``ahead``: the thread that embedded chunks while the pages were written
+    (``embed_ahead.py``); it is stopped before the chunks are embedded here.
     ``inputs``: the digest of the pages and configuration indexed, kept in the manifest
     (``extension.py``). ``suggestions``: ``sphinx_rag_suggestions`` (the maintainer's
     questions, "auto" standing for the mined ones, ``suggest.py``). ``llms``: write
@@ -85,8 +88,8 @@ def write_index(chunks: list[Chunk], *, urls: dict[str, str], out_dir: Path, mod
 
             warm = load_warm_start(warm_start, info, settings.get("chunker"), note=note or _quiet, warn=warn or _quiet,
                                    fit=_fit_digest(info) if query_encoder != "model" else None)
-        vectors, scales, reused = _chunk_vectors(chunks, model_dir, info, carried, warm, batch_size=batch_size,
-                                                 threads=threads, progress=progress, note=note)
+        vectors, scales, reused = _chunk_vectors(chunks, model_dir, info, carried, warm, _stopped(ahead, note),
+                                                 batch_size=batch_size, threads=threads, progress=progress, note=note)
         centroids = _kept_centroids(out_dir, previous, info, changed_chunks, len(chunks))
         fitted = ""
         if query_encoder != "model":
@@ -158,15 +161,25 @@ def _too_small(n_chunks: int, query_encoder: str, model_dir: Path) -> str:
     return head + f"readers get keyword results at once and semantic ones once the full model ({size:.0f} MB) is loaded"
 
 
-def _chunk_vectors(chunks: list[Chunk], model_dir: Path, info: dict, carried: Carried | None, warm, *,
+def _stopped(ahead: EmbedAhead | None, note) -> dict:
+    """What the thread embedding ahead made, once it is stopped ({}: there was none)."""
+    if ahead is None:
+        return {}
+    done = ahead.stop()
+    if ahead.error and note is not None:
+        note(f"[sphinx-rag] embedding while the pages were read and written stopped early: {ahead.error}")
+    return done
+
+
+def _chunk_vectors(chunks: list[Chunk], model_dir: Path, info: dict, carried: Carried | None, warm, early: dict, *,
                    batch_size, threads, progress, note) -> tuple[np.ndarray, np.ndarray, int]:
     """int8 vectors and scales of the chunks, and how many came from the published site:
     its vector for each text it has (``warm_start.py``), then ``embed_chunks`` for the rest
-    (the previous build's vectors, the embedding cache, the model)."""
+    (the previous build's vectors, the embedding cache, those embedded ahead, the model)."""
     known = _known_vectors(carried, info)
     if warm is None or not len(warm.texts):
         vectors, scales = embed_chunks(chunks, model_dir, batch_size=batch_size, threads=threads,
-                                       progress=progress, note=note, known=known)
+                                       progress=progress, note=note, known=known, ahead=early)
         return vectors, scales, 0
     at = {t: i for i, t in enumerate(warm.texts)}
     rows = np.fromiter((at.get(embedding_input(c), -1) for c in chunks), dtype=np.int64, count=len(chunks))
@@ -177,7 +190,8 @@ def _chunk_vectors(chunks: list[Chunk], model_dir: Path, info: dict, carried: Ca
     rest = np.flatnonzero(~have)
     if len(rest):
         vectors[rest], scales[rest] = embed_chunks([chunks[i] for i in rest], model_dir, batch_size=batch_size,
-                                                   threads=threads, progress=progress, note=note, known=known)
+                                                   threads=threads, progress=progress, note=note, known=known,
+                                                   ahead=early)
     return vectors, scales, int(have.sum())
 
 
@@ -280,7 +294,7 @@ def fit_static_encoder(texts: list[str], titles: list[str], docs: np.ndarray, mo
         return [e.ids for e in tokenizer.encode_batch(batch)]
 
     def embed(queries: list[str]) -> np.ndarray:
-        def report(cached: int, total: int, todo: int):
+        def report(cached: int, total: int, todo: int, _early: int):
             if note is not None and todo:
                 note(f"[sphinx-rag] {cached} of {total} pseudo-query vectors from the embedding cache; "
                      f"embedding {todo}")

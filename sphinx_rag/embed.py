@@ -240,34 +240,50 @@ class EmbeddingCache:
 Known = tuple[list[str], np.ndarray, np.ndarray]
 
 
+#: Vectors this build has already computed (``embed_ahead.py``): ``EmbeddingCache.key`` ->
+#: (int8 bytes, scale).
+Ahead = dict[str, tuple[bytes, float]]
+
+
+def cache_path(model_dir: Path) -> Path | None:
+    """The embedding cache beside the exported model (None: ``SPHINX_RAG_EMBED_CACHE=0``)."""
+    if os.environ.get("SPHINX_RAG_EMBED_CACHE", "1") == "0":
+        return None
+    return Path(model_dir) / "embedding_cache.sqlite"
+
+
 def embed_chunks(chunks, model_dir: Path, *, batch_size: int = 32, threads: int | None = None,
                  progress: Progress | None = None, note: Callable[[str], None] | None = None,
-                 known: Known | None = None) -> tuple[np.ndarray, np.ndarray]:
+                 known: Known | None = None, ahead: Ahead | None = None) -> tuple[np.ndarray, np.ndarray]:
     """int8 vectors and scales of the chunks (in order), embedding only texts not cached.
 
     ``note`` is told how many come from the cache (the progress bar counts the others).
     ``known``: the vectors of texts embedded before (the previous build's, ``carry.py``).
+    ``ahead``: those embedded while the pages were written.
     """
-    def report(cached: int, total: int, todo: int):
+    def report(cached: int, total: int, todo: int, early: int):
         if note is not None:
             note(f"[sphinx-rag] {cached} of {total} chunk vectors from the embedding cache"
+                 + (f", {early} embedded while the pages were read and written" if early else "")
                  + (f"; embedding {todo} new chunk texts" if todo else ""))
 
     return embed_cached([embedding_input(c) for c in chunks], model_dir, batch_size=batch_size, threads=threads,
-                        progress=progress, report=report, known=known)
+                        progress=progress, report=report, known=known, ahead=ahead)
 
 
 def embed_cached(texts: list[str], model_dir: Path, *, batch_size: int = 32, threads: int | None = None,
-                 progress: Progress | None = None, report: Callable[[int, int, int], None] | None = None,
-                 known: Known | None = None) -> tuple[np.ndarray, np.ndarray]:
+                 progress: Progress | None = None, report: Callable[[int, int, int, int], None] | None = None,
+                 known: Known | None = None, ahead: Ahead | None = None) -> tuple[np.ndarray, np.ndarray]:
     """int8 vectors and scales of ``texts`` (in order), embedding only texts not cached
-    (``known``, then a small sqlite cache beside the exported model: text sha256 -> stored vector).
+    (``known``, then a small sqlite cache beside the exported model: text sha256 -> stored vector)
+    nor embedded ahead (``ahead``: stored in that cache now).
 
-    ``report(from_cache, total, to_embed)`` is called before embedding.
+    ``report(from_cache, total, to_embed, from_ahead)`` is called before embedding.
     ``SPHINX_RAG_EMBED_CACHE=0`` disables both caches (benchmarks, debugging).
     """
     dim = int(_read_info(Path(model_dir))["dim"])
-    use_cache = os.environ.get("SPHINX_RAG_EMBED_CACHE", "1") != "0"
+    path = cache_path(model_dir)
+    use_cache = path is not None
     vectors = np.zeros((len(texts), dim), dtype=np.int8)
     scales = np.zeros(len(texts), dtype=np.float32)
     rows = np.full(len(texts), -1, dtype=np.int64)
@@ -277,12 +293,18 @@ def embed_cached(texts: list[str], model_dir: Path, *, batch_size: int = 32, thr
         have = rows >= 0
         vectors[have], scales[have] = known[1][rows[have]], known[2][rows[have]]
     rest = np.flatnonzero(rows < 0).tolist()
-    cache = EmbeddingCache(Path(model_dir) / "embedding_cache.sqlite" if use_cache else Path(":memory:"))
+    cache = EmbeddingCache(path if use_cache else Path(":memory:"))
     keys = {i: EmbeddingCache.key(texts[i]) for i in rest}
     cached = cache.get(sorted(set(keys.values()))) if rest else {}
+    early = {k: ahead[k] for k in set(keys.values()) if k not in cached and k in (ahead or {})}
+    if early:
+        cache.put(sorted((k, q, s) for k, (q, s) in early.items()))
+        cached.update(early)
     todo = sorted({k: texts[i] for i, k in keys.items() if k not in cached}.items())
     if report is not None:
-        report(len(texts) - sum(k not in cached for k in keys.values()), len(texts), len(todo))
+        from_ahead = sum(k in early for k in keys.values())
+        report(len(texts) - from_ahead - sum(k not in cached for k in keys.values()), len(texts), len(todo),
+               from_ahead)
     if todo:
         fresh = Embedder(model_dir, threads=threads).embed([t for _, t in todo], batch_size=batch_size,
                                                            progress=progress)

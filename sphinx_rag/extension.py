@@ -2,6 +2,8 @@
 
 read phase (parallel-safe):  autodoc events keep each page's raw docstrings and
                              signatures on the environment (purged/merged per doc).
+                             A serial read also chunks each page, only to embed
+                             its texts ahead on the idle core (``embed_ahead.py``).
 write phase (main process):  ``doctree-resolved`` turns each written page into
                              chunks (references and ``only`` nodes are resolved by
                              then, so chunk text reads like the HTML page).
@@ -23,6 +25,7 @@ import gc
 import hashlib
 import itertools
 import json
+import os
 import time
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -36,6 +39,7 @@ from .build import write_index
 from .chunk import CHUNKER_VERSION, Chunk
 from .chunk.page import chunk_page
 from .config import CONFIG, ConfigError, unknown_names, validate
+from .embed import embedding_input
 from .export_model import ExportUnavailable
 from .llm.settings import browser_settings
 from .locate import object_location
@@ -111,6 +115,8 @@ class _State:
         self.interrupted = False  # a previous build stopped between its pages and its index
         self.federation: list[dict] = []  # the other sites the dialog searches (federation.py)
         self.published_model = None  # warm_start.PublishedModel: the model from the published site
+        self.ahead = None  # embed_ahead.EmbedAhead: chunks embedded while pages are written
+        self.ahead_checked = False  # whether this build decided to embed ahead
 
     def warm_model(self) -> str:
         """What the warm start's report says of the model ("": it did not come from the site)."""
@@ -241,6 +247,26 @@ def on_env_merge_info(app, env, docnames, other):
 
 # -- write phase ----------------------------------------------------------------
 
+def on_doctree_read(app, doctree):
+    """Serial reads: chunk each page as read too, only to embed its texts ahead (those
+    whose references resolve to other words are embedded again at the index step)."""
+    state = getattr(app, "sphinx_rag", None)
+    docname = app.env.docname
+    if (state is None or state.model_dir is None or app.parallel > 1  # parallel reads: in forked processes
+            or _excluded(docname, app.config.sphinx_rag_exclude)):
+        return
+    if not state.ahead_checked:
+        state.ahead_checked = True
+        state.ahead = _embed_ahead(app)
+    if state.ahead is None:
+        return
+    chunks = chunk_page(doctree, doc=docname, count=state.count, budget=state.budget,
+                        overlap=app.config.sphinx_rag_chunk_overlap,
+                        docstrings=getattr(app.env, ENV_KEY, {}).get(docname, {}),
+                        gallery_source=_gallery_source(app, docname), source_path=str(app.env.doc2path(docname)))
+    state.ahead.add([embedding_input(c) for c in chunks])
+
+
 def on_doctree_resolved(app, doctree, docname):
     """Chunk each page as it is written (always in the main process)."""
     state = getattr(app, "sphinx_rag", None)
@@ -250,12 +276,42 @@ def on_doctree_resolved(app, doctree, docname):
         _pending_marker(app).parent.mkdir(parents=True, exist_ok=True)
         _pending_marker(app).touch()
         state.pending = True
-    state.fresh[docname] = chunk_page(
+    chunks = state.fresh[docname] = chunk_page(
         doctree, doc=docname, count=state.count, budget=state.budget, overlap=app.config.sphinx_rag_chunk_overlap,
         docstrings=getattr(app.env, ENV_KEY, {}).get(docname, {}), gallery_source=_gallery_source(app, docname),
         source_path=str(app.env.doc2path(docname)),
         warn=lambda message: logger.warning(message, location=docname, type="sphinx_rag", subtype="docstring"),
     )
+    if not state.ahead_checked:
+        state.ahead_checked = True
+        state.ahead = _embed_ahead(app)
+    if state.ahead is not None:
+        state.ahead.add([embedding_input(c) for c in chunks])
+
+
+#: "0" turns off embedding while pages are written (benchmarks compare with and without).
+EMBED_AHEAD_ENV = "SPHINX_RAG_EMBED_AHEAD"
+
+
+def _embed_ahead(app):
+    """What embeds chunks while Sphinx reads and writes the rest (``embed_ahead.py``), or
+    None: no embeddings, one core, or Sphinx writes pages on several processes (no core
+    is idle then)."""
+    if (not app.config.sphinx_rag_embeddings or getattr(app.builder, "parallel_ok", False)
+            or (os.cpu_count() or 1) < 2 or os.environ.get(EMBED_AHEAD_ENV, "1") == "0"):
+        return None
+    from .embed import cache_path
+    from .embed_ahead import EmbedAhead
+    from .warm_start import offers_vectors
+
+    model_dir = app.sphinx_rag.model_dir
+    site = _warm_start_url(app.config)
+    published = None
+    if site and not (Path(app.outdir) / assets.ASSET_DIR / "manifest.json").is_file():  # the index step tries it
+        info = assets.read_json(model_dir / "model_info.json")
+        published = lambda: offers_vectors(site, info, CHUNKER_VERSION)  # noqa: E731
+    return EmbedAhead(model_dir, batch_size=app.config.sphinx_rag_embed_batch_size, cache_path=cache_path(model_dir),
+                      not_needed=published)
 
 
 OTHER_CHUNKER = "its pages were chunked by another version of the chunker"
@@ -317,6 +373,15 @@ def _without_cyclic_gc():
 
 
 def on_build_finished(app, exception):
+    try:
+        _build_finished(app, exception)
+    finally:
+        ahead = getattr(app, "sphinx_rag", None) and app.sphinx_rag.ahead
+        if ahead is not None:  # the index step stopped it, unless it did not run
+            ahead.stop()
+
+
+def _build_finished(app, exception):
     if exception is not None or not _is_html(app) or app.sphinx_rag.model_dir is None:
         return
     cfg = app.config
@@ -533,6 +598,7 @@ def _write_index(app, chunks: list[Chunk], out_dir: Path, changed: int | None, i
         warn=_warn_warm_start,
         warm_start=_warm_start_url(cfg),
         warm_model=app.sphinx_rag.warm_model(),
+        ahead=app.sphinx_rag.ahead,
     )
 
 

@@ -220,6 +220,19 @@ def load(site: str, model_info: dict, chunker: int, *, fit: str | None, note, wa
     )
 
 
+def offers_vectors(site: str, model_info: dict, chunker: int, timeout: float = REQUEST_TIMEOUT) -> bool:
+    """Whether the site's manifest promises vectors this build can reuse (one request, no
+    line printed: ``load`` says what it finds). ``embed_ahead.py`` embeds nothing when it does."""
+    from .remote import MAX_MANIFEST_BYTES, RemoteError, fetch, index_url
+
+    try:
+        raw = fetch(urljoin(index_url(site), "manifest.json"), max_bytes=MAX_MANIFEST_BYTES, timeout=timeout,
+                    deadline=time.monotonic() + timeout)
+    except RemoteError:
+        return False
+    return _usable_manifest(raw, "", model_info, chunker)[0] is not None
+
+
 def _usable_manifest(raw: bytes, url: str, model_info: dict, chunker: int) -> tuple[dict | None, str, bool]:
     """(the manifest, "", False) if its index can give this build vectors, else (None, why,
     whether that is a warning: the site answered with something that is not a manifest)."""

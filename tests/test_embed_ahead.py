@@ -1,0 +1,150 @@
+"""Chunks embedded while Sphinx reads and writes pages (``embed_ahead.py``, issue 26).
+
+What must hold: the vectors made ahead are the ones the index step would make (so the
+published bytes do not depend on it), texts already cached are not embedded again, a
+parallel build and a build whose published site offers the vectors embed nothing ahead.
+The builds below wait for the thread at ``build-finished`` (a ``setup`` in their conf.py,
+run before sphinx_rag's handler), so what they check does not depend on the machine's speed.
+"""
+
+from __future__ import annotations
+
+import filecmp
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from site_helpers import QuietHandler, StaticServer
+
+from sphinx_rag import model as models
+from sphinx_rag import model_source
+from sphinx_rag.embed import EmbeddingCache, Embedder, quantize_vectors
+from sphinx_rag.embed_ahead import SLICE, EmbedAhead
+
+TEXTS = [f"Option {i} sets how the solver treats case {i} of the input: {'long ' * (i % 40)}words."
+         for i in range(70)]
+
+#: Lets the worker finish before the index step stops it: everything queued is embedded.
+DRAIN = '''
+def setup(app):
+    def drain(app, exception):
+        ahead = getattr(app, "sphinx_rag", None) and app.sphinx_rag.ahead
+        if ahead is not None:
+            print(f"the worker made {len(ahead.stop(finish=True))} vectors")
+    app.connect("build-finished", drain, priority=400)
+'''
+
+AHEAD = re.compile(r"chunk vectors from the embedding cache, (\d+) embedded while the pages were read and written")
+EMBEDDED = re.compile(r"of (\d+) chunk vectors from the embedding cache.*?; embedding (\d+) new chunk texts")
+
+
+@pytest.fixture(scope="module")
+def model_dir() -> Path:
+    return models.cached_model_dir(model_source.DEFAULT_MODEL)
+
+
+def test_the_thread_makes_the_vectors_the_index_step_would(model_dir):
+    ahead = EmbedAhead(model_dir)
+    for start in range(0, len(TEXTS), 9):  # pages of different sizes, one text twice
+        ahead.add(TEXTS[start:start + 9] + TEXTS[:1])
+    done = ahead.stop(finish=True)
+    assert ahead.error == ""
+    q, s = quantize_vectors(Embedder(model_dir, threads=2).embed(TEXTS))  # the index step's session
+    assert sorted(done) == sorted(EmbeddingCache.key(t) for t in TEXTS)
+    for i, text in enumerate(TEXTS):
+        vector, scale = done[EmbeddingCache.key(text)]
+        assert vector == q[i].tobytes() and scale == float(s[i])
+
+
+def test_cached_texts_are_not_embedded_again_and_stop_is_prompt(model_dir, tmp_path):
+    cache = EmbeddingCache(tmp_path / "cache.sqlite")
+    cache.put([(EmbeddingCache.key(t), b"\0" * 384, 1.0) for t in TEXTS[:50]])
+    ahead = EmbedAhead(model_dir, cache_path=tmp_path / "cache.sqlite")
+    ahead.add(TEXTS)
+    assert sorted(ahead.stop(finish=True)) == sorted(EmbeddingCache.key(t) for t in TEXTS[50:])
+
+    stopped = EmbedAhead(model_dir)
+    for k in range(200):  # 200 pages, 2,800 texts: stop() waits for one slice, not for the backlog
+        stopped.add([f"{t} ({k})" for t in TEXTS[:14]])
+    done = stopped.stop()
+    assert len(done) <= SLICE and stopped.error == ""  # an answer (no error: not killed after STOP_TIMEOUT)
+    stopped.add(TEXTS)  # after stop: ignored
+    assert stopped.stop() is done
+
+
+def test_no_worker_starts_for_a_few_texts_the_cache_lacks(model_dir, tmp_path):
+    cache = EmbeddingCache(tmp_path / "cache.sqlite")
+    cache.put([(EmbeddingCache.key(t), b"\0" * 384, 1.0) for t in TEXTS[:20]])
+    ahead = EmbedAhead(model_dir, cache_path=tmp_path / "cache.sqlite")
+    ahead.add(TEXTS[:20])  # a one-page edit: its texts are cached
+    ahead.add(TEXTS[20:20 + SLICE - 1])  # and fewer new ones than a slice
+    assert ahead.stop() == {} and ahead._proc is None
+
+
+def test_a_site_that_offers_the_vectors_gets_nothing_embedded_ahead(model_dir):
+    asked = []
+    ahead = EmbedAhead(model_dir, not_needed=lambda: asked.append(1) or True)
+    ahead.add(TEXTS)
+    assert ahead.stop(finish=True) == {} and asked == [1] and ahead._proc is None
+
+
+def _source(root: Path, pages: int = 12) -> Path:
+    src = root / "src"
+    src.mkdir(parents=True)
+    (src / "conf.py").write_text('project = "ahead"\nextensions = ["sphinx_rag"]\nsphinx_rag_query_encoder = "model"\n'
+                                 + DRAIN)
+    names = [f"page{i}" for i in range(pages)]
+    (src / "index.rst").write_text("Ahead\n=====\n\n.. toctree::\n\n" + "".join(f"   {n}\n" for n in names))
+    for i, name in enumerate(names):
+        (src / f"{name}.rst").write_text(
+            f"Page {i}\n{'=' * (5 + len(str(i)))}\n\n" + "\n\n".join(
+                f"Section {i}.{j}\n{'-' * (10 + len(str(i)) + len(str(j)))}\n\n"
+                f"Setting {j} of page {i} tells the solver how to treat case {j}"
+                + ("; see :doc:`index`." if j % 2 else ".") for j in range(6)))
+    return src
+
+
+def _build(src: Path, out: Path, *options: str, env: dict | None = None) -> str:
+    env = {**os.environ, "SPHINX_RAG_EMBED_CACHE": "0", "SPHINX_RAG_WARM_START": "0", **(env or {})}
+    proc = subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", *options, str(src), str(out)],
+                          capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    return proc.stdout + proc.stderr
+
+
+def _same_tree(a: Path, b: Path) -> bool:
+    cmp = filecmp.dircmp(a, b)
+    if cmp.left_only or cmp.right_only or filecmp.cmpfiles(a, b, cmp.common_files, shallow=False)[1:] != ([], []):
+        return False
+    return all(_same_tree(a / d, b / d) for d in cmp.common_dirs)
+
+
+@pytest.mark.slow
+def test_a_serial_build_embeds_ahead_and_publishes_the_same_bytes(tmp_path):
+    src = _source(tmp_path)
+    with_ahead = _build(src, tmp_path / "ahead")
+    without = _build(src, tmp_path / "plain", env={"SPHINX_RAG_EMBED_AHEAD": "0"})
+    total, _ = map(int, EMBEDDED.search(without).groups())
+    assert "embedded while" not in without and "new chunk texts" not in with_ahead
+    assert int(AHEAD.search(with_ahead).group(1)) == total  # every chunk's vector was made ahead
+    # As read, a :doc: link reads "index"; once written, the page's title: the worker made
+    # both versions of those texts, and only the written one is used.
+    made = int(re.search(r"the worker made (\d+) vectors", with_ahead).group(1))
+    assert made > total
+    assert _same_tree(tmp_path / "ahead" / "_static" / "sphinx_rag", tmp_path / "plain" / "_static" / "sphinx_rag")
+
+
+@pytest.mark.slow
+def test_parallel_builds_and_warm_started_builds_embed_nothing_ahead(tmp_path):
+    src = _source(tmp_path, pages=4)
+    parallel = _build(src, tmp_path / "parallel", "-j", "2")
+    assert "embedded while" not in parallel and EMBEDDED.search(parallel)
+
+    with StaticServer(tmp_path / "parallel", QuietHandler) as server:
+        warm = _build(src, tmp_path / "warm", env={"SPHINX_RAG_WARM_START": server.url})
+    assert "embedded while" not in warm and "warm start from" in warm
+    assert _same_tree(tmp_path / "warm" / "_static" / "sphinx_rag", tmp_path / "parallel" / "_static" / "sphinx_rag")
