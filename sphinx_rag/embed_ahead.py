@@ -16,10 +16,10 @@ padding or the thread count (``tests/test_embed_ahead.py``), so a build with or 
 this step publishes the same bytes. A text the index does not ask for is just not used.
 
 The worker's protocol: one JSON list of texts per line on its stdin; the line
-``"finish"`` asks it to embed everything received before it answers (tests), end of
-input to stop after the slice in hand. It then writes one JSON line (``keys``, the
-``EmbeddingCache.key`` of each text embedded, ``scales``, ``dim``, ``error``) and the
-int8 vectors, ``len(keys) * dim`` bytes, and exits.
+``"finish"`` asks it to embed everything it was sent and exit (tests). After each slice
+it writes one JSON line (``keys``: the ``EmbeddingCache.key`` of each text, ``scales``,
+``dim``) and the int8 vectors, ``len(keys) * dim`` bytes. A stop kills it: what it sent
+before is kept, the slice in hand is lost, and nothing waits for it.
 """
 
 from __future__ import annotations
@@ -29,18 +29,17 @@ import os
 import queue
 import subprocess
 import sys
+import tempfile
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 __all__ = ["EmbedAhead", "SLICE"]
 
-#: Texts the worker embeds in one go (gathered across pages) and between two looks at
-#: its input: the index step waits at most one such slice (about a second on one core).
+#: Texts the worker embeds in one go (gathered across pages): what a stop loses at most.
 SLICE = 64
-#: How long ``stop`` waits for the worker's answer before it kills the worker.
-STOP_TIMEOUT = 60.0
+#: How long ``stop(finish=True)`` waits for the worker to embed what it was sent (tests).
+FINISH_TIMEOUT = 120.0
 FINISH = "finish"
 
 
@@ -59,7 +58,10 @@ class EmbedAhead:
         self._queue: queue.Queue[list[str] | str | None] = queue.Queue()
         self._closed = threading.Event()
         self._done: dict[str, tuple[bytes, float]] | None = None
+        self._made: dict[str, tuple[bytes, float]] = {}
         self._proc: subprocess.Popen | None = None
+        self._reader: threading.Thread | None = None
+        self._stderr = None  # the worker's stderr: a temporary file (the reason if it fails)
         self.error: str = ""
         self._feeder = threading.Thread(target=self._feed, name="sphinx-rag embed ahead", daemon=True)
         self._feeder.start()
@@ -70,8 +72,8 @@ class EmbedAhead:
             self._queue.put(list(texts))
 
     def stop(self, finish: bool = False) -> dict[str, tuple[bytes, float]]:
-        """The vectors the worker made, by ``EmbeddingCache.key``: it stops after the slice
-        in hand, or (``finish``) once every text queued so far is embedded."""
+        """The vectors the worker made, by ``EmbeddingCache.key``; it is killed at once,
+        or (``finish``) once every text queued so far is embedded."""
         if self._done is not None:
             return self._done
         self._closed.set()
@@ -79,7 +81,20 @@ class EmbedAhead:
             self._queue.put(FINISH)
         self._queue.put(None)
         self._feeder.join()
-        self._done = self._answer() if self._proc is not None else {}
+        if self._proc is not None:
+            try:
+                if finish:
+                    self._proc.wait(timeout=FINISH_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                self.error = f"it did not finish within {FINISH_TIMEOUT:.0f} s"
+            finally:
+                if self._proc.poll() not in (None, 0):  # it stopped by itself: say why
+                    self.error = self.error or _last_line(self._stderr) or f"exit code {self._proc.returncode}"
+                self._proc.kill()
+                self._proc.wait()
+                self._reader.join()
+                self._stderr.close()
+        self._done = self._made
         return self._done
 
     def _feed(self):
@@ -110,8 +125,11 @@ class EmbedAhead:
                     del fresh[key]
                 backlog += fresh.values()
                 if self._proc is None and (len(backlog) >= SLICE or (finish and backlog)):
+                    self._stderr = tempfile.TemporaryFile()
                     self._proc = subprocess.Popen(self._args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                                  stderr=subprocess.DEVNULL)
+                                                  stderr=self._stderr)
+                    self._reader = threading.Thread(target=self._collect, args=(self._proc.stdout,), daemon=True)
+                    self._reader.start()
                 if self._proc is not None:
                     if backlog:
                         self._proc.stdin.write(json.dumps(backlog).encode("utf-8") + b"\n")
@@ -124,102 +142,83 @@ class EmbedAhead:
             self.error = str(exc) or type(exc).__name__
             self._closed.set()
 
-    def _answer(self) -> dict[str, tuple[bytes, float]]:
-        proc = self._proc
-        if proc.stdin is not None and proc.stdin.closed:
-            proc.stdin = None  # the feeder closed it (communicate() would flush it)
+    def _collect(self, stream):
+        """Off Sphinx's thread: each slice the worker writes, into ``_made`` (a slice cut
+        short by the kill is dropped)."""
         try:
-            out, _ = proc.communicate(timeout=STOP_TIMEOUT)
-            head, _, body = out.partition(b"\n")
-            answer = json.loads(head)
-            keys, scales, dim = answer["keys"], answer["scales"], int(answer["dim"])
-            if answer.get("error"):
-                self.error = str(answer["error"])
-            if len(body) != len(keys) * dim or len(scales) != len(keys):
-                raise ValueError(f"{len(body)} bytes for {len(keys)} vectors of {dim}")
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.communicate()
-            self.error = f"no answer within {STOP_TIMEOUT:.0f} s"
-            return {}
-        except (ValueError, KeyError, TypeError) as exc:
-            self.error = f"its answer is unreadable ({exc}; exit code {proc.returncode})"
-            return {}
-        return {k: (body[i * dim:(i + 1) * dim], float(scales[i])) for i, k in enumerate(keys)}
+            while head := stream.readline():
+                slice_ = json.loads(head)
+                keys, scales, dim = slice_["keys"], slice_["scales"], int(slice_["dim"])
+                body = stream.read(len(keys) * dim)
+                if len(body) != len(keys) * dim or len(scales) != len(keys):
+                    break
+                for i, key in enumerate(keys):
+                    self._made[key] = (body[i * dim:(i + 1) * dim], float(scales[i]))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            self.error = f"its output is unreadable ({exc})"
+
+
+def _last_line(f) -> str:
+    f.seek(0)
+    lines = f.read()[-2000:].decode("utf-8", "replace").strip().splitlines()
+    return lines[-1] if lines else ""
 
 
 # -- the worker process ------------------------------------------------------------------
 
-def _read_input(stream, inbox: queue.Queue, ended: threading.Event, finish: threading.Event):
-    """The worker's reader thread: each line of stdin into ``inbox``; None at its end.
-    ``ended`` and ``finish`` are set as soon as they are read (texts read before them
-    may still wait in ``inbox``: a stop must not wait for those)."""
+def _read_input(stream, inbox: queue.Queue):
+    """The worker's reader thread: each line of stdin into ``inbox``; None at its end."""
     for line in stream:
         try:
-            item = json.loads(line)
+            inbox.put(json.loads(line))
         except ValueError:
             continue
-        if item == FINISH:
-            finish.set()
-        inbox.put(item)
-    ended.set()
     inbox.put(None)
 
 
-def _work(model_dir: Path, batch_size: int) -> tuple[list[str], list[float], bytearray, int, str]:
+def _work(model_dir: Path, batch_size: int, out) -> None:
+    """Embed what stdin brings, one slice at a time, each written to ``out`` at once."""
     from .embed import EmbeddingCache, Embedder, quantize_vectors
 
     embedder = Embedder(model_dir, threads=1)
     inbox: queue.Queue = queue.Queue()
-    stopped, finishing = threading.Event(), threading.Event()
-    threading.Thread(target=_read_input, args=(sys.stdin.buffer, inbox, stopped, finishing), daemon=True).start()
-    keys: list[str] = []
-    scales: list[float] = []
-    vectors = bytearray()
+    threading.Thread(target=_read_input, args=(sys.stdin.buffer, inbox), daemon=True).start()
     pending: list[str] = []
     finish = ended = False
-    try:
-        while not ended or (finish and pending):
-            if stopped.is_set() and not finishing.is_set():  # stopped: the slice in hand was the last
-                break
-            if not ended:
-                try:  # wait for work when there is none; gather a slice when there is some
-                    item = inbox.get(timeout=None if not pending else 0.05)
-                except queue.Empty:
-                    item = []
-                if item is None:
-                    ended = True
-                    if not finish:  # stopped: the slice in hand was the last
-                        break
-                elif item == FINISH:
-                    finish = True
-                elif isinstance(item, list):
-                    pending += [str(t) for t in item]
-                if not (len(pending) >= SLICE or item == [] or (ended and finish)):
-                    continue
-            part, pending = pending[:SLICE], pending[SLICE:]
-            if part:
-                q, s = quantize_vectors(embedder.embed(part, batch_size=batch_size))
-                keys += [EmbeddingCache.key(t) for t in part]
-                scales += [float(x) for x in s]
-                vectors += q.tobytes()
-        return keys, scales, vectors, embedder.dim, ""
-    except Exception as exc:  # noqa: BLE001 - what was made is still good; the build says why it stopped
-        return keys, scales, vectors, embedder.dim, f"{type(exc).__name__}: {exc}"
+    while not ended or (finish and pending):
+        if not ended:
+            try:  # wait for work when there is none; gather a slice when there is some
+                item = inbox.get(timeout=None if not pending else 0.05)
+            except queue.Empty:
+                item = []
+            if item is None:
+                ended = True
+                if not finish:
+                    return
+            elif item == FINISH:
+                finish = True
+            elif isinstance(item, list):
+                pending += [str(t) for t in item]
+            if not (len(pending) >= SLICE or item == [] or (ended and finish)):
+                continue
+        part, pending = pending[:SLICE], pending[SLICE:]
+        if part:
+            q, s = quantize_vectors(embedder.embed(part, batch_size=batch_size))
+            head = {"keys": [EmbeddingCache.key(t) for t in part], "scales": [float(x) for x in s],
+                    "dim": embedder.dim}
+            out.write(json.dumps(head).encode("utf-8") + b"\n" + q.tobytes())
+            out.flush()
 
 
 def main(argv: list[str] | None = None) -> int:
     model_dir, batch_size = (argv if argv is not None else sys.argv[1:])[:2]
     if hasattr(os, "nice"):
         os.nice(5)  # the core Sphinx leaves idle: Sphinx first when the machine has none to spare
-    started = time.monotonic()
+    out, sys.stdout = sys.stdout.buffer, sys.stderr  # stdout carries the vectors only
     try:
-        keys, scales, vectors, dim, error = _work(Path(model_dir), int(batch_size))
-    except Exception as exc:  # noqa: BLE001 - the model could not be loaded: nothing made
-        keys, scales, vectors, dim, error = [], [], bytearray(), 0, f"{type(exc).__name__}: {exc}"
-    head = {"keys": keys, "scales": scales, "dim": dim, "error": error, "seconds": round(time.monotonic() - started, 1)}
-    sys.stdout.buffer.write(json.dumps(head).encode("utf-8") + b"\n" + bytes(vectors))
-    sys.stdout.buffer.flush()
+        _work(Path(model_dir), int(batch_size), out)
+    except BrokenPipeError:  # the build stopped reading: it has what it needs
+        return 0
     return 0
 
 
