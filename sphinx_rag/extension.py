@@ -260,10 +260,13 @@ def on_doctree_read(app, doctree):
         state.ahead = _embed_ahead(app)
     if state.ahead is None:
         return
-    chunks = chunk_page(doctree, doc=docname, count=state.count, budget=state.budget,
-                        overlap=app.config.sphinx_rag_chunk_overlap,
-                        docstrings=getattr(app.env, ENV_KEY, {}).get(docname, {}),
-                        gallery_source=_gallery_source(app, docname), source_path=str(app.env.doc2path(docname)))
+    try:
+        chunks = chunk_page(doctree, doc=docname, count=state.count, budget=state.budget,
+                            overlap=app.config.sphinx_rag_chunk_overlap,
+                            docstrings=getattr(app.env, ENV_KEY, {}).get(docname, {}),
+                            gallery_source=_gallery_source(app, docname), source_path=str(app.env.doc2path(docname)))
+    except Exception:  # noqa: BLE001 - a guess only: the page is chunked (and any fault reported) as written
+        return
     state.ahead.add([embedding_input(c) for c in chunks])
 
 
