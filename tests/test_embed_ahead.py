@@ -99,11 +99,24 @@ def test_a_site_that_offers_the_vectors_gets_nothing_embedded_ahead(model_dir):
     assert ahead.stop(finish=True) == {} and asked == [1] and ahead._proc is None
 
 
-def _source(root: Path, pages: int = 12) -> Path:
+#: The chunker fails on a page as read (its references unresolved), not as written.
+FAILS_AS_READ = '''
+import sphinx_rag.extension as _ext
+from sphinx import addnodes as _addnodes
+_real = _ext.chunk_page
+def _as_read_fails(doctree, **kw):
+    if any(True for _ in doctree.findall(_addnodes.pending_xref)):
+        raise RuntimeError("an unresolved reference")
+    return _real(doctree, **kw)
+_ext.chunk_page = _as_read_fails
+'''
+
+
+def _source(root: Path, pages: int = 12, conf: str = "") -> Path:
     src = root / "src"
     src.mkdir(parents=True)
     (src / "conf.py").write_text('project = "ahead"\nextensions = ["sphinx_rag"]\nsphinx_rag_query_encoder = "model"\n'
-                                 + DRAIN)
+                                 + DRAIN + conf)
     names = [f"page{i}" for i in range(pages)]
     (src / "index.rst").write_text("Ahead\n=====\n\n.. toctree::\n\n" + "".join(f"   {n}\n" for n in names))
     for i, name in enumerate(names):
@@ -143,6 +156,19 @@ def test_a_serial_build_embeds_ahead_and_publishes_the_same_bytes(tmp_path):
     made = int(re.search(r"the worker made (\d+) vectors", with_ahead).group(1))
     assert made > total
     assert _same_tree(tmp_path / "ahead" / "_static" / "sphinx_rag", tmp_path / "plain" / "_static" / "sphinx_rag")
+
+
+@pytest.mark.slow
+def test_a_page_the_chunker_cannot_read_ahead_is_chunked_as_written(tmp_path):
+    src = _source(tmp_path, pages=4, conf=FAILS_AS_READ)
+    log = _build(src, tmp_path / "out")
+    reference = _build(_source(tmp_path / "plain", pages=4), tmp_path / "plain-out", env={"SPHINX_RAG_EMBED_AHEAD": "0"})
+    total, _ = map(int, EMBEDDED.search(reference).groups())
+    assert "Traceback" not in log and int(AHEAD.search(log).group(1)) == total
+    # Every page but the root failed as read, so the worker got their texts as written
+    # only: no read-time versions of the :doc: texts this time (the test above has them).
+    assert int(re.search(r"the worker made (\d+) vectors", log).group(1)) == total
+    assert _same_tree(tmp_path / "out" / "_static" / "sphinx_rag", tmp_path / "plain-out" / "_static" / "sphinx_rag")
 
 
 @pytest.mark.slow
