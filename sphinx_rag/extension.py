@@ -115,7 +115,7 @@ class _State:
         self.interrupted = False  # a previous build stopped between its pages and its index
         self.federation: list[dict] = []  # the other sites the dialog searches (federation.py)
         self.published_model = None  # warm_start.PublishedModel: the model from the published site
-        self.ahead = None  # embed_ahead.EmbedAhead: chunks embedded while pages are written
+        self.ahead = None  # embed_ahead.EmbedAhead: chunks embedded while pages are read and written
         self.ahead_checked = False  # whether this build decided to embed ahead
 
     def warm_model(self) -> str:
@@ -245,8 +245,6 @@ def on_env_merge_info(app, env, docnames, other):
     mine.update({d: theirs[d] for d in docnames if d in theirs})
 
 
-# -- write phase ----------------------------------------------------------------
-
 def on_doctree_read(app, doctree):
     """Serial reads: chunk each page as read too, only to embed its texts ahead (those
     whose references resolve to other words are embedded again at the index step)."""
@@ -255,10 +253,7 @@ def on_doctree_read(app, doctree):
     if (state is None or state.model_dir is None or app.parallel > 1  # parallel reads: in forked processes
             or _excluded(docname, app.config.sphinx_rag_exclude)):
         return
-    if not state.ahead_checked:
-        state.ahead_checked = True
-        state.ahead = _embed_ahead(app)
-    if state.ahead is None:
+    if _ahead(app, state) is None:
         return
     try:
         chunks = chunk_page(doctree, doc=docname, count=state.count, budget=state.budget,
@@ -269,6 +264,8 @@ def on_doctree_read(app, doctree):
         return
     state.ahead.add([embedding_input(c) for c in chunks])
 
+
+# -- write phase ----------------------------------------------------------------
 
 def on_doctree_resolved(app, doctree, docname):
     """Chunk each page as it is written (always in the main process)."""
@@ -285,15 +282,20 @@ def on_doctree_resolved(app, doctree, docname):
         source_path=str(app.env.doc2path(docname)),
         warn=lambda message: logger.warning(message, location=docname, type="sphinx_rag", subtype="docstring"),
     )
-    if not state.ahead_checked:
-        state.ahead_checked = True
-        state.ahead = _embed_ahead(app)
-    if state.ahead is not None:
+    if _ahead(app, state) is not None:
         state.ahead.add([embedding_input(c) for c in chunks])
 
 
 #: "0" turns off embedding while pages are written (benchmarks compare with and without).
 EMBED_AHEAD_ENV = "SPHINX_RAG_EMBED_AHEAD"
+
+
+def _ahead(app, state):
+    """The build's ``EmbedAhead``, started (or found not wanted) by the first page chunked."""
+    if not state.ahead_checked:
+        state.ahead_checked = True
+        state.ahead = _embed_ahead(app)
+    return state.ahead
 
 
 def _embed_ahead(app):
