@@ -41,6 +41,8 @@ SLICE = 64
 #: How long ``stop(finish=True)`` waits for the worker to embed what it was sent (tests).
 FINISH_TIMEOUT = 120.0
 FINISH = "finish"
+#: How long ``stop`` lets the feeder write what it holds before it kills the worker.
+FEEDER_TIMEOUT = 5.0
 
 
 class EmbedAhead:
@@ -80,6 +82,9 @@ class EmbedAhead:
         if finish:
             self._queue.put(FINISH)
         self._queue.put(None)
+        self._feeder.join(timeout=FEEDER_TIMEOUT)
+        if self._feeder.is_alive() and self._proc is not None:  # blocked on a worker that reads no more
+            self._proc.kill()
         self._feeder.join()
         if self._proc is not None:
             try:
@@ -180,9 +185,9 @@ def _work(model_dir: Path, batch_size: int, out) -> None:
     """Embed what stdin brings, one slice at a time, each written to ``out`` at once."""
     from .embed import EmbeddingCache, Embedder, quantize_vectors
 
-    embedder = Embedder(model_dir, threads=1)
-    inbox: queue.Queue = queue.Queue()
+    inbox: queue.Queue = queue.Queue()  # read from the start: the build's writes never wait for the model
     threading.Thread(target=_read_input, args=(sys.stdin.buffer, inbox), daemon=True).start()
+    embedder = Embedder(model_dir, threads=1)
     pending: list[str] = []
     finish = ended = False
     while not ended or (finish and pending):

@@ -14,6 +14,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -181,3 +182,15 @@ def test_parallel_builds_and_warm_started_builds_embed_nothing_ahead(tmp_path):
         warm = _build(src, tmp_path / "warm", env={"SPHINX_RAG_WARM_START": server.url})
     assert "embedded while" not in warm and "warm start from" in warm
     assert _same_tree(tmp_path / "warm" / "_static" / "sphinx_rag", tmp_path / "parallel" / "_static" / "sphinx_rag")
+
+
+def test_a_worker_that_reads_nothing_cannot_hold_the_build(model_dir):
+    ahead = EmbedAhead(model_dir)
+    ahead._args = [sys.executable, "-c", "import time; time.sleep(120)"]  # never reads its stdin
+    for k in range(40):  # about 1 MB: far more than a pipe holds, so the feeder blocks
+        ahead.add([f"{t} {k} {'padding ' * 40}" for t in TEXTS])
+    result = []
+    stopper = threading.Thread(target=lambda: result.append(ahead.stop()))
+    stopper.start()
+    stopper.join(timeout=60)  # FEEDER_TIMEOUT (5 s), then the worker is killed
+    assert not stopper.is_alive() and result == [{}]
