@@ -3,8 +3,9 @@
 What must hold: the vectors made ahead are the ones the index step would make (so the
 published bytes do not depend on it), texts already cached are not embedded again, a
 parallel build and a build whose published site offers the vectors embed nothing ahead.
-The builds below wait for the thread at ``build-finished`` (a ``setup`` in their conf.py,
-run before sphinx_rag's handler), so what they check does not depend on the machine's speed.
+The builds below let the worker finish at ``build-finished`` (a ``setup`` in their
+conf.py, run before sphinx_rag's handler), so what they check does not depend on the
+machine's speed.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ def model_dir() -> Path:
     return models.cached_model_dir(model_source.DEFAULT_MODEL)
 
 
-def test_the_thread_makes_the_vectors_the_index_step_would(model_dir):
+def test_the_worker_makes_the_vectors_the_index_step_would(model_dir):
     ahead = EmbedAhead(model_dir)
     for start in range(0, len(TEXTS), 9):  # pages of different sizes, one text twice
         ahead.add(TEXTS[start:start + 9] + TEXTS[:1])
