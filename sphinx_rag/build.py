@@ -56,7 +56,7 @@ def write_index(chunks: list[Chunk], *, urls: dict[str, str], out_dir: Path, mod
     None when every page was written. ``work_dir``: where a build leaves what the next one
     starts from (Sphinx's doctree directory, ``carry.py``; None: nothing). ``carried``: what
     the previous build left there: its chunks' tokens and vectors are not computed again.
-    ``ahead``: the thread that embedded chunks while the pages were written
+    ``ahead``: the worker that embedded chunks while the pages were read and written
     (``embed_ahead.py``); it is stopped before the chunks are embedded here.
     ``inputs``: the digest of the pages and configuration indexed, kept in the manifest
     (``extension.py``). ``suggestions``: ``sphinx_rag_suggestions`` (the maintainer's
@@ -162,7 +162,7 @@ def _too_small(n_chunks: int, query_encoder: str, model_dir: Path) -> str:
 
 
 def _stopped(ahead: EmbedAhead | None, note) -> dict:
-    """What the thread embedding ahead made, once it is stopped ({}: there was none)."""
+    """What the worker embedding ahead made, once it is stopped ({}: there was none)."""
     if ahead is None:
         return {}
     done = ahead.stop()

@@ -259,7 +259,7 @@ def embed_chunks(chunks, model_dir: Path, *, batch_size: int = 32, threads: int 
 
     ``note`` is told how many come from the cache (the progress bar counts the others).
     ``known``: the vectors of texts embedded before (the previous build's, ``carry.py``).
-    ``ahead``: those embedded while the pages were written.
+    ``ahead``: those embedded while the pages were read and written (``embed_ahead.py``).
     """
     def report(cached: int, total: int, todo: int, early: int):
         if note is not None:

@@ -155,7 +155,7 @@ def load(site: str, model_info: dict, chunker: int, *, fit: str | None, note, wa
     line saying why. Never raises for what the site does or sends.
     """
     from .embed import embedding_text
-    from .remote import MAX_MANIFEST_BYTES, RemoteError, RemoteIndexReader, fetch, index_url
+    from .remote import RemoteError, RemoteIndexReader
 
     start = time.monotonic()
     deadline = start + total
@@ -165,8 +165,8 @@ def load(site: str, model_info: dict, chunker: int, *, fit: str | None, note, wa
         (warn if warning else note)(line)
 
     try:
-        url = urljoin(index_url(site), "manifest.json")
-        raw = fetch(url, max_bytes=MAX_MANIFEST_BYTES, timeout=timeout, deadline=deadline)
+        url = _manifest_url(site)
+        raw = _fetch_manifest(url, timeout, deadline)
     except RemoteError as exc:
         if getattr(exc, "status", None) == 404:
             return skip(f"it has no sphinx-rag index yet ({url}: HTTP 404)")
@@ -223,14 +223,26 @@ def load(site: str, model_info: dict, chunker: int, *, fit: str | None, note, wa
 def offers_vectors(site: str, model_info: dict, chunker: int, timeout: float = REQUEST_TIMEOUT) -> bool:
     """Whether the site's manifest promises vectors this build can reuse (one request, no
     line printed: ``load`` says what it finds). ``embed_ahead.py`` embeds nothing when it does."""
-    from .remote import MAX_MANIFEST_BYTES, RemoteError, fetch, index_url
+    from .remote import RemoteError
 
     try:
-        raw = fetch(urljoin(index_url(site), "manifest.json"), max_bytes=MAX_MANIFEST_BYTES, timeout=timeout,
-                    deadline=time.monotonic() + timeout)
+        raw = _fetch_manifest(_manifest_url(site), timeout, time.monotonic() + timeout)
     except RemoteError:
         return False
     return _usable_manifest(raw, "", model_info, chunker)[0] is not None
+
+
+def _manifest_url(site: str) -> str:
+    from .remote import index_url
+
+    return urljoin(index_url(site), "manifest.json")
+
+
+def _fetch_manifest(url: str, timeout: float, deadline: float) -> bytes:
+    """The published manifest's bytes (at most ``remote.MAX_MANIFEST_BYTES``); RemoteError."""
+    from .remote import MAX_MANIFEST_BYTES, fetch
+
+    return fetch(url, max_bytes=MAX_MANIFEST_BYTES, timeout=timeout, deadline=deadline)
 
 
 def _usable_manifest(raw: bytes, url: str, model_info: dict, chunker: int) -> tuple[dict | None, str, bool]:
@@ -388,12 +400,11 @@ class PublishedModel:
 
     def _fetch(self, info: dict, local: dict[str, str], into: Path, deadline: float) -> int:
         """Write the model's files that the source lacks into ``into``; their bytes. _NotTaken."""
-        from .remote import MAX_MANIFEST_BYTES, RemoteError, fetch, index_url
+        from .remote import RemoteError, fetch, index_url
 
         try:
-            base = index_url(self.site)
-            url = urljoin(base, "manifest.json")
-            raw = fetch(url, max_bytes=MAX_MANIFEST_BYTES, timeout=self.timeout, deadline=deadline)
+            base, url = index_url(self.site), _manifest_url(self.site)
+            raw = _fetch_manifest(url, self.timeout, deadline)
         except RemoteError as exc:
             if getattr(exc, "status", None) == 404:
                 raise _NotTaken(f"it has no sphinx-rag index yet ({url}: HTTP 404)") from None
