@@ -213,8 +213,8 @@ CONFIG = [
            "Calibrated for all-MiniLM-L6-v2; 0 turns it off.", _unit),
     Option("sphinx_rag_embed_batch_size", 32, (int,), "Chunks per onnxruntime batch.", _positive),
     Option("sphinx_rag_threads", 0, (int,),
-           "onnxruntime threads for embedding at build time; 0: up to 2 (containers often report more "
-           "CPUs than they may use). Set your machine's cores to embed faster.",
+           "onnxruntime threads for embedding at build time; 0: every core the build may use (its CPU "
+           "affinity, capped by a container's CPU quota). Vectors do not depend on it.",
            _non_negative),
     Option("sphinx_rag_theme_search", "replace", (str,),
            "What the theme's own search box does: `replace` (focusing or typing in it opens the "

@@ -83,6 +83,39 @@ def count_tokens(tokenizer, text: str) -> int:
     return len(_untruncated(tokenizer).encode(text).ids)
 
 
+def usable_cores(cgroup: Path = Path("/sys/fs/cgroup")) -> int:
+    """Cores this process may use: its CPU affinity, capped by a container's CPU quota
+    (cgroup v2 ``cpu.max``, v1 ``cpu.cfs_quota_us``), which ``os.cpu_count()`` does not
+    see. The build embeds on that many onnxruntime threads: a text's vector does not
+    depend on the thread count (tests/test_embed.py), and a 4-core CI runner then embeds
+    on 4 (eval/RESULTS.md, "The floor of a cold build on two cores")."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    quota = _cgroup_quota(cgroup)
+    if quota is not None:
+        cores = min(cores, int(quota))  # 1.5 CPUs: 1 thread (threads beyond a quota spin and wait)
+    return max(1, cores)
+
+
+def _cgroup_quota(root: Path) -> float | None:
+    """CPUs a container's quota allows (None: no quota, or none readable)."""
+    try:
+        quota, period = (root / "cpu.max").read_text().split()[:2]  # v2: "max 100000" or "200000 100000"
+        return None if quota == "max" else int(quota) / int(period)
+    except (OSError, ValueError):
+        pass
+    for v1 in (root / "cpu", root / "cpu,cpuacct"):
+        try:
+            quota = int((v1 / "cpu.cfs_quota_us").read_text())
+            period = int((v1 / "cpu.cfs_period_us").read_text())
+        except (OSError, ValueError):
+            continue
+        return None if quota <= 0 or period <= 0 else quota / period
+    return None
+
+
 class Embedder:
     """Sentence embeddings from an exported model directory (see export_model.py)."""
 

@@ -2,12 +2,12 @@
 cold build).
 
 A serial Sphinx build (no ``-j``: Read the Docs, most CI) reads and writes pages on one
-core and leaves the other idle; the index step at ``build-finished`` then embeds every
+core and leaves the others idle; the index step at ``build-finished`` then embeds every
 chunk. ``EmbedAhead`` takes each page's embedding inputs as the extension chunks it (as
 read, ``on_doctree_read``; as written, ``on_doctree_resolved``) and hands them to a worker
 process (``python -m sphinx_rag.embed_ahead``: its own interpreter, so it never waits for
-Sphinx's GIL nor makes Sphinx wait for its own) that embeds them with one onnxruntime
-thread at a lower priority. When the index step starts, it stops the worker, takes the
+Sphinx's GIL nor makes Sphinx wait for its own) that embeds them at a lower priority,
+with one onnxruntime thread per core Sphinx leaves idle (one on two cores). When the index step starts, it stops the worker, takes the
 vectors by exact text, and embeds what is left (a text whose references resolved to
 other words, pages the worker did not reach) as before.
 
@@ -49,12 +49,14 @@ class EmbedAhead:
     """The build's side: queues each page's texts for the worker, collects its vectors."""
 
     def __init__(self, model_dir: Path, *, batch_size: int = 32, cache_path: Path | None = None,
-                 not_needed: Callable[[], bool] | None = None):
+                 not_needed: Callable[[], bool] | None = None, threads: int = 1):
         """``cache_path``: the embedding cache (texts found there are not sent; no worker
         starts before ``SLICE`` texts need one). ``not_needed``: asked first, off Sphinx's
         thread; True (a published site will give the vectors,
-        ``warm_start.offers_vectors``) starts no worker."""
-        self._args = [sys.executable, "-m", "sphinx_rag.embed_ahead", str(model_dir), str(int(batch_size))]
+        ``warm_start.offers_vectors``) starts no worker. ``threads``: the worker's
+        onnxruntime threads (the cores a serial Sphinx leaves idle)."""
+        self._args = [sys.executable, "-m", "sphinx_rag.embed_ahead", str(model_dir), str(int(batch_size)),
+                      str(max(1, int(threads)))]
         self._cache_path = cache_path
         self._not_needed = not_needed
         self._queue: queue.Queue[list[str] | str | None] = queue.Queue()
@@ -181,13 +183,13 @@ def _read_input(stream, inbox: queue.Queue):
     inbox.put(None)
 
 
-def _work(model_dir: Path, batch_size: int, out) -> None:
+def _work(model_dir: Path, batch_size: int, out, threads: int = 1) -> None:
     """Embed what stdin brings, one slice at a time, each written to ``out`` at once."""
     from .embed import EmbeddingCache, Embedder, quantize_vectors
 
     inbox: queue.Queue = queue.Queue()  # read from the start: the build's writes never wait for the model
     threading.Thread(target=_read_input, args=(sys.stdin.buffer, inbox), daemon=True).start()
-    embedder = Embedder(model_dir, threads=1)
+    embedder = Embedder(model_dir, threads=threads)
     pending: list[str] = []
     finish = ended = False
     while not ended or (finish and pending):
@@ -216,12 +218,14 @@ def _work(model_dir: Path, batch_size: int, out) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    model_dir, batch_size = (argv if argv is not None else sys.argv[1:])[:2]
+    args = argv if argv is not None else sys.argv[1:]
+    model_dir, batch_size = args[:2]
+    threads = int(args[2]) if len(args) > 2 else 1
     if hasattr(os, "nice"):
         os.nice(5)  # the core Sphinx leaves idle: Sphinx first when the machine has none to spare
     out, sys.stdout = sys.stdout.buffer, sys.stderr  # stdout carries the vectors only
     try:
-        _work(Path(model_dir), int(batch_size), out)
+        _work(Path(model_dir), int(batch_size), out, threads)
     except BrokenPipeError:  # the build stopped reading: it has what it needs
         return 0
     return 0

@@ -298,12 +298,21 @@ def _ahead(app, state):
     return state.ahead
 
 
+def build_threads(config) -> int:
+    """onnxruntime threads for the build's embeddings: ``sphinx_rag_threads``, or every
+    core the build may use (``embed.usable_cores``)."""
+    from .embed import usable_cores
+
+    return int(config.sphinx_rag_threads) or usable_cores()
+
+
 def _embed_ahead(app):
     """What embeds chunks while Sphinx reads and writes the rest (``embed_ahead.py``), or
     None: no embeddings, one core, or Sphinx writes pages on several processes (no core
     is idle then)."""
+    threads = build_threads(app.config)
     if (not app.config.sphinx_rag_embeddings or getattr(app.builder, "parallel_ok", False)
-            or (os.cpu_count() or 1) < 2 or os.environ.get(EMBED_AHEAD_ENV, "1") == "0"):
+            or threads < 2 or os.environ.get(EMBED_AHEAD_ENV, "1") == "0"):
         return None
     from .embed import cache_path
     from .embed_ahead import EmbedAhead
@@ -316,7 +325,7 @@ def _embed_ahead(app):
         info = assets.read_json(model_dir / "model_info.json")
         published = lambda: offers_vectors(site, info, CHUNKER_VERSION)  # noqa: E731
     return EmbedAhead(model_dir, batch_size=app.config.sphinx_rag_embed_batch_size, cache_path=cache_path(model_dir),
-                      not_needed=published)
+                      not_needed=published, threads=threads - 1)  # Sphinx keeps one core
 
 
 OTHER_CHUNKER = "its pages were chunked by another version of the chunker"
@@ -589,7 +598,7 @@ def _write_index(app, chunks: list[Chunk], out_dir: Path, changed: int | None, i
             "federation": app.sphinx_rag.federation,
         },
         batch_size=cfg.sphinx_rag_embed_batch_size,
-        threads=cfg.sphinx_rag_threads or None,
+        threads=build_threads(cfg),
         progress=_progress_bar(app, "chunks"),
         encoder_progress=_progress_bar(app, "pseudo-queries"),
         keyword_script=wants_search_bar(app),

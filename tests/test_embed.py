@@ -344,3 +344,46 @@ def test_a_batch_of_long_texts_is_cut_to_a_token_budget(embedder, monkeypatch):
     monkeypatch.setattr(embed, "MAX_BATCH_TOKENS", 10**9)
     uncapped = embedder.embed(long + short, batch_size=32)
     assert ((capped * uncapped).sum(axis=1) > 0.99999).all()
+
+
+def test_a_vector_does_not_depend_on_the_thread_count(model_dir):
+    """The build embeds on every usable core (``usable_cores``): 1 to 4 threads, the same bytes."""
+    texts = _doc_passages(120)
+    one = Embedder(model_dir, threads=1).embed(texts)
+    for threads in (2, 4):
+        assert np.array_equal(Embedder(model_dir, threads=threads).embed(texts), one), threads
+
+
+def _cgroup(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+def test_usable_cores_sees_a_containers_cpu_quota(tmp_path, monkeypatch):
+    from sphinx_rag.embed import usable_cores
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(8)), raising=False)
+    assert usable_cores(tmp_path / "none") == 8  # no cgroup files: the affinity
+    assert usable_cores(_cgroup(tmp_path / "v2max", {"cpu.max": "max 100000\n"})) == 8
+    assert usable_cores(_cgroup(tmp_path / "v2", {"cpu.max": "200000 100000\n"})) == 2
+    assert usable_cores(_cgroup(tmp_path / "v2half", {"cpu.max": "50000 100000\n"})) == 1  # never 0
+    assert usable_cores(_cgroup(tmp_path / "v1", {"cpu/cpu.cfs_quota_us": "300000\n",
+                                                  "cpu/cpu.cfs_period_us": "100000\n"})) == 3
+    assert usable_cores(_cgroup(tmp_path / "v1none", {"cpu,cpuacct/cpu.cfs_quota_us": "-1\n",
+                                                      "cpu,cpuacct/cpu.cfs_period_us": "100000\n"})) == 8
+    assert usable_cores(_cgroup(tmp_path / "bad", {"cpu.max": "garbage"})) == 8
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    assert usable_cores(_cgroup(tmp_path / "v2big", {"cpu.max": "800000 100000\n"})) == 2  # the affinity caps it
+
+
+def test_the_build_embeds_on_every_usable_core_unless_told(monkeypatch):
+    from types import SimpleNamespace
+
+    from sphinx_rag import embed
+    from sphinx_rag.extension import build_threads
+
+    monkeypatch.setattr(embed, "usable_cores", lambda: 4)
+    assert build_threads(SimpleNamespace(sphinx_rag_threads=0)) == 4
+    assert build_threads(SimpleNamespace(sphinx_rag_threads=1)) == 1

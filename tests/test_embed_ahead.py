@@ -49,8 +49,9 @@ def model_dir() -> Path:
     return models.cached_model_dir(model_source.DEFAULT_MODEL)
 
 
-def test_the_worker_makes_the_vectors_the_index_step_would(model_dir):
-    ahead = EmbedAhead(model_dir)
+@pytest.mark.parametrize("threads", [1, 3])  # 3: a 4-core runner's worker (Sphinx keeps one core)
+def test_the_worker_makes_the_vectors_the_index_step_would(model_dir, threads):
+    ahead = EmbedAhead(model_dir, threads=threads)
     for start in range(0, len(TEXTS), 9):  # pages of different sizes, one text twice
         ahead.add(TEXTS[start:start + 9] + TEXTS[:1])
     done = ahead.stop(finish=True)
