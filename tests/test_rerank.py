@@ -52,3 +52,21 @@ def test_a_which_question_finds_the_object_before_the_guide_on_the_demo(demo_htm
     monkeypatch.setattr(retrieve, "rerank", lambda query, fused, *args: fused)
     before = searcher.search(query, k=3)[0]
     assert before.kind != "api" and "user_guide/preprocessing" in before.url, before.url
+
+
+def test_the_fusion_study_replays_the_shipped_fusion(demo_html):
+    """benchmarks/fusion_variants.py compares its variants with ``rrf``: that must be the
+    ranking sphinx-rag ships (the same keyword and dense passes, fusion, reranking stage
+    and pinned names), or its table compares with something else."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "fusion_variants.py"
+    spec = importlib.util.spec_from_file_location("fusion_variants", path)
+    study = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(study)
+    searcher = retrieve.Searcher(demo_html)
+    for query in ("Which class standardizes features?", "how do I pick the number of neighbors",
+                  "StandardScaler with_mean", "nearst neighbours regresion"):
+        assert study.ranking(searcher, query, "rrf") == searcher.ranking(query)[0], query
+        assert study.ranking(searcher, query, "gap").keys() == searcher.ranking(query)[0].keys(), query
