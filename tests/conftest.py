@@ -17,7 +17,7 @@ pytest_plugins = ("sphinx.testing.fixtures",)
 os.environ["NO_COLOR"] = "1"
 
 #: Session fixtures that build a big site (minutes on a cold cache): their tests are slow.
-SLOW_FIXTURES = {"longpages_html", "flask_html", "click_html", "sklearn_html"}
+SLOW_FIXTURES = {"longpages_html", "flask_html", "click_html", "attrs_html", "sklearn_html"}
 
 
 def pytest_collection_modifyitems(items):
