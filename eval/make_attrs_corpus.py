@@ -10,8 +10,8 @@ Usage::
 Why attrs: a well-known project's documentation that nobody in this project wrote, for
 questions written before any ranking was looked at (issue 27: the older sets were tuned
 on). Two API pages made by autodoc and hand-written ``function::`` entries (``attrs``
-and the classic ``attr`` namespace, about 130 objects; docstrings in Sphinx field lists
-and Napoleon sections) and some 12 narrative pages in MyST Markdown (overview, examples,
+and the classic ``attr`` namespace, 110 objects; docstrings in Sphinx field lists
+and Napoleon sections) and 12 narrative pages in MyST Markdown (overview, examples,
 initialization, comparison, hashing, type annotations, extending, how it works, the
 glossary, names). The changelog and the license page are left out.
 
