@@ -31,6 +31,11 @@ plain text of some page (``sphinx_rag.page_text``) and in the text of some chunk
 of the site's index (else no method could ever find it), compared as the metric
 compares them (``sphinx_rag.evaluate.normalize_text``).
 
+Every relevant entry must also be one a result can meet: some chunk of the index
+has its URL and holds its phrase, in its text or in what the reader sees (as
+``sphinx_rag.evaluate.is_relevant`` scores it). A glossary term's anchor
+(``glossary.html#term-x``) is not one: a glossary's chunks link to its section.
+
 Text is compared after collapsing whitespace and replacing typographic
 quotes by ASCII quotes. The script exits with status 1 if any check fails.
 """
@@ -46,7 +51,8 @@ from bs4 import BeautifulSoup
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from sphinx_rag.assets import IndexReader  # noqa: E402
-from sphinx_rag.evaluate import normalize_text  # noqa: E402
+from sphinx_rag.evaluate import is_relevant, normalize_text  # noqa: E402
+from sphinx_rag.retrieve import Result  # noqa: E402
 from sphinx_rag.page_text import read_page_text  # noqa: E402
 
 STYLES = {"natural", "keyword", "typo", "synonym", "howto", "concept", "paraphrase", "which"}
@@ -193,6 +199,20 @@ class Texts:
         return []
 
 
+class Chunks:
+    """The index's chunks as one-chunk results, read once: can any of them meet an entry?"""
+
+    def __init__(self, root):
+        records = IndexReader(Path(root)).chunks()
+        self.results = [Result(1, 0.0, c["url"], c["title"], c["kind"], c["text"], c["id"], i, [], c.get("display") or [])
+                        for i, c in enumerate(records)]
+
+    def check(self, entry):
+        if any(is_relevant(r, entry) for r in self.results):
+            return []
+        return [f"no chunk at {entry['url']} holds {entry.get('text_contains')!r}: no result could ever meet it"]
+
+
 def check_components(texts, components):
     if not isinstance(components, list) or not components:
         return ["answer_components must be a non-empty list of lists of strings"]
@@ -220,6 +240,7 @@ def main(argv=None):
     questions = json.loads(Path(args.questions).read_text(encoding="utf-8"))
     site = Site(args.html_dir)
     texts = None
+    chunks = Chunks(args.html_dir)
     errors = []
     seen = set()
     n_entries = 0
@@ -239,7 +260,8 @@ def main(argv=None):
             errors.extend(f"{qid}: {e}" for e in check_components(texts, q["answer_components"]))
         for entry in q.get("relevant", []):
             n_entries += 1
-            errors.extend(f"{qid}: {e}" for e in check_entry(site, entry))
+            problems = check_entry(site, entry)
+            errors.extend(f"{qid}: {e}" for e in problems or chunks.check(entry))
 
     for e in errors:
         print(e)

@@ -38,6 +38,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .assets import IndexReader
+from .chunk.display import display_text
 from .retrieve import ENCODERS, FUSIONS, Result, Searcher
 
 __all__ = ["load_questions", "is_relevant", "evaluate", "format_table", "normalize_text", "budgeted",
@@ -84,8 +85,10 @@ def normalize_text(text: str) -> str:
 
 
 def is_relevant(result, relevant: dict) -> bool:
-    """Right passage: its URL (or a chunk it took in, see expand.py) and the phrase. A URL
-    without an anchor (a golden set's page) is met by any passage of that page."""
+    """Right passage: its URL (or a chunk it took in, see expand.py) and the phrase, in
+    the text ranked or in what the reader sees (``display``: an API chunk's text is its
+    docstring's reST source, ``*cls*``, while a phrase copied from the page reads "cls").
+    A URL without an anchor (a golden set's page) is met by any passage of that page."""
     urls = [result.url, *getattr(result, "also", ())]
     if "#" in relevant["url"]:
         if relevant["url"] not in urls:
@@ -93,7 +96,10 @@ def is_relevant(result, relevant: dict) -> bool:
     elif not any(u.split("#", 1)[0] == relevant["url"] for u in urls):
         return False
     phrase = relevant.get("text_contains")
-    return not phrase or _fold(phrase) in _fold(result.text)
+    if not phrase:
+        return True
+    phrase = _fold(phrase)
+    return phrase in _fold(result.text) or phrase in _fold(display_text(getattr(result, "display", None) or []))
 
 
 def _fold(text: str) -> str:
@@ -127,9 +133,11 @@ def answer_component_scores(texts: list[str], components: list[list[str]], budge
 
 def _within(results, budget: int) -> list:
     """The results whose text starts within ``budget`` characters of the top 10, the
-    last one cut there (a phrase past the cut is not read)."""
+    last one cut there (a phrase past the cut is not read: a cut result keeps no display,
+    so ``is_relevant`` reads the cut text only)."""
     kept = budgeted([r.text for r in results[:10]], budget)
-    return [dataclasses.replace(r, text=t) for r, t in zip(results, kept)]
+    return [dataclasses.replace(r, text=t) if t == r.text else dataclasses.replace(r, text=t, display=[])
+            for r, t in zip(results, kept)]
 
 
 def _score_question(results, q: dict, relevant: list[dict], budget: int | None = None) -> dict:
