@@ -10,7 +10,9 @@ and rrf-static, the published vectors' and the variant's, and the difference in 
 MRR@10 with a 95% paired-bootstrap interval over the questions.
 
 Variants: ``dynamic`` (activations quantized at run time, ``bench_embed.dynamic_int8``),
-``max128`` (truncated at 128 tokens instead of the model's 256).
+``max128`` (truncated at 128 tokens instead of the model's 256), ``plain`` (an API
+chunk's embedding input with its reST inline markup rendered, ``chunk.display.rst_inline``:
+``*cls*`` -> ``cls``, ``:class:`~a.B``` -> ``B``; the same model).
 
     python benchmarks/chunk_vectors_quality.py /work/out/NAME/demo eval/demo_questions.json --variant dynamic
 """
@@ -47,6 +49,12 @@ def variant_vectors(html: Path, model_dir: Path, variant: str, work: Path) -> tu
         run = Raw(session(dynamic_int8(model_dir, work)), embedder, texts)
     elif variant == "max128":
         run = Raw(embedder.session, embedder, texts, max_len=128)
+    elif variant == "plain":
+        from sphinx_rag.chunk.display import rst_inline
+
+        plain = [rst_inline(t) if r["kind"] == "api" else t for r, t in zip(records, texts)]
+        print(f"{sum(a != b for a, b in zip(plain, texts))} of {len(texts)} embedding inputs change")
+        run = lambda: embedder.embed(plain)  # noqa: E731
     else:
         raise SystemExit(f"unknown variant {variant!r}")
     start = time.process_time()
