@@ -81,9 +81,15 @@ def test_tables_glossaries_footnotes_and_local_contents(app):
     assert "Flag given | default | flag_value\nnot passed | False | True\n--flag | True | True" in text
     table = next(c for c in chunks if "not passed | False" in c["text"])
     assert ["p", "Flag given | default | flag_value\nnot passed | False | True\n--flag | True | True"] in table["display"]
-    # a glossary: its terms apart from their definitions, like a definition list
-    assert ("- slotted class: A class whose instances keep their attributes in fixed slots instead of a dict.\n"
-            "- dict class: A class whose instances keep their attributes in a per-instance dict.") in text
+    # a glossary: a chunk per term, titled by the term and linked to the term's own anchor
+    slotted = next(c for c in chunks if c["title"] == "Reference > Terms > slotted class")
+    assert slotted["url"] == "reference.html#term-slotted-class"
+    assert slotted["text"] == ("Reference > Terms > slotted class\n"
+                               "A class whose instances keep their attributes in fixed slots instead of a dict.")
+    assert slotted["display"] == [["p", "A class whose instances keep their attributes in fixed slots instead of a dict."]]
+    dict_class = next(c for c in chunks if c["title"] == "Reference > Terms > dict class")
+    assert dict_class["url"] == "reference.html#term-dict-class" and "per-instance dict" in dict_class["text"]
+    assert "fixed slots" not in dict_class["text"]
     # footnote marks do not stick to words; the footnote's text has no number
     assert "less memory on CPython." in text and "CPython1" not in text and "CPython 1" not in text
     assert "Measured with tracemalloc on 10,000 instances." in text and "1Measured" not in text

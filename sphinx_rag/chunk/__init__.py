@@ -15,7 +15,7 @@ __all__ = ["CHUNKER_VERSION", "Chunk", "number_chunks"]
 
 #: Bumped when the same page would give other chunks: an index chunked by another
 #: version is not reused by an incremental build (extension.py re-chunks its pages).
-CHUNKER_VERSION = 10
+CHUNKER_VERSION = 11
 
 
 @dataclass

@@ -365,6 +365,25 @@ class ObjectNode:
     headings: list[str]
 
 
+def glossary_runs(glossary: nodes.Element, headings: list[str], anchor: str) -> Iterator[Run]:
+    """A glossary: one run per term, titled by the term and linked to its own anchor
+    (``#term-slotted-class``): a reader lands on the term, not at the top of a glossary
+    of hundreds (scikit-learn's), and each definition is ranked on its own."""
+    entries = next(glossary.findall(nodes.definition_list), None)
+    for item in entries.children if entries is not None else []:
+        if not isinstance(item, nodes.definition_list_item):
+            continue
+        terms = [t for t in item.children if isinstance(t, nodes.term)]
+        name = ", ".join(w for w in (_words(t) for t in terms) if w)
+        term_anchor = next((i for t in terms for i in t.get("ids", [])), "") or anchor
+        blocks = [b for d in item.children if isinstance(d, nodes.definition)
+                  for b in (block_text(c) for c in d.children) if b is not None]
+        for b in blocks:
+            b.anchor = b.anchor or term_anchor
+        if name and blocks:
+            yield Run(headings + [name], term_anchor, blocks)
+
+
 def walk(node: nodes.Element, headings: list[str], anchor: str,
          is_object: Callable[[nodes.Node], bool]) -> Iterator[Run | ObjectNode]:
     """Sections depth first, in reading order: runs of blocks and the object nodes between them.
@@ -413,6 +432,9 @@ def walk(node: nodes.Element, headings: list[str], anchor: str,
                 pending[0] = labels.get(child.get("aria-labelledby", ""), "")
                 yield from visit(child)
                 pending[0] = ""  # a panel with no text: its label is not the next block's
+            elif isinstance(child, addnodes.glossary):
+                yield from run()
+                yield from glossary_runs(child, headings, anchor)
             elif isinstance(child, (nodes.compound, nodes.container)) and "toctree-wrapper" not in child.get("classes", []):
                 yield from visit(child, element_anchor(child) or anchor)
                 pending[0] = ""
