@@ -33,8 +33,9 @@ compares them (``sphinx_rag.evaluate.normalize_text``).
 
 Every relevant entry must also be one a result can meet: some chunk of the index
 has its URL and holds its phrase, in its text or in what the reader sees (as
-``sphinx_rag.evaluate.is_relevant`` scores it). A glossary term's anchor
-(``glossary.html#term-x``) is not one: a glossary's chunks link to its section.
+``sphinx_rag.evaluate.is_relevant`` scores it). A section's anchor is not one when
+its answer is an object's own entry there (Flask's ``config.html#MAX_CONTENT_LENGTH``,
+not ``#builtin-configuration-values``): the object's chunk links to the object.
 
 Text is compared after collapsing whitespace and replacing typographic
 quotes by ASCII quotes. The script exits with status 1 if any check fails.
