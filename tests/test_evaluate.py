@@ -172,6 +172,24 @@ def test_object_cards_find_what_a_class_is_for_on_the_demo(demo_html):
     assert report["rrf"]["overall"]["n"] == 18 and report["rrf"]["overall"]["mrr@10"] >= 0.70, report["rrf"]["overall"]
 
 
+def test_the_demo_question_sets_pass_their_check(demo_html):
+    """eval/check_questions.py on the demo's two sets: every label exists on its page and
+    can be met by a chunk; the which-questions' URL-only labels are valid (the anchor
+    alone decides), a label that no chunk can meet is reported."""
+    for name in ("demo_questions.json", "demo_which_questions.json"):
+        check = subprocess.run([sys.executable, str(EVAL / "check_questions.py"), str(demo_html), str(EVAL / name)],
+                               capture_output=True, text=True)
+        assert check.returncode == 0, check.stdout + check.stderr
+    which = json.loads((EVAL / "demo_which_questions.json").read_text())[0]
+    page = which["relevant"][0]["url"].split("#")[0]
+    unmeetable = [{**which, "relevant": [{"url": which["relevant"][0]["url"], "text_contains": "no chunk says this"}]}]
+    path = demo_html.parent / "unmeetable.json"
+    path.write_text(json.dumps(unmeetable))
+    check = subprocess.run([sys.executable, str(EVAL / "check_questions.py"), str(demo_html), str(path)],
+                           capture_output=True, text=True)
+    assert check.returncode == 1 and page in check.stdout, check.stdout
+
+
 # -- Flask's user guide (a corpus nobody here wrote): built from its sdist on PyPI -----
 
 @pytest.fixture(scope="session")
