@@ -264,8 +264,9 @@ def test_the_attrs_questions_hold_and_retrieval_does_not_regress(attrs_html):
     assert check.returncode == 0 and check.stdout.endswith(" 0 problem(s)\n"), check.stdout[-2000:]
     report = evaluate(attrs_html, load_questions(ATTRS_QUESTIONS), methods=("bm25", "rrf"))
     rrf = report["rrf"]["overall"]
-    # eval/RESULTS.md: rrf MRR@10 0.651, Recall@10 0.798, bm25 0.592 (99 questions, labels as committed)
-    assert rrf["n"] == 99 and rrf["mrr@10"] >= 0.61 and rrf["recall@10"] >= 0.75, rrf
+    # eval/RESULTS.md: rrf MRR@10 0.753, Recall@10 0.904, bm25 0.692 (99 questions, labels as committed;
+    # 0.651 before a phrase copied from the rendered page could meet an API chunk's reST source)
+    assert rrf["n"] == 99 and rrf["mrr@10"] >= 0.71 and rrf["recall@10"] >= 0.85, rrf
     assert rrf["mrr@10"] > report["bm25"]["overall"]["mrr@10"] + 0.03
 
 
