@@ -36,7 +36,7 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from make_narrative_corpus import fetch_sdist
+from make_narrative_corpus import copy_pages, fetch_sdist
 
 PACKAGE, VERSION = "attrs", "26.1.0"
 SHA256 = "d03ceb89cb322a8fd706d4fb91940737b6642aa36998fe130a9bc96c985eff32"
@@ -100,19 +100,6 @@ def drop_left_out_links(text: str) -> str:
     return text.replace("{include} ../README.md", f"{{include}} {SOURCE_DIR}/README.md")
 
 
-def copy_docs(src: Path, out: Path):
-    for path in sorted(src.rglob("*")):
-        rel = path.relative_to(src)
-        if rel.parts[0] == "_build" or path.is_dir() or rel.name in ("conf.py", "Makefile", "make.bat"):
-            continue
-        if rel.as_posix() in LEFT_OUT:
-            continue
-        target = out / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if path.suffix in (".rst", ".md"):
-            target.write_text(drop_left_out_links(path.read_text(encoding="utf-8")), encoding="utf-8")
-        else:
-            shutil.copy2(path, target)
 
 
 def check_sha256(archive: Path):
@@ -137,7 +124,7 @@ def main(argv=None) -> int:
         if out.exists():
             shutil.rmtree(out)
         out.mkdir(parents=True)
-        copy_docs(root / "docs", out)
+        copy_pages(root / "docs", out, LEFT_OUT, drop_left_out_links)
         for package in ("attr", "attrs"):
             shutil.copytree(root / "src" / package, out / SOURCE_DIR / package)
         shutil.copy2(root / "README.md", out / SOURCE_DIR / "README.md")

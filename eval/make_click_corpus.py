@@ -35,7 +35,7 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from make_narrative_corpus import fetch_sdist
+from make_narrative_corpus import copy_pages, fetch_sdist
 
 PACKAGE, VERSION = "click", "8.4.0"
 LEFT_OUT = ("changes.rst", "license.md", "contributing.md")
@@ -180,21 +180,6 @@ def drop_left_out_links(text: str) -> str:
     return re.sub(r"\{doc\}`/?(changes|license|contributing)`", r"the \1 page", text)
 
 
-def copy_docs(src: Path, out: Path):
-    for path in sorted(src.rglob("*")):
-        rel = path.relative_to(src)
-        if rel.parts[0] == "_build" or path.is_dir() or rel.name in ("conf.py", "Makefile", "make.bat"):
-            continue
-        if rel.as_posix() in LEFT_OUT:
-            continue
-        target = out / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if path.suffix in (".rst", ".md"):
-            target.write_text(drop_left_out_links(path.read_text(encoding="utf-8")), encoding="utf-8")
-        else:
-            shutil.copy2(path, target)
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out_dir", help="directory to write the Sphinx project into (replaced)")
@@ -208,7 +193,7 @@ def main(argv=None) -> int:
         if out.exists():
             shutil.rmtree(out)
         out.mkdir(parents=True)
-        copy_docs(root / "docs", out)
+        copy_pages(root / "docs", out, LEFT_OUT, drop_left_out_links)
         shutil.copytree(root / "src" / "click", out / SOURCE_DIR / "click")
     (out / "conf.py").write_text(CONF.format(version=VERSION, source=SOURCE_DIR), encoding="utf-8")
     pages = len(list(out.glob("*.md"))) + len(list(out.glob("*.rst")))

@@ -104,6 +104,24 @@ def fetch_sdist(dest: Path, package: str = PACKAGE, version: str = VERSION) -> P
     return archive
 
 
+def copy_pages(src: Path, out: Path, left_out: tuple[str, ...], rewrite) -> None:
+    """A docs tree copied for a corpus (make_click_corpus.py, make_attrs_corpus.py): its
+    own build files and the pages ``left_out`` skipped, each .rst/.md page's text passed
+    through ``rewrite`` (links to left-out pages made plain text), the rest copied as is."""
+    for path in sorted(src.rglob("*")):
+        rel = path.relative_to(src)
+        if rel.parts[0] == "_build" or path.is_dir() or rel.name in ("conf.py", "Makefile", "make.bat"):
+            continue
+        if rel.as_posix() in left_out:
+            continue
+        target = out / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if path.suffix in (".rst", ".md"):
+            target.write_text(rewrite(path.read_text(encoding="utf-8")), encoding="utf-8")
+        else:
+            shutil.copy2(path, target)
+
+
 def drop_left_out_links(text: str) -> str:
     """Links to pages left out of the corpus become their plain text."""
     text = re.sub(r":doc:`(api|changes|license|contributing)`", r"the \1 reference", text)
