@@ -212,8 +212,11 @@ def on_autodoc_docstring(app, what, name, obj, options, lines):
     source["location"] = object_location(obj)
 
 
-def _excluded(docname: str, patterns) -> bool:
-    return any(fnmatch.fnmatch(docname, p) for p in patterns)
+def _excluded(app, docname: str) -> bool:
+    """Left out of the index and the agents' files: ``sphinx_rag_exclude``, or ``:nosearch:``
+    (file-wide metadata that keeps a page out of Sphinx's own search too)."""
+    return ("nosearch" in app.env.metadata.get(docname, {})
+            or any(fnmatch.fnmatch(docname, p) for p in app.config.sphinx_rag_exclude))
 
 
 def _gallery_source(app, docname: str) -> Path | None:
@@ -251,7 +254,7 @@ def on_doctree_read(app, doctree):
     state = getattr(app, "sphinx_rag", None)
     docname = app.env.docname
     if (state is None or state.model_dir is None or app.parallel > 1  # parallel reads: in forked processes
-            or _excluded(docname, app.config.sphinx_rag_exclude)):
+            or _excluded(app, docname)):
         return
     if _ahead(app, state) is None:
         return
@@ -270,7 +273,7 @@ def on_doctree_read(app, doctree):
 def on_doctree_resolved(app, doctree, docname):
     """Chunk each page as it is written (always in the main process)."""
     state = getattr(app, "sphinx_rag", None)
-    if state is None or state.model_dir is None or _excluded(docname, app.config.sphinx_rag_exclude):
+    if state is None or state.model_dir is None or _excluded(app, docname):
         return
     if not state.pending:
         _pending_marker(app).parent.mkdir(parents=True, exist_ok=True)
@@ -401,7 +404,7 @@ def _build_finished(app, exception):
     cfg = app.config
     out_dir = Path(app.outdir) / assets.ASSET_DIR
     fresh = app.sphinx_rag.fresh
-    wanted = [d for d in sorted(app.env.found_docs) if not _excluded(d, cfg.sphinx_rag_exclude)]
+    wanted = [d for d in sorted(app.env.found_docs) if not _excluded(app, d)]
     app.sphinx_rag.federation = _federated_sites(app)
     inputs = _index_inputs(app, wanted)
     if not fresh and not app.sphinx_rag.interrupted and _index_is_current(out_dir, inputs, wants_search_bar(app)):
@@ -428,7 +431,7 @@ def _build_finished(app, exception):
         _chunks_of_unwritten_pages(app, missing)
     chunks: list[Chunk] = []
     for docname in sorted(app.env.found_docs):
-        if _excluded(docname, cfg.sphinx_rag_exclude):
+        if _excluded(app, docname):
             continue
         weight = _weight(docname, cfg.sphinx_rag_downweight)
         for chunk in fresh.get(docname, previous.get(docname, [])):

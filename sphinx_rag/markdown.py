@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass, field
 from urllib.parse import quote
 
+from .chunk import valid_text
 from .chunk.display import HEADING, Display
 
 __all__ = ["LlmsSite", "twin_name", "display_markdown", "page_markdown", "site_files", "llms_txt", "LLMS_TXT",
@@ -59,22 +60,45 @@ def twin_name(page_url: str) -> str:
 
 
 # -- text ----------------------------------------------------------------------------------
+#
+# Page text is data, never Markdown: a renderer must show it as the HTML page does, so
+# nothing written in it (``<script>``, ``![x](https://...)``, ``<https://...>``, ``&lt;``)
+# becomes HTML, a link or an image. What would start a tag, an autolink, an entity, a
+# link or an image, a code span or an escape is escaped; so is what would start a block
+# (heading, quote, rule, table, fence). Code stays verbatim inside fences and code spans
+# longer than any backtick run it holds. The links in these files are the ones made here
+# (llms.txt's to each twin).
 
-_LINE_START = re.compile(r"^(\s*)([#>|=+]|\d+[.)](?=\S))", re.M)
+_LINE_START = re.compile(r"^(\s*)([#>|=+]|~(?=~~)|\d+[.)](?=\S))", re.M)
 _RULE = re.compile(r"^(\s*)([-*_])(?=(\s*\2){2,}\s*$)", re.M)
-_TAG = re.compile(r"<(?=[A-Za-z/!?])")
+_INLINE = re.compile(r"\\(?=[!-/:-@\[-`{-~]|\n|$)|<(?![\s]|$)"
+                     r"|&(?=#[0-9]{1,7};|#[xX][0-9a-fA-F]{1,6};|[A-Za-z][A-Za-z0-9]{0,31};)|[\[\]`]|!(?=\[)|(?<=\])\(")
+_INLINE_ESCAPES = {"<": "&lt;", "&": "&amp;"}
+
+
+def _inline(text: str) -> str:
+    """Text inside a line, escaped (see above): a backslash before punctuation doubled,
+    ``<`` and an entity's ``&`` as entities (no ``<script`` stays in the file), ``[``,
+    ``]``, backticks, an image's ``!`` and a link's ``(`` with a backslash (no ``](``
+    nor ``![`` stays either)."""
+    return _INLINE.sub(lambda m: _INLINE_ESCAPES.get(m.group(), "\\" + m.group()), valid_text(text))
 
 
 def _prose(text: str) -> str:
-    """Prose as Markdown: what would start a heading, a quote, a rule or an HTML tag is
-    escaped; list lines (``- item``) stay lists."""
-    text = _TAG.sub(r"\\<", text)
+    """Prose as Markdown: inline escapes (``_inline``), and what would start a heading, a
+    quote, a table, a fence or a rule escaped; list lines (``- item``) stay lists."""
+    text = _inline(text.replace("\r\n", "\n").replace("\r", "\n"))
     text = _LINE_START.sub(lambda m: f"{m.group(1)}\\{m.group(2)}", text)
     return _RULE.sub(lambda m: f"{m.group(1)}\\{m.group(2)}", text)
 
 
+def _line(text: str) -> str:
+    """Text on one line (a title, a caption, a description), escaped."""
+    return _inline(" ".join(text.split()))
+
+
 def _inline_code(text: str) -> str:
-    text = " ".join(text.split())
+    text = " ".join(valid_text(text).split())
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     ticks = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
@@ -82,13 +106,17 @@ def _inline_code(text: str) -> str:
 
 
 def _fence(text: str, language: str = "") -> str:
+    text = valid_text(text).replace("\r\n", "\n").replace("\r", "\n")
     longest = max((len(run) for run in re.findall(r"`{3,}", text)), default=0)
     ticks = "`" * max(3, longest + 1)
-    return f"{ticks}{language}\n{text}\n{ticks}"
+    info = re.sub(r"[^\w+.#-]", "", str(language))  # a language name, nothing that ends the fence's line
+    return f"{ticks}{info}\n{text}\n{ticks}"
 
 
 def _heading(level: int, text: str) -> str:
-    text = " ".join(text.split())
+    """An ATX heading: its text escaped, a leading ``#`` and a trailing ``#`` run too (the
+    first would be text, the second a closing sequence)."""
+    text = re.sub(r"(^|\s)(#+)$", r"\1\\\2", _line(text))
     return "#" * min(max(level, 1), 6) + " " + ("\\" + text if text.startswith("#") else text)
 
 
@@ -133,6 +161,11 @@ def page_markdown(records: list[dict]) -> str:
     """The Markdown twin of one page from its chunk records in page order: each heading of
     a chunk's path that differs from the chunk before it, then the chunk's blocks (a lead
     repeated from the chunk before dropped, a numpydoc section's label once per run)."""
+    return "\n\n".join(_page_blocks(records)) + "\n"
+
+
+def _page_blocks(records: list[dict]) -> list[str]:
+    """``page_markdown``'s blocks (llms-full.txt may be cut between two of them)."""
     out: list[str] = []
     path: list[str] = []
     label = None
@@ -160,7 +193,7 @@ def page_markdown(records: list[dict]) -> str:
                 continue
             out.append(_block("p" if kind == "lead" else kind, text, extra, after_label))
             after_label = False
-    return "\n\n".join(p for p in out if p.strip()) + "\n"
+    return [p for p in out if p.strip()]
 
 
 # -- llms.txt and llms-full.txt --------------------------------------------------------------
@@ -186,7 +219,13 @@ def _first_paragraph(records: list[dict]) -> str:
 
 
 def _link_text(text: str) -> str:
-    return " ".join(text.replace("[", "(").replace("]", ")").split())
+    """A link's text: brackets become parentheses (llms.txt readers take the title up to
+    the first ``]``), the rest escaped as any line."""
+    return _line(text.replace("[", "(").replace("]", ")"))
+
+
+def _title(site: LlmsSite) -> str:
+    return _heading(1, site.project) if site.project.strip() else "# Documentation"
 
 
 def _href(base_url: str, name: str) -> str:
@@ -211,26 +250,30 @@ def site_files(records: list[dict], site: LlmsSite) -> tuple[dict[str, bytes], l
         by_doc.setdefault(r["doc"], []).append(i)
     pages: list[list] = []
     twins: dict[str, _Page] = {}
-    texts: dict[str, list[str]] = {}
+    blocks: dict[str, list[str]] = {}
     for doc, at in by_doc.items():
         recs = [records[i] for i in at]
         url = recs[0]["url"].partition("#")[0]
         name = twin_name(url)
         pages.append([doc, url, name, at[0], len(at)])
-        texts.setdefault(name, []).append(page_markdown(recs))
+        blocks.setdefault(name, []).extend(_page_blocks(recs))
         if name not in twins:
             title = next((h for h in recs[0].get("headings") or [] if h), doc)
             twins[name] = _Page(name, title, _one_line(_first_paragraph(recs), DESCRIPTION_CHARS), [doc])
         else:
             twins[name].docs.append(doc)
-    files = {name: "\n".join(parts).encode("utf-8") for name, parts in texts.items()}
+    files = {name: _utf8("\n\n".join(parts) + "\n") for name, parts in blocks.items()}
     doc_twin = {p[0]: p[2] for p in pages}
     listed = _sections(site, doc_twin, twins)
     summary = site.summary or _first_paragraph([records[i] for i in by_doc.get(site.root, [])]) or site.project
-    files[LLMS_TXT] = llms_txt(site, _one_line(summary, SUMMARY_CHARS), listed).encode("utf-8")
+    files[LLMS_TXT] = _utf8(llms_txt(site, _one_line(summary, SUMMARY_CHARS), listed))
     order = [p for _, section in listed for p in section]
-    files[LLMS_FULL_TXT] = _llms_full(site, [(p, files[p.twin]) for p in order]).encode("utf-8")
+    files[LLMS_FULL_TXT] = _utf8(_llms_full(site, [(p, blocks[p.twin]) for p in order]))
     return files, pages
+
+
+def _utf8(text: str) -> bytes:
+    return valid_text(text).encode("utf-8")
 
 
 def _sections(site: LlmsSite, doc_twin: dict[str, str], twins: dict[str, _Page]) -> list[tuple[str, list[_Page]]]:
@@ -265,7 +308,7 @@ def _sections(site: LlmsSite, doc_twin: dict[str, str], twins: dict[str, _Page])
 def llms_txt(site: LlmsSite, summary: str, sections: list[tuple[str, list[_Page]]]) -> str:
     """llms.txt (llmstxt.org): H1 project, a one-line blockquote summary, a paragraph on the
     files, then an H2 per section, a ``- [title](url): description`` line per page."""
-    lines = [f"# {' '.join(site.project.split()) or 'Documentation'}", "", f"> {summary}", ""]
+    lines = [_title(site), "", f"> {_line(summary)}", ""]
     full = _href(site.base_url, LLMS_FULL_TXT)
     lines += [f"Each link below is a page of this documentation as Markdown (its HTML URL with .md appended). "
               f"[{LLMS_FULL_TXT}]({full}) has every page in one file. Agents can also search this site "
@@ -273,34 +316,69 @@ def llms_txt(site: LlmsSite, summary: str, sections: list[tuple[str, list[_Page]
               "to any MCP client.", ""]
     lines += [*site.notes, *([""] if site.notes else [])]
     for caption, pages in sections:
-        lines += [f"## {' '.join(caption.split())}", ""]
+        lines += [_heading(2, caption), ""]
         for page in pages:
             link = f"- [{_link_text(page.title)}]({_href(site.base_url, page.twin)})"
-            lines.append(f"{link}: {page.description}" if page.description else link)
+            lines.append(f"{link}: {_line(page.description)}" if page.description else link)
         lines.append("")
     return "\n".join(lines)
 
 
-def _llms_full(site: LlmsSite, pages: list[tuple[_Page, bytes]]) -> str:
-    """Every twin in llms.txt's order, whole pages up to ``site.full_bytes`` (then a note
-    says where it is cut and how many pages llms.txt lists beyond)."""
-    head = f"# {' '.join(site.project.split()) or 'Documentation'}\n\n"
-    parts = [head]
-    size = len(head.encode("utf-8"))
-    for n, (_page, data) in enumerate(pages):
-        text = data.decode("utf-8") + "\n"
-        more = len(pages) - n
-        note = (f"> {LLMS_FULL_TXT} is cut here: the whole site would exceed {site.full_bytes:,} bytes "
-                f"(sphinx_rag_llms_full_bytes). The {more} pages not included are listed in {LLMS_TXT}, "
-                "each as its own Markdown file.\n")
-        need = len(text.encode("utf-8"))
-        reserve = len(note.encode("utf-8")) if more > 1 else 0  # the last page needs no note after it
-        if site.full_bytes and size + need + reserve > site.full_bytes:
-            parts.append(note)
-            break
-        parts.append(text)
-        size += need
-    return "\n".join(parts)
+def _llms_full(site: LlmsSite, pages: list[tuple[_Page, list[str]]]) -> str:
+    """Every twin in llms.txt's order; over ``site.full_bytes`` (UTF-8, this note included),
+    cut between two blocks of a page, then one line that says what is left out."""
+    head = _title(site) + "\n\n"
+    units: list[tuple[int, str]] = []  # (page number, text): the file is head + every unit
+    for n, (_page, blocks) in enumerate(pages):
+        for j, block in enumerate(blocks):
+            before = "\n\n" if j else "\n" if units else ""  # pages apart by a blank line, as in the twins
+            units.append((n, before + block + ("\n" if j == len(blocks) - 1 else "")))
+    whole = head + "".join(text for _, text in units)
+    cap = site.full_bytes
+    if not cap or len(whole.encode("utf-8")) <= cap:
+        return whole
+
+    def before(taken: int) -> str:
+        """What a note needs before it: a blank line after the text so far."""
+        return "" if not taken else "\n" if units[taken - 1][1].endswith("\n") else "\n\n"
+
+    def note(taken: int) -> str:
+        """The note after the first ``taken`` units: what is left out."""
+        cut_in = 0 < taken < len(units) and units[taken - 1][0] == units[taken][0]
+        whole_pages = len(pages) - (units[taken][0] + cut_in if taken < len(units) else len(pages))
+        left = [f"the rest of {pages[units[taken][0]][0].twin}"] if cut_in else []
+        if whole_pages:
+            left.append(f"{whole_pages} {'page' if whole_pages == 1 else 'pages'}")
+        line = (f"> {LLMS_FULL_TXT} is cut here to stay within {cap:,} bytes (sphinx_rag_llms_full_bytes); "
+                f"not included: {_line(' and '.join(left))}. {LLMS_TXT} lists every page, each as its own "
+                "Markdown file.")
+        return before(taken) + line + "\n"
+
+    def short(taken: int) -> str:
+        return before(taken) + f"> {LLMS_FULL_TXT} is cut here; see {LLMS_TXT}.\n"
+
+    def fill(ending) -> tuple[str, int] | None:
+        """The head, as many units as fit with the note they leave, that note (None: the
+        head and the note alone are over the cap)."""
+        parts, size, taken = [head], len(head.encode("utf-8")), 0
+        for _n, unit in units:
+            grown = size + len(unit.encode("utf-8"))
+            if grown + len(ending(taken + 1).encode("utf-8")) > cap:
+                break
+            parts.append(unit)
+            size, taken = grown, taken + 1
+        end = ending(taken)
+        return ("".join(parts) + end, taken) if size + len(end.encode("utf-8")) <= cap else None
+
+    full = fill(note)
+    if full is not None and full[1]:
+        return full[0]
+    brief = fill(short)
+    if brief is not None and (brief[1] or full is None):
+        return brief[0]
+    if full is not None:
+        return full[0]
+    return f"> {LLMS_FULL_TXT} is cut here; see {LLMS_TXT}.\n"[:cap]  # ASCII: a byte a character
 
 
 def file_digest(data: bytes) -> str:

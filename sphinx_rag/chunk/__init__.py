@@ -9,9 +9,10 @@ so they are testable alone.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
-__all__ = ["CHUNKER_VERSION", "Chunk", "number_chunks"]
+__all__ = ["CHUNKER_VERSION", "Chunk", "number_chunks", "valid_text"]
 
 #: Bumped when the same page would give other chunks: an index chunked by another
 #: version is not reused by an incremental build (extension.py re-chunks its pages).
@@ -73,6 +74,16 @@ def object_links(card_members: int, card_back: int) -> dict:
     """The record keys linking an object card and its members, only those that are set
     (narrative chunks have neither, and every byte of a record is downloaded)."""
     return ({"members": card_members} if card_members else {}) | ({"card": card_back} if card_back else {})
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def valid_text(text: str) -> str:
+    """``text`` with each lone surrogate (``.. |s| unicode:: U+D800``: Sphinx keeps it in the
+    doctree and its HTML writer escapes it) replaced by U+FFFD, as a browser shows it: the
+    tokenizer, the JSON shards and the agents' UTF-8 files refuse surrogates."""
+    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
 
 
 def number_chunks(chunks: list[Chunk]) -> list[Chunk]:

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from docutils import nodes
 from sphinx import addnodes
 
-from . import Chunk, number_chunks
+from . import Chunk, number_chunks, valid_text
 from .api import DocstringError, api_chunks, link_card
 from .gallery import gallery_chunks
 from .narrative import CountTokens, ObjectNode, page_title, run_chunks, walk
@@ -40,8 +40,9 @@ def chunk_page(doctree: nodes.document, *, doc: str, count: CountTokens, budget:
     autodoc gave them (raw, before numpydoc rewrote them). ``gallery_source``: the
     example script if the page is a sphinx-gallery example. ``warn`` gets one line
     per docstring that could not be parsed (``source_path`` names the page's file
-    when the object's own location is unknown).
+    when the object's own location is unknown). Lone surrogates become U+FFFD (``valid_text``).
     """
+    count = _valid_count(count)
     if gallery_source is not None:
         section_ids = {
             s[0].astext().strip(): s["ids"][0]
@@ -57,7 +58,18 @@ def chunk_page(doctree: nodes.document, *, doc: str, count: CountTokens, budget:
         section = next(iter(doctree.findall(nodes.section)))
         title = page_title(doctree)
         chunks = [Chunk(doc=doc, anchor=(section.get("ids") or [""])[0], headings=[title], kind="guide", text=title)]
-    return number_chunks(chunks)
+    return number_chunks([_valid_chunk(c) for c in chunks])
+
+
+def _valid_count(count: CountTokens) -> CountTokens:
+    return lambda text: count(valid_text(text))
+
+
+def _valid_chunk(chunk: Chunk) -> Chunk:
+    chunk.text = valid_text(chunk.text)
+    chunk.headings = [valid_text(h) for h in chunk.headings]
+    chunk.display = [[valid_text(part) for part in block] for block in chunk.display]
+    return chunk
 
 
 def _python_object(node: nodes.Node) -> bool:
