@@ -16,11 +16,17 @@ its page. The check uses the Python runtime, which ranks as the browser does.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:  # Windows
+    fcntl = None
 
 __all__ = ["DEFAULT_RANK", "GoldenEntry", "Outcome", "load", "add", "check", "shortfall", "as_questions", "page_of", "met_by"]
 
@@ -80,20 +86,66 @@ def _entry(item, n: int, path) -> GoldenEntry:
 
 def add(path: Path, query: str, url: str, rank: int | None = None) -> GoldenEntry:
     """Append an entry to the file (created if missing); returns it. The file is rewritten
-    whole (temp file, rename), one entry per line so that diffs stay readable."""
+    whole (temp file, rename), one entry per line so that diffs stay readable, under a lock
+    (``_locked``): runs at the same time each keep their entry. The entries already there
+    are kept as written (a ``note`` too). ValueError (one line) if the file cannot be
+    read or written."""
     path = Path(path)
-    existing = load(path) if path.exists() else []
-    entry = _entry({"query": query, "url": url, "rank": rank or DEFAULT_RANK}, len(existing) + 1, path)
-    entries = [*existing, entry]
-    lines = [json.dumps({"query": e.query, "url": e.url, **({"rank": e.rank} if e.rank != DEFAULT_RANK else {})},
-                        ensure_ascii=False) for e in entries]
-    text = "[\n" + ",\n".join("  " + line for line in lines) + "\n]\n"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".golden-")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with _locked(path):
+            existing = _items(path) if path.exists() else []
+            entry = _entry({"query": query, "url": url, "rank": rank or DEFAULT_RANK}, len(existing) + 1, path)
+            new = {"query": entry.query, "url": entry.url, **({"rank": entry.rank} if entry.rank != DEFAULT_RANK else {})}
+            lines = [json.dumps(item, ensure_ascii=False) for item in [*existing, new]]
+            _replace(path, "[\n" + ",\n".join("  " + line for line in lines) + "\n]\n")
+    except (FileExistsError, NotADirectoryError):
+        ancestor = next((p for p in path.parents if p.exists() and not p.is_dir()), path.parent)
+        raise ValueError(f"[sphinx-rag] golden set {path}: cannot be written ({ancestor} is a file, "
+                         "not a directory)") from None
+    except OSError as exc:
+        raise ValueError(f"[sphinx-rag] golden set {path}: cannot be written ({exc.strerror or exc})") from None
     return entry
+
+
+def _items(path: Path) -> list[dict]:
+    """The file's entries as written, once ``load`` has checked them."""
+    load(path)
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+@contextlib.contextmanager
+def _locked(path: Path):
+    """An exclusive ``flock`` on a lock file beside the golden file (``.NAME.lock``, left in
+    place: removing it would let two runs hold locks on two files). The file itself cannot
+    be locked: each write replaces it. Without ``fcntl`` (Windows), no lock."""
+    if fcntl is None:
+        yield
+        return
+    fd = os.open(path.with_name(f".{path.name}.lock"), os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def _replace(path: Path, text: str):
+    """Write ``text`` to ``path`` at once: a temp file beside it, then a rename."""
+    try:
+        mode = path.stat().st_mode & 0o777  # mkstemp's file is 0600: keep the file's own mode
+    except FileNotFoundError:
+        mode = 0o644
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".golden-")
+    try:
+        os.chmod(tmp, mode)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def page_of(url: str) -> str:

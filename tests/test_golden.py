@@ -4,9 +4,11 @@ each that falls short (so -W fails), and `sphinx-rag golden add` / `evaluate` sh
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -100,3 +102,80 @@ def test_the_demo_ships_a_golden_set_it_meets(demo_html):
     outcomes = golden.check(Searcher(demo_html), entries)
     assert len(outcomes) >= 15
     assert [golden.shortfall(o) for o in outcomes if not o.ok] == []
+
+
+def _cli(*args: str, cwd: Path, **popen) -> subprocess.Popen:
+    """``python -m sphinx_rag ARGS`` in a process of its own. As root (containers, CI),
+    without the capabilities that let root write where the permissions say no, so a
+    read-only directory is read-only to it too."""
+    def drop_dac_override():
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        for cap in (1, 2):  # CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH: gone at exec
+            libc.prctl(24, cap, 0, 0, 0)  # PR_CAPBSET_DROP
+
+    root = hasattr(os, "geteuid") and os.geteuid() == 0
+    return subprocess.Popen([sys.executable, *args], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, preexec_fn=drop_dac_override if root else None, **popen)
+
+
+def test_golden_add_where_it_cannot_write_says_so_in_one_line(tmp_path):
+    """A read-only directory (with or without the file), a parent that is a file: one line
+    on stderr, exit 2, no traceback, nothing left behind."""
+    read_only = tmp_path / "ro"
+    read_only.mkdir()
+    (tmp_path / "ro-with-file").mkdir()
+    (tmp_path / "ro-with-file" / "golden.json").write_text('[{"query": "q", "url": "a.html"}]\n')
+    (tmp_path / "a-file").write_text("not a directory")
+    for d in (read_only, tmp_path / "ro-with-file"):
+        d.chmod(0o555)
+    cases = [(read_only / "golden.json", "Permission denied"),
+             (tmp_path / "ro-with-file" / "golden.json", "Permission denied"),
+             (tmp_path / "a-file" / "golden.json", "is a file, not a directory"),
+             (tmp_path / "a-file" / "sub" / "golden.json", "is a file, not a directory")]
+    try:
+        for path, reason in cases:
+            proc = _cli("-m", "sphinx_rag", "golden", "add", str(path), "a query", "guide.html", cwd=tmp_path)
+            out, err = proc.communicate(timeout=120)
+            assert proc.returncode == 2, (path, out, err)
+            assert err.count("\n") == 1 and err.startswith("[sphinx-rag] golden set ") and reason in err, (path, err)
+            assert "Traceback" not in err and out == ""
+        assert list(read_only.iterdir()) == []
+        assert sorted(p.name for p in (tmp_path / "ro-with-file").iterdir()) == ["golden.json"]
+    finally:
+        for d in (read_only, tmp_path / "ro-with-file"):
+            d.chmod(0o755)
+
+
+def test_concurrent_golden_adds_keep_every_entry(tmp_path):
+    """16 ``golden add`` runs at once (each process imported and waiting for the same start
+    signal, then the CLI's own main): all 16 entries are in the file, an entry written
+    before is kept with its note, and the file keeps its mode."""
+    path = tmp_path / "docs" / "golden.json"
+    path.parent.mkdir()
+    path.write_text('[\n  {"query": "kept", "url": "kept.html", "note": "written by hand"}\n]\n')
+    path.chmod(0o664)
+    go, ready = tmp_path / "go", tmp_path / "ready"
+    ready.mkdir()
+    script = ("import os, sys, time\nfrom sphinx_rag.cli import main\n"
+              "open(sys.argv[2], 'w').close()\n"
+              "while not os.path.exists(sys.argv[1]):\n    time.sleep(0.001)\n"
+              "sys.exit(main(sys.argv[3:]))\n")
+    procs = [_cli("-c", script, str(go), str(ready / str(n)), "golden", "add", str(path), f"query {n}",
+                  f"page{n}.html", "--rank", "3", cwd=tmp_path) for n in range(16)]
+    while len(list(ready.iterdir())) < 16:  # every process has imported sphinx_rag and waits
+        assert all(p.poll() is None for p in procs), [p.communicate() for p in procs if p.poll() is not None]
+        time.sleep(0.05)
+    go.touch()
+    for proc in procs:
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+        assert "added to" in out
+    entries = golden.load(path)
+    assert len(entries) == 17
+    assert entries[0] == golden.GoldenEntry("kept", "kept.html") and '"note": "written by hand"' in path.read_text()
+    assert sorted(e.query for e in entries[1:]) == sorted(f"query {n}" for n in range(16))
+    assert all(e.rank == 3 for e in entries[1:])
+    assert path.stat().st_mode & 0o777 == 0o664
+    assert sorted(p.name for p in path.parent.iterdir()) == [".golden.json.lock", "golden.json"]
