@@ -16,7 +16,8 @@ padding or the thread count (``tests/test_embed_ahead.py``), so a build with or 
 this step publishes the same bytes. A text the index does not ask for is just not used.
 
 The worker's protocol: one JSON list of texts per line on its stdin; the line
-``"finish"`` asks it to embed everything it was sent and exit (tests). After each slice
+``"finish"`` asks it to embed everything it was sent and exit (tests); any other line is
+skipped (one line on stderr), never taken for the end of the input. After each slice
 it writes one JSON line (``keys``: the ``EmbeddingCache.key`` of each text, ``scales``,
 ``dim``) and the int8 vectors, ``len(keys) * dim`` bytes. A stop kills it: what it sent
 before is kept, the slice in hand is lost, and nothing waits for it.
@@ -174,12 +175,21 @@ def _last_line(f) -> str:
 # -- the worker process ------------------------------------------------------------------
 
 def _read_input(stream, inbox: queue.Queue):
-    """The worker's reader thread: each line of stdin into ``inbox``; None at its end."""
-    for line in stream:
+    """The worker's reader thread: each list of texts on stdin, or ``"finish"``, into
+    ``inbox``; None at its end. Any other line (``null``, a number, an object, not JSON)
+    is skipped with one line on stderr: it neither ends the input nor loses a text."""
+    for n, line in enumerate(stream, start=1):
         try:
-            inbox.put(json.loads(line))
+            item = json.loads(line)
         except ValueError:
-            continue
+            item = ValueError
+        if isinstance(item, list):
+            inbox.put([t for t in item if isinstance(t, str)])
+        elif item == FINISH:
+            inbox.put(item)
+        elif line.strip():
+            print(f"[sphinx-rag] embedding worker: line {n} of its input skipped (not a list of texts)",
+                  file=sys.stderr, flush=True)
     inbox.put(None)
 
 
@@ -205,7 +215,7 @@ def _work(model_dir: Path, batch_size: int, out, threads: int = 1) -> None:
             elif item == FINISH:
                 finish = True
             elif isinstance(item, list):
-                pending += [str(t) for t in item]
+                pending += item
             if not (len(pending) >= SLICE or item == [] or (ended and finish)):
                 continue
         part, pending = pending[:SLICE], pending[SLICE:]

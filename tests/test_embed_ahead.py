@@ -196,3 +196,28 @@ def test_a_worker_that_reads_nothing_cannot_hold_the_build(model_dir):
     stopper.start()
     stopper.join(timeout=60)  # FEEDER_TIMEOUT (5 s), then the worker is killed
     assert not stopper.is_alive() and result == [{}]
+
+
+def test_a_line_that_is_not_a_list_of_texts_does_not_end_the_workers_input(model_dir):
+    """``null`` (or a number, an object, a line that is not JSON) on the worker's stdin is
+    skipped with one line on stderr: what came before and after it is embedded."""
+    import json
+
+    before, after = TEXTS[:10], TEXTS[10:20]
+    lines = [json.dumps(before), "null", "42", '{"texts": ["x"]}', "not json", json.dumps([None, *after, 7]),
+             json.dumps("finish")]
+    proc = subprocess.run([sys.executable, "-m", "sphinx_rag.embed_ahead", str(model_dir), "32", "1"],
+                          input="\n".join(lines).encode() + b"\n", capture_output=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr.decode()[-2000:]
+    made, out = {}, proc.stdout
+    while out:
+        head, _, out = out.partition(b"\n")
+        head = json.loads(head)
+        size = len(head["keys"]) * head["dim"]
+        body, out = out[:size], out[size:]
+        made.update({key: body[i * head["dim"]:(i + 1) * head["dim"]] for i, key in enumerate(head["keys"])})
+    assert sorted(made) == sorted(EmbeddingCache.key(t) for t in before + after)
+    q, _ = quantize_vectors(Embedder(model_dir, threads=1).embed(before + after))
+    assert all(made[EmbeddingCache.key(t)] == q[i].tobytes() for i, t in enumerate(before + after))
+    skipped = [line for line in proc.stderr.decode().splitlines() if "skipped" in line]
+    assert [line.split(" of its input")[0].rsplit(" ", 2)[-2:] for line in skipped] == [["line", str(n)] for n in (2, 3, 4, 5)]
