@@ -1,6 +1,6 @@
 """Dev helpers shared by the tests, benchmarks/ and scripts/: build a site, read its index
-(chunks, vectors, files), serve it (quiet, request-logging or CORS handlers), open it in
-Chromium (launch options, throwaway profiles).
+(chunks, vectors, files), serve it (quiet, request-logging or CORS handlers, CORS ones that
+redirect or trickle), open it in Chromium (launch options, throwaway profiles).
 
 A plain module, not a conftest.py (tests/ and tests/browser/ each have one, so `from
 conftest import` would be ambiguous). pytest puts tests/ on sys.path; benchmarks/ and
@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -195,6 +196,49 @@ class CorsHandler(QuietHandler):
         if self.cors:
             self.send_header("Access-Control-Allow-Origin", "*")
         super().end_headers()
+
+
+class RedirectHandler(CorsHandler):
+    """CorsHandler that answers the paths of ``redirects`` (path -> absolute URL) with a 302
+    to that URL: a site that sends its reader elsewhere (another host or port)."""
+
+    redirects: dict = {}
+
+    def do_GET(self):
+        target = self.redirects.get(self.path.split("?")[0])
+        if target is None:
+            return super().do_GET()
+        self.send_response(302)
+        self.send_header("Location", target)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+
+class TrickleHandler(CorsHandler):
+    """CorsHandler that sends the files of ``trickle`` (path -> seconds between bytes) a
+    byte at a time, its headers (and Content-Length) at once: a server that answers, then
+    all but stalls. It stops after ``trickle_bytes`` bytes, or when the client goes away."""
+
+    trickle: dict = {}
+    trickle_bytes: int = 60
+
+    def do_GET(self):
+        delay = self.trickle.get(self.path.split("?")[0])
+        if delay is None:
+            return super().do_GET()
+        data = Path(self.translate_path(self.path)).read_bytes()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.close_connection = True
+        try:
+            for i in range(min(len(data), self.trickle_bytes)):
+                self.wfile.write(data[i:i + 1])
+                self.wfile.flush()
+                time.sleep(delay)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
 
 
 class StaticServer:

@@ -23,6 +23,16 @@ export class FakeNode {
     return node;
   }
 
+  /** Element.append: nodes, strings as text nodes. */
+  append(...nodes) {
+    for (const n of nodes) this.appendChild(typeof n === 'string' ? new FakeNode(3, '#text', n) : n);
+  }
+
+  replaceChildren(...nodes) {
+    this.childNodes = [];
+    this.append(...nodes);
+  }
+
   removeChild(node) {
     const at = this.childNodes.indexOf(node);
     if (at < 0) throw new Error('removeChild: not a child');

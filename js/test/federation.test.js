@@ -15,7 +15,9 @@ import { gzipSync } from "node:zlib";
 import { FORMAT_VERSION, IndexReader } from "../src/search/index.js";
 import { Searcher } from "../src/search/retrieve.js";
 import { compareCodePoints } from "../src/search/shards.js";
-import { Federation, INDEX_DIR, RemoteSite, failureReason, federationEntries, sameModel } from "../src/worker/federation.js";
+import {
+  Federation, INDEX_DIR, RemoteSite, failureReason, federationEntries, sameModel, siteUrl,
+} from "../src/worker/federation.js";
 import { HttpSource } from "../src/worker/loader.js";
 import { SKIP_DEMO, demoIndexDir, fileFetch, fixture } from "./helpers.js";
 
@@ -35,10 +37,13 @@ const json = (/** @type {any} */ x) => new TextEncoder().encode(JSON.stringify(x
 
 /**
  * A keyword-only site: one chunk per text (its words its terms), in `<tmp>/<name>/`, served
- * (by sitesFetch) at https://<name>.test/; returns that root URL and the index directory.
- * @param {string} name @param {string[]} texts @param {{version?: number}} [options]
+ * (by sitesFetch) at https://<name>.test/<path>; returns that root URL and the index directory.
+ * edit: changes record i of the text shard (a hostile site); texts: its text shard's payload
+ * instead (a gzip bomb).
+ * @param {string} name @param {string[]} texts
+ * @param {{version?: number, path?: string, edit?: (record: any, i: number) => any, textsStream?: Buffer}} [options]
  */
-function writeSite(name, texts, { version = FORMAT_VERSION } = {}) {
+function writeSite(name, texts, { version = FORMAT_VERSION, path = "", edit = (r) => r, textsStream = undefined } = {}) {
   const root = join(mkdtempSync(join(tmpdir(), "sphinx-rag-fed-")), name);
   written.push(dirname(root));
   const dir = join(root, ...INDEX_DIR.split("/").filter(Boolean));
@@ -57,8 +62,9 @@ function writeSite(name, texts, { version = FORMAT_VERSION } = {}) {
   payload.set(body, 4 + head.length);
   const files = /** @type {Record<string, [string, string]>} */ ({});
   files.terms = scriptShard("terms", payload);
-  files.texts = scriptShard("texts", json({ first: 0, chunks: texts.map((text, i) => (
-    { id: `p${i}#s:0`, doc: `p${i}`, url: `p${i}.html#s`, headings: [`Page ${i}`], kind: "guide", text, display: [["p", text]] })) }));
+  files.texts = scriptShard("texts", json({ first: 0, chunks: texts.map((text, i) => edit(
+    { id: `p${i}#s:0`, doc: `p${i}`, url: `p${i}.html#s`, headings: [`Page ${i}`], kind: "guide", text, display: [["p", text]] }, i)) }));
+  if (textsStream) files.texts = streamShard("texts", textsStream);
   const byLength = [...terms].sort((a, b) => a.length - b.length || compareCodePoints(a, b));
   files.near = scriptShard("near", json({ terms: byLength, df: byLength.map((t) => /** @type {number[]} */ (postings.get(t)).length) }));
   files.dir = scriptShard("dir", json({ terms: [[terms[0], files.terms[0]]], texts: [files.texts[0]], weights: [] }));
@@ -69,8 +75,14 @@ function writeSite(name, texts, { version = FORMAT_VERSION } = {}) {
     near: [[byLength[0].length, byLength[byLength.length - 1].length, files.near[0]]], settings: { fusion: "rrf", rrf_k: 60 },
   };
   writeFileSync(join(dir, "manifest.json"), JSON.stringify(manifest));
-  ROOTS.set(`https://${name}.test/`, pathToFileURL(root + "/").href);
-  return { root: `https://${name}.test/`, dir, files };
+  ROOTS.set(`https://${name}.test/${path}`, pathToFileURL(root + "/").href);
+  return { root: `https://${name}.test/${path}`, dir, files };
+}
+
+/** A script shard of a given gzip stream (its name its hash). @param {string} kind @param {Buffer} stream @returns {[string, string]} */
+function streamShard(kind, stream) {
+  const name = `${kind}-${createHash("sha256").update(stream).digest("hex").slice(0, 16)}`;
+  return [`${name}.js`, `sphinxRagShard("${name}","${stream.toString("base64")}");\n`];
 }
 
 /**
@@ -246,13 +258,15 @@ test("failureReason: a timeout, a refused read, a site that is not there", async
 
 test("the semantic tier: the home vector for the same model, the site's own encoder otherwise", { skip: SKIP_DEMO }, async () => {
   const index = /** @type {string} */ (demoIndexDir());
-  const root = pathToFileURL(join(index, "..", "..", "..") + "/").href;
+  const root = "https://mlkit.test/"; // a site's results are http(s) pages under its root: served from the demo build
+  ROOTS.set(root, pathToFileURL(join(index, "..", "..", "..") + "/").href);
+  const files = (/** @type {string[]} */ calls) => sitesFetch({}, calls);
   const manifest = JSON.parse(readFileSync(join(index, "manifest.json"), "utf8"));
   const query = fixture("rankings.json").queries[0];
   const home = { vector: query.vector, encoder: /** @type {"model"} */ ("model"), model: manifest.model, semantic: true };
   /** A fetch of the demo whose manifest says something else. @param {(m: any) => any} edit @param {string[]} calls */
   const edited = (edit, calls) => /** @type {any} */ (async (/** @type {string} */ url, /** @type {any} */ init) => {
-    const response = await fileFetch({ calls })(url, init);
+    const response = await files(calls)(url, init);
     return String(url).endsWith("manifest.json") ? new Response(JSON.stringify(edit(await response.json()))) : response;
   });
   const site = (/** @type {(m: any) => any} */ edit, /** @type {string[]} */ calls) =>
@@ -289,4 +303,83 @@ test("the semantic tier: the home vector for the same model, the site's own enco
   assert.equal(damaged.state, "keyword");
   assert.match(damaged.message, /^keyword results only: its semantic index failed \(a file of its index is refused: encoder-/);
   assert.ok(fallback.results.length > 0);
+});
+
+test("siteUrl: only http(s) pages under the site's root (origin and path)", () => {
+  const root = "https://a.test/docs/";
+  const ok = { "p.html#s": "https://a.test/docs/p.html#s", "https://a.test/docs/api/x.html": "https://a.test/docs/api/x.html",
+    "api/../p.html": "https://a.test/docs/p.html", "?q=1": "https://a.test/docs/?q=1" };
+  for (const [url, href] of Object.entries(ok)) assert.equal(siteUrl(url, root), href, url);
+  for (const url of ["javascript:alert(document.domain)", " JavaScript:alert(1)", "java\tscript:alert(1)",
+    "data:text/html,<script>alert(1)</script>", "//evil.test/docs/p.html", "https://evil.test/docs/p.html",
+    "http://a.test/docs/p.html", "https://a.test:444/docs/p.html", "../outside.html", "%2e%2e/outside.html",
+    "/other/p.html", "https://a.test/docs/../x.html", "https://u:p@a.test/docs/p.html", "\\\\evil.test\\docs\\p.html",
+    "blob:https://a.test/x", "file:///etc/passwd", "https://a.test/docsx/p.html"]) {
+    assert.equal(siteUrl(url, root), null, url);
+  }
+  assert.equal(siteUrl(42, root), null);
+  assert.deepEqual(federationEntries({ federation: [{ name: "q", url: "https://q.test/docs/?v=1#top" }] }).map((e) => e.url),
+    ["https://q.test/docs/"]);
+});
+
+test("a site's results whose URLs are not pages under its root are dropped: never a javascript: link", async () => {
+  const urls = ["javascript:window.pwned=1", "data:text/html,<script>parent.pwned=1</script>", "//evil.test/docs/p.html",
+    "../outside.html", "https://evil.test/phish.html", "p5.html#ok", "https://hostile.test/docs/abs.html"];
+  const site = writeSite("hostile", urls.map(() => "baseline widget"), { path: "docs/", edit: (r, i) => ({ ...r, url: urls[i] }) });
+  const federation = new Federation({ federation: [{ name: "hostile", url: site.root, enabled: true }] },
+    { fetch: sitesFetch({}, []), caches: null, firstWaitMs: 5000 });
+  const merged = /** @type {any[]} */ ([]);
+  await federation.start("baseline", 10, KEYWORD)?.post(HOME, (m) => merged.push(m), () => false);
+  const hostile = merged.at(-1).results.filter((/** @type {any} */ r) => r.source === "hostile").map((/** @type {any} */ r) => r.url);
+  assert.deepEqual(hostile.sort(), ["https://hostile.test/docs/abs.html", "https://hostile.test/docs/p5.html#ok"]);
+  assert.equal(federation.statuses()[0].state, "keyword");
+});
+
+test("a site whose files are not well-formed is left out with one line; this site's results are posted as ever", async () => {
+  const blocks = writeSite("blocks", ["baseline model"], { edit: (r) => ({ ...r, display: [["p", 42], [null, { x: 1 }]] }) });
+  const huge = writeSite("huge", ["baseline"]);
+  const manifestPath = join(huge.dir, "manifest.json");
+  writeFileSync(manifestPath, JSON.stringify({ ...JSON.parse(readFileSync(manifestPath, "utf8")), counts: { chunks: 1e12, dim: 0 } }));
+  const bomb = writeSite("bomb", ["baseline"], { textsStream: gzipSync(Buffer.alloc(128 << 20), { level: 9 }) });
+  const ok = writeSite("ok", ["baseline model"]);
+  const federation = new Federation({ federation: ["blocks", "huge", "bomb", "ok"].map((name, i) => (
+    { name, url: [blocks, huge, bomb, ok][i].root, enabled: true })) }, { fetch: sitesFetch({}, []), caches: null, firstWaitMs: 5000 });
+  assert.deepEqual(await posts(federation.start("baseline", 10, KEYWORD)), [[""], ["", "ok"]]);
+  const lines = Object.fromEntries(federation.statuses().map((s) => [s.name, s.message]));
+  assert.match(lines.blocks, /^not searched: its index is not well-formed: texts-[0-9a-f]{16}\.js \(a record's display blocks must be \[type, text\] strings\)$/);
+  assert.equal(lines.huge, "not searched: its index is not well-formed: manifest.json (counts.chunks must be an integer from 0 to 4194304)");
+  assert.match(lines.bomb, /^not searched: a file of its index is too large: texts-[0-9a-f]{16} inflates to more than 4\.1 MB$/);
+  assert.equal(lines.ok, "");
+});
+
+test("a slow site is 'no answer within', a redirect to another origin is refused, naming it", async () => {
+  const slow = writeSite("slow", ["baseline"]);
+  const moved = writeSite("moved", ["baseline"]);
+  const files = sitesFetch({}, []);
+  const fetchFn = /** @type {any} */ (async (/** @type {string} */ url, /** @type {any} */ init) => {
+    if (String(url).startsWith(slow.root)) { // headers at once, then a byte every 100 ms
+      let sent = 0;
+      const body = new ReadableStream({ async pull(c) {
+        await new Promise((r) => setTimeout(r, 100));
+        if (sent++ > 100) c.close(); else c.enqueue(Uint8Array.of(32));
+      } });
+      return new Response(body);
+    }
+    const response = await files(url, init);
+    if (String(url).startsWith(moved.root)) Object.defineProperty(response, "url", { value: "http://127.0.0.1:9/manifest.json" });
+    return response;
+  });
+  const federation = new Federation({ federation: [{ name: "slow", url: slow.root, enabled: true }, { name: "moved", url: moved.root, enabled: true }] },
+    { fetch: fetchFn, caches: null, timeoutMs: 500 });
+  await posts(federation.start("baseline", 10, KEYWORD));
+  const lines = Object.fromEntries(federation.statuses().map((s) => [s.name, s.message]));
+  assert.equal(lines.slow, "not searched: no answer within 0.5 s");
+  assert.equal(lines.moved, "not searched: it redirects to http://127.0.0.1:9, another origin: refused");
+});
+
+test("failureReason is one line of at most 300 characters, whatever a remote file holds", async () => {
+  const never = /** @type {any} */ (async () => { throw new TypeError("fetch failed"); });
+  const quoted = new Error(`sphinx-rag: texts-x is odd: "<script>\n\u202eevil\u001b[2J${"x".repeat(1000)}"`);
+  const line = await failureReason(quoted, "https://x/m.json", never, 8000);
+  assert.ok(!/[\n\u202e\u001b]/.test(line) && line.length <= 300, line);
 });

@@ -92,3 +92,40 @@ test("a link goes to the name on the page with a text fragment, where the anchor
   assert.equal(textFragment(param, ["knn", "n_neighbor"]), ":~:text=n_neighbors"); // not the page's own name
   assert.equal(textFragment(param, ["knn"]), "");
 });
+
+test("a link is only ever http(s): this site's of its own origin, a federated site's of http(s); other results are not shown", async () => {
+  const { fakeDocument } = await import("./fake_dom.js");
+  const saved = /** @type {any} */ (globalThis).document;
+  /** @type {any} */ (globalThis).document = fakeDocument;
+  try {
+    const { h } = await import("../src/ui/dom.js");
+    const { renderGroups, resultHref } = await import("../src/ui/results.js");
+    const { renderPassage } = await import("../src/ui/passage.js");
+    const root = new URL("https://docs.example/project/");
+    const results = [
+      hit("ok", "guide.html#a", "Guide", "guide"),
+      hit("js", "javascript:alert(document.domain)", "Guide", "guide"),
+      hit("data", "data:text/html,<script>alert(1)</script>", "Data", "guide"),
+      hit("away", "https://evil.example/phish.html", "Away", "guide"),
+      { ...hit("remote", "https://other.example/docs/p.html", "Remote", "guide"), source: "other" },
+      { ...hit("remotejs", "javascript:alert(1)", "Remote JS", "guide"), source: "other" },
+      { ...hit("blocks", "blocks.html", "Blocks", "guide"), display: [["p", 42]] }, // not well-formed: not shown
+    ];
+    assert.equal(resultHref(results[0], root), "https://docs.example/project/guide.html#a");
+    assert.equal(resultHref(results[1], root), null);
+    assert.equal(resultHref({ url: "api.html" }, new URL("file:///home/me/html/")), "file:///home/me/html/api.html");
+    assert.equal(resultHref({ url: "javascript:x" }, new URL("file:///home/me/html/")), null);
+    const listbox = /** @type {any} */ (h("div"));
+    const shown = renderGroups(listbox, groupResults(/** @type {any[]} */ (results)), {
+      siteRoot: root, passage: (r) => renderPassage(r, new Set()),
+    });
+    assert.deepEqual(shown.map((e) => e.result.id), ["ok", "remote"]);
+    const hrefs = listbox.elements().filter((/** @type {any} */ e) => e.nodeName === "a").map((/** @type {any} */ e) => e.getAttribute("href"));
+    assert.deepEqual(hrefs, ["https://docs.example/project/guide.html#a", "https://other.example/docs/p.html"]);
+    // a passage of blocks that are not strings renders what is text, as text
+    const box = /** @type {any} */ (renderPassage(/** @type {any} */ ({ text: "t", display: [["p", 42], ["p", "<b>kept</b>"], [1, "x"]] }), new Set()));
+    assert.equal(box.textContent, "<b>kept</b>");
+  } finally {
+    /** @type {any} */ (globalThis).document = saved;
+  }
+});

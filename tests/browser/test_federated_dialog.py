@@ -5,14 +5,36 @@ The home site (tests/roots/test-searchbar) names the others in sphinx_rag_federa
 (the ``federated`` fixture): "apidemo" (tests/roots/test-api) searched from the first
 query, "widgets" (tests/roots/test-llms) once the reader turns it on, and four that fail
 each in its own way. Every wait is for a state, never a time.
+
+Hostile sites (the ``hostile`` fixture): another site's index is untrusted input to this
+page. Copies of test-api that turn hostile after the home's build (a javascript: URL, display
+blocks that are not strings, a redirect to another port, a gzip bomb under matching hashes,
+a trickling server) are each left out, or their records dropped, and this site's results
+show as ever.
 """
 
 from __future__ import annotations
 
+import base64
 import json
+import os
+import re
+import shutil
+import threading
+import time
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
 from urllib.parse import urlsplit
 
+import pytest
 from playwright.sync_api import expect
+
+from site_helpers import RedirectHandler, StaticServer, TrickleHandler, build_site, client_missing
+from sphinx_rag.assets import ASSET_DIR
+from sphinx_rag.shards import dumps, read_script_shard, script_shard, shard_hash
+
+ROOTS = Path(__file__).resolve().parent.parent / "roots"
 
 INPUT = "dialog.sphinx-rag input[role=combobox]"
 OPTIONS = "#sphinx-rag-listbox [role=option]"
@@ -34,7 +56,7 @@ def open_dialog(page, url: str):
     expect(page.locator(CHIPS).first).to_be_visible()  # the manifest is read: the sites are known
 
 
-def search(page, query: str, sources: set[str]) -> list[dict]:
+def search(page, query: str, sources: set[str], timeout: float = 60_000) -> list[dict]:
     """Type `query`; wait until its results come from exactly `sources` ("" is the home site);
     each shown result's source chip, link and kind."""
     page.fill(INPUT, query)
@@ -45,7 +67,7 @@ def search(page, query: str, sources: set[str]) -> list[dict]:
             const got = new Set([...box.querySelectorAll("[role=option] .sphinx-rag-source")].map((c) => c.dataset.source));
             return got.size === want.length && want.every((s) => got.has(s));
         }""",
-        arg=[query, sorted(sources)], timeout=60_000)
+        arg=[query, sorted(sources)], timeout=timeout)
     return page.eval_on_selector_all(OPTIONS, """options => options.map((o) => ({
         source: o.querySelector(".sphinx-rag-source").dataset.source,
         chip: o.querySelector(".sphinx-rag-source").textContent,
@@ -170,3 +192,209 @@ def test_semantic_tier_only_for_a_compatible_model(federated_semantic, page):
     assert any("/encoder-" in u for u in fetched["othermodel"])
     assert not any("/encoder-" in u or "/cluster-" in u for u in fetched["bare"])
     assert not any("/model-" in u for name in urls for u in fetched[name])  # never another site's model
+
+
+# -- hostile sites: another site's index is untrusted input to this page (issue 35) ------------------
+
+JSURL = "javascript:window.__pwned=1;void 0"
+HOSTILE_URLS = [JSURL, "data:text/html,<script>parent.__pwned=1</script>", "//127.0.0.2/phish.html",
+                "../outside.html", "http://127.0.0.2/phish.html", "JavaScript:window.__pwned=2;void 0"]
+BOMB_BYTES = 256 << 20  # inflated; 250 KB as gzip
+
+
+@dataclass
+class Hostile:
+    home: object  # StaticServer of the home site
+    urls: dict[str, str]  # name -> site root
+
+
+def _rewrite_texts(index: Path, edit=None, stream: bytes | None = None):
+    """Give a built index other text shards under matching names: each record through
+    edit(record, chunk id), or every text shard replaced by one gzip stream (a bomb). The
+    directory shard and manifest.json follow (a site publishing this is what the test needs:
+    every hash matches)."""
+    manifest = json.loads((index / "manifest.json").read_text())
+    directory = json.loads(read_script_shard(manifest["dir"], (index / manifest["dir"]).read_bytes()))
+    texts = []
+    for name in directory["texts"]:
+        if stream is not None:
+            shard = f"texts-{shard_hash(stream)}"
+            file, body = f"{shard}.js", f'sphinxRagShard("{shard}","{base64.b64encode(stream).decode()}");\n'.encode()
+        else:
+            data = json.loads(read_script_shard(name, (index / name).read_bytes()))
+            data["chunks"] = [edit(r, data["first"] + j) for j, r in enumerate(data["chunks"])]
+            file, body = script_shard("texts", dumps(data))
+        (index / file).write_bytes(body)
+        texts.append(file)
+    file, body = script_shard("dir", dumps({**directory, "texts": texts}))
+    (index / file).write_bytes(body)
+    (index / "manifest.json").write_text(json.dumps({**manifest, "dir": file}))
+
+
+def _gzip_zeros(n: int) -> bytes:
+    """gzip of n zero bytes, compressed a megabyte at a time (never n bytes in memory)."""
+    z = zlib.compressobj(9, zlib.DEFLATED, 31)
+    block = bytes(1 << 20)
+    return b"".join(z.compress(block) for _ in range(n >> 20)) + z.flush()
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory, serve):
+    """Home: tests/roots/test-searchbar. It federates "apidemo" (tests/roots/test-api, on
+    from the first query) and, off until a test turns one on, copies of it that turn
+    hostile after this site's build: "jsurl" (served under /docs/; two thirds of its
+    records' URLs are javascript: (Baseline's), data:, another host's or climb out of /docs/), "blocks" (display
+    blocks that are not strings), "redirect" (manifest.json redirects to apidemo's, another
+    port), "bomb" (text shards that inflate to 256 MB, under matching hashes) and "trickle"
+    (manifest.json a byte every half second)."""
+    if client_missing():
+        pytest.fail(client_missing())
+    base = tmp_path_factory.mktemp("hostile")
+    shutil.copytree(ROOTS / "test-api", base / "api-src")
+    api = build_site(base / "api-src", base / "api", "-d", str(base / "api-dt"))
+    servers = []
+
+    def serve_copy(name: str, handler=None, under: str = "", **attrs) -> str:
+        root = base / name
+        shutil.copytree(api, root / under)
+        if handler is None:
+            return serve(root, cors=True).url + under
+        servers.append(StaticServer(root, handler, **attrs))
+        return servers[-1].url + under
+
+    urls = {"apidemo": serve_copy("apidemo")}
+    index = Path(ASSET_DIR)
+    urls["jsurl"] = serve_copy("jsurl", under="docs/")
+    _rewrite_texts(base / "jsurl" / "docs" / index, edit=lambda r, i: {**r, "url": (
+        r["url"] if i % 3 == 2 else f"{JSURL}//{i}" if "Baseline" in r["id"] else HOSTILE_URLS[i % len(HOSTILE_URLS)] + f"#{i}")})
+    urls["blocks"] = serve_copy("blocks")
+    _rewrite_texts(base / "blocks" / index, edit=lambda r, i: {**r, "display": [["p", 42], [None, {"x": 1}]]})
+    urls["bomb"] = serve_copy("bomb")
+    _rewrite_texts(base / "bomb" / index, stream=_gzip_zeros(BOMB_BYTES))
+    manifest = f"/{index.as_posix()}/manifest.json"
+    urls["redirect"] = serve_copy("redirect", RedirectHandler, redirects={manifest: urls["apidemo"] + manifest[1:]})
+    urls["trickle"] = serve_copy("trickle", TrickleHandler, trickle={manifest: 0.5})
+    shutil.copytree(ROOTS / "test-searchbar", base / "home-src")
+    entries = {name: {"url": url, "enabled": name == "apidemo"} for name, url in urls.items()}
+    with open(base / "home-src" / "conf.py", "a") as conf:
+        conf.write(f"\nsphinx_rag_federation = {entries!r}\n")  # a mapping: taken as given, no request at build time
+    home = build_site(base / "home-src", base / "home", "-d", str(base / "home-dt"))
+    yield Hostile(home=serve(home), urls=urls)
+    for server in servers:
+        server.stop()
+
+
+def open_with(page, hostile: Hostile, *names: str):
+    """The home page's dialog with these sites turned on (and apidemo)."""
+    choices = dict.fromkeys(names, True)
+    page.add_init_script(f"localStorage.setItem({STORAGE_KEY!r}, {json.dumps(json.dumps(choices))})")
+    open_dialog(page, hostile.home.url)
+
+
+def site_line(page, name: str, timeout: float = 60_000) -> str:
+    line = page.locator(f"{LINES}[data-source='{name}']")
+    expect(line).to_have_count(1, timeout=timeout)
+    return line.text_content()
+
+
+def test_a_javascript_url_of_another_site_never_becomes_a_link(hostile, page):
+    """A federated site's result URLs are http(s) pages under its own root, else dropped:
+    its javascript: and data: URLs, another host's and ../ out of its /docs/ never reach
+    the dialog (previously the javascript: URL was a link that ran the site's script here)."""
+    open_with(page, hostile, "jsurl")
+    results = search(page, "strategy", {"", "apidemo", "jsurl"})  # its best hits: Baseline's (javascript:), Filler's
+    ours = [r["href"] for r in results if r["source"] == "jsurl"]
+    assert ours and all(href.startswith(hostile.urls["jsurl"]) for href in ours), ours
+    hrefs = page.eval_on_selector_all("#sphinx-rag-listbox a", "as => as.map((a) => a.getAttribute('href'))")
+    assert not [h for h in hrefs if not h.startswith("http")], hrefs
+    ranked = page.evaluate("sphinxRag.dialog.results.filter((r) => r.source === 'jsurl').map((r) => r.url)")
+    assert ranked and all(u.startswith(hostile.urls["jsurl"]) for u in ranked), ranked
+    # whatever is in the list, clicking every link that is not http(s) runs nothing
+    page.evaluate("""() => { for (const a of document.querySelectorAll('#sphinx-rag-listbox a'))
+        if (!/^https?:$/.test(a.protocol)) a.click(); }""")
+    assert page.evaluate("window.__pwned") is None
+    assert page.locator(f"{LINES}[data-source='jsurl']").count() == 0  # its honest results are shown
+    assert page.log.problems() == []
+
+
+def test_a_site_whose_display_blocks_are_not_strings_is_left_out(hostile, page):
+    """Its text shard fails validation in the worker: one line, and this site's results
+    (and apidemo's) show as ever (previously the dialog showed no results at all:
+    `s.replace is not a function` rendering the merge)."""
+    open_with(page, hostile, "blocks")
+    search(page, QUERY, {"", "apidemo"}, timeout=20_000)
+    line = site_line(page, "blocks")
+    assert re.fullmatch(r"blocks: not searched: its index is not well-formed: texts-[0-9a-f]{16}\.js "
+                        r"\(a record's display blocks must be \[type, text\] strings\)", line), line
+    assert chip_states(page)["blocks"] == ("true", "failed")
+    search(page, "strategy", {"", "apidemo"}, timeout=20_000)  # later queries too
+    assert page.log.problems() == []
+
+
+def test_a_manifest_redirected_to_another_origin_is_refused(hostile, page):
+    """redirect's manifest.json answers 302 to apidemo's (another port): refused, naming that
+    origin (previously followed: redirect's results were apidemo's)."""
+    open_with(page, hostile, "redirect")
+    search(page, QUERY, {"", "apidemo"})
+    target = origin(hostile.urls["apidemo"])
+    assert site_line(page, "redirect") == f"redirect: not searched: it redirects to {target}, another origin: refused"
+    assert page.evaluate("sphinxRag.dialog.results.filter((r) => r.source === 'redirect').length") == 0
+
+
+def _chromium_rss() -> int:
+    """Resident bytes of every process under this one (the Playwright driver, Chromium's)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    total, todo = 0, list(children.get(os.getpid(), []))
+    while todo:
+        pid = todo.pop()
+        todo.extend(children.get(pid, []))
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+        except OSError:
+            continue
+        kb = re.search(r"^VmRSS:\s+(\d+) kB", status, re.M)
+        total += int(kb.group(1)) * 1024 if kb else 0
+    return total
+
+
+def test_a_gzip_bomb_under_a_matching_hash_is_refused_at_its_cap(hostile, page):
+    """bomb's text shards inflate to 256 MB each under matching hashes: inflating stops at
+    the cap the manifest sizes (2.6 MB), one line says so, and Chromium's memory stays
+    near where it was (previously it all inflated: hundreds of MB)."""
+    open_with(page, hostile, "bomb")
+    before = _chromium_rss()
+    peak = [before]
+    done = threading.Event()
+
+    def sample():
+        while not done.is_set():
+            peak[0] = max(peak[0], _chromium_rss())
+            time.sleep(0.02)
+
+    watcher = threading.Thread(target=sample, daemon=True)
+    watcher.start()
+    try:
+        search(page, QUERY, {"", "apidemo"})
+        line = site_line(page, "bomb")
+    finally:
+        done.set()
+        watcher.join()
+    assert re.fullmatch(r"bomb: not searched: a file of its index is too large: texts-[0-9a-f]{16} "
+                        r"inflates to more than 2\.6 MB", line), line
+    assert peak[0] - before < 200 << 20, f"Chromium grew by {(peak[0] - before) >> 20} MB"
+
+
+def test_a_trickling_site_is_no_answer_and_never_holds_this_sites_results(hostile, page):
+    """trickle sends its manifest's headers, then a byte every half second: this site's
+    results show while it is still loading, then it is left out as "no answer within 8 s"
+    (the deadline covers the body; previously: "damaged: rebuild the docs")."""
+    open_with(page, hostile, "trickle")
+    search(page, QUERY, {"", "apidemo"})
+    assert chip_states(page)["trickle"] == ("true", "loading")
+    assert site_line(page, "trickle", timeout=30_000) == "trickle: not searched: no answer within 8 s"

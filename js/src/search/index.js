@@ -4,20 +4,30 @@
  * at once, every shard on first use. Where the bytes come from is the `source`'s job:
  * worker/loader.js fetches over HTTP (verified, cached by name), ui/script_source.js
  * runs script shards from file://, the Node tests read files.
+ *
+ * Every file is checked before use (validate.js: a federated site's index is untrusted
+ * input) and asked for with the most bytes it may hold (validate.js shardLimit, or the
+ * exact size the manifest and dense directory give a binary shard): the source refuses
+ * more.
  * @module index
  */
 
-import { nearLengths, readNearShard, readTermShard } from "./bm25.js";
+import { nearLengths, readTermShard } from "./bm25.js";
 import { readCentroidShard, readClusterMapShard, readClusterShard } from "./dense.js";
-import { compareCodePoints, json } from "./shards.js";
+import { ShardError, compareCodePoints, json } from "./shards.js";
 import { StaticEncoder } from "./static_encoder.js";
+import {
+  IndexInvalid, MAX_CLUSTERS, checkChunkIds, checkClusterMap, checkDenseDirectory, checkDirectory, checkManifest,
+  checkNearShard, checkTermShard, checkTextShard, intIn, shardLimit,
+} from "./validate.js";
 
 export const FORMAT_VERSION = 3;
 
 /**
  * @typedef {object} ShardSource
- * @property {(name: string) => Promise<Uint8Array>} script  verified payload of a script shard
- * @property {(name: string) => Promise<Uint8Array>} binary  verified bytes of a binary shard
+ * @property {(name: string, maxBytes?: number) => Promise<Uint8Array>} script  verified payload of a
+ *   script shard (maxBytes: the most its payload may inflate to)
+ * @property {(name: string, maxBytes?: number) => Promise<Uint8Array>} binary  verified bytes of a binary shard
  *
  * @typedef {"terms" | "near" | "texts" | "cmap" | "cluster"} QueryShard  the shards a query reads
  *
@@ -32,16 +42,53 @@ export const FORMAT_VERSION = 3;
  * @property {import("./display.js").Display} [display]  what a reader sees (display.js)
  */
 
+/** Manifests checked already (HttpSource.manifest and IndexReader both check). */
+const checked = new WeakSet();
+
 /**
- * Throw a clear error unless the manifest is in the format this client reads.
+ * Throw a clear error unless the manifest is in the format this client reads and
+ * well-formed (validate.js checkManifest).
  * @param {any} manifest
  */
 export function checkFormat(manifest) {
   const version = manifest?.format_version;
   if (version !== FORMAT_VERSION) {
-    throw new Error(`sphinx-rag: index format ${version}, this client reads ${FORMAT_VERSION}: rebuild the docs`);
+    throw new Error(`sphinx-rag: index format ${String(version).slice(0, 20)}, this client reads ${FORMAT_VERSION}: rebuild the docs`);
+  }
+  if (!checked.has(manifest)) {
+    checkManifest(manifest);
+    checked.add(manifest);
   }
   return manifest;
+}
+
+/**
+ * JSON of a shard's payload (IndexInvalid when it is not).
+ * @param {Uint8Array} payload @param {string} name
+ */
+function parsed(payload, name) {
+  try {
+    return json(payload);
+  } catch {
+    throw new IndexInvalid(`sphinx-rag: ${name} is not a well-formed sphinx-rag index file (not JSON)`);
+  }
+}
+
+/**
+ * A decoder's result, its errors (a number past the end, a view past the bytes) as IndexInvalid.
+ * @template T
+ * @param {string} name @param {() => T} decode
+ * @returns {T}
+ */
+function decoded(name, decode) {
+  try {
+    return decode();
+  } catch (err) {
+    if (err instanceof IndexInvalid) throw err;
+    const why = err instanceof ShardError || err instanceof RangeError || err instanceof TypeError || err instanceof SyntaxError
+      ? err.message : String(err);
+    throw new IndexInvalid(`sphinx-rag: ${name} is not a well-formed sphinx-rag index file (${why})`);
+  }
 }
 
 export class IndexReader {
@@ -104,7 +151,8 @@ export class IndexReader {
   /** The directory shard (term shard boundaries, text shards, weights): what a keyword query needs. */
   async directory() {
     if (!this.dir) {
-      const dir = await this._once(this.manifest.dir, async (n) => json(await this.source.script(n)));
+      const dir = await this._once(this.manifest.dir,
+        async (n) => checkDirectory(parsed(await this.source.script(n, shardLimit(this.manifest, "dir")), n), this.manifest, n));
       const weights = new Float64Array(this.nChunks).fill(1);
       for (const [start, end, w] of dir.weights) weights.fill(w, start, end);
       this.weights = weights;
@@ -128,7 +176,13 @@ export class IndexReader {
       if (compareCodePoints(shards[mid][0], term) <= 0) lo = mid;
       else hi = mid;
     }
-    const table = await this._queryShard("terms", shards[lo][1], async (n) => readTermShard(await this.source.script(n)));
+    const table = await this._queryShard("terms", shards[lo][1], async (n) => {
+      const payload = await this.source.script(n, shardLimit(this.manifest, "terms"));
+      checkTermShard(payload, n);
+      const read = decoded(n, () => readTermShard(payload));
+      for (const postings of read.values()) checkChunkIds(postings.docs, this.nChunks, n);
+      return read;
+    });
     return table.get(term) ?? null;
   }
 
@@ -144,8 +198,10 @@ export class IndexReader {
     const parts = await Promise.all(
       this.manifest.near
         .filter((/** @type {[number, number, string]} */ [first, last]) => last >= lo && first <= hi)
-        .map((/** @type {[number, number, string]} */ [, , name]) =>
-          this._queryShard("near", name, async (n) => readNearShard(await this.source.script(n)))),
+        .map((/** @type {[number, number, string]} */ [, longest, name]) => this._queryShard("near", name, async (n) => {
+          const data = checkNearShard(parsed(await this.source.script(n, shardLimit(this.manifest, "near", longest)), n), n);
+          return /** @type {Array<[string, number]>} */ (data.terms.map((/** @type {string} */ t, /** @type {number} */ j) => [t, data.df[j]]));
+        })),
     );
     /** @type {Array<[string, number]>} */
     const out = [];
@@ -164,10 +220,13 @@ export class IndexReader {
    * @returns {Promise<ChunkRecord>}
    */
   async chunk(i) {
+    if (!intIn(i, 0, this.nChunks - 1)) throw new IndexInvalid(`sphinx-rag: chunk ${i} of an index of ${this.nChunks} chunks`);
     const per = this.manifest.layout.texts_per_shard;
-    const name = (await this.directory()).texts[Math.floor(i / per)];
+    const s = Math.floor(i / per);
+    const name = (await this.directory()).texts[s];
     const shard = await this._queryShard("texts", name, async (n) => {
-      const records = json(await this.source.script(n)).chunks;
+      const data = parsed(await this.source.script(n, shardLimit(this.manifest, "texts")), n);
+      const records = checkTextShard(data, Math.min(per, this.nChunks - s * per), s * per, this.nChunks, n);
       for (const r of records) r.title = r.headings.filter(Boolean).join(" > ");
       return records;
     });
@@ -193,9 +252,20 @@ export class IndexReader {
     return this.manifest.dense != null && this.dim > 0;
   }
 
-  /** @returns {Promise<{vectors: Int8Array, scales: Float32Array}>} */
+  /**
+   * The centroids, one per cluster of the dense directory (read at the same time).
+   * @returns {Promise<{vectors: Int8Array, scales: Float32Array}>}
+   */
   centroids() {
-    return this._once(this.manifest.dense.centroids, async (n) => readCentroidShard(await this.source.binary(n), this.dim));
+    return this._once(this.manifest.dense.centroids, async (n) => {
+      const most = 4 + (this.manifest.counts.clusters ?? MAX_CLUSTERS) * (4 + this.dim);
+      const [bytes, ddir] = await Promise.all([this.source.binary(n, most), this.denseDirectory()]);
+      const count = ddir.clusters.length;
+      if (bytes.byteLength !== 4 + count * (4 + this.dim) || decoded(n, () => new DataView(bytes.buffer, bytes.byteOffset, 4).getUint32(0, true)) !== count) {
+        throw new IndexInvalid(`sphinx-rag: ${n} is not a well-formed sphinx-rag index file (not ${count} centroids of ${this.dim} dimensions)`);
+      }
+      return readCentroidShard(bytes, this.dim);
+    });
   }
 
   /**
@@ -205,7 +275,14 @@ export class IndexReader {
   encoder() {
     const entry = this.manifest.encoder;
     if (!entry) return Promise.resolve(null);
-    return this._once(entry.file, async (n) => StaticEncoder.fromBytes(await this.source.binary(n)));
+    return this._once(entry.file, async (n) => {
+      const bytes = await this.source.binary(n, shardLimit(this.manifest, "encoder"));
+      const encoder = decoded(n, () => StaticEncoder.fromBytes(bytes));
+      if (encoder.dim !== this.dim) {
+        throw new IndexInvalid(`sphinx-rag: ${n} is not a well-formed sphinx-rag index file (${encoder.dim} dimensions, the index ${this.dim})`);
+      }
+      return encoder;
+    });
   }
 
   /**
@@ -214,15 +291,26 @@ export class IndexReader {
    */
   async denseDirectory() {
     if (!this.denseDir) {
-      this.denseDir = await this._once(this.manifest.dense.directory, async (n) => json(await this.source.binary(n)));
+      this.denseDir = await this._once(this.manifest.dense.directory,
+        async (n) => checkDenseDirectory(parsed(await this.source.binary(n, shardLimit(this.manifest, "ddir")), n), this.manifest, n));
     }
     return /** @type {{clusters: Array<[string, number]>, cluster_map: string[]}} */ (this.denseDir);
   }
 
   /** @param {number} c */
   async cluster(c) {
-    const name = (await this.denseDirectory()).clusters[c][0];
-    return this._queryShard("cluster", name, async (n) => readClusterShard(await this.source.binary(n), this.dim));
+    const clusters = (await this.denseDirectory()).clusters;
+    if (!intIn(c, 0, clusters.length - 1)) throw new IndexInvalid(`sphinx-rag: cluster ${c} of an index of ${clusters.length} clusters`);
+    const [name, size] = clusters[c];
+    return this._queryShard("cluster", name, async (n) => {
+      const bytes = await this.source.binary(n, 4 + size * (8 + this.dim));
+      const cluster = decoded(n, () => readClusterShard(bytes, this.dim));
+      if (cluster.ids.length !== size) {
+        throw new IndexInvalid(`sphinx-rag: ${n} is not a well-formed sphinx-rag index file (${cluster.ids.length} vectors, the dense directory says ${size})`);
+      }
+      checkChunkIds(cluster.ids, this.nChunks, n);
+      return cluster;
+    });
   }
 
   /**
@@ -233,8 +321,16 @@ export class IndexReader {
   async clusterOf(i) {
     const names = (await this.denseDirectory()).cluster_map;
     if (!names.length) return null;
+    if (!intIn(i, 0, this.nChunks - 1)) throw new IndexInvalid(`sphinx-rag: chunk ${i} of an index of ${this.nChunks} chunks`);
     const per = this.manifest.layout.cluster_map_chunks;
-    const map = await this._queryShard("cmap", names[Math.floor(i / per)], async (n) => readClusterMapShard(await this.source.binary(n)));
+    const s = Math.floor(i / per);
+    const count = Math.min(per, this.nChunks - s * per);
+    const map = await this._queryShard("cmap", names[s], async (n) => {
+      const bytes = await this.source.binary(n, 4 + 2 * count);
+      const read = decoded(n, () => readClusterMapShard(bytes));
+      checkClusterMap(read, this.clusterSizes.length, count, n);
+      return read;
+    });
     return map[i % per];
   }
 

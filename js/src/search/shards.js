@@ -5,11 +5,18 @@
  * A script shard file is `sphinxRagShard("<kind>-<hash>","<base64 of a gzip stream>");`:
  * over HTTP it is read as text, from file:// it is run as a classic script that hands
  * the same two strings to `sphinxRagShard`. Either way `scriptPayload` checks that the
- * gzip stream hashes to the name and inflates it. A binary shard's hash is of its bytes.
+ * gzip stream hashes to the name and inflates it, never past a cap: a stream that
+ * matches its hash can still inflate to gigabytes (a gzip bomb), so inflating stops at
+ * the cap (search/validate.js sizes it from the manifest, within FILE_CEILING). A binary
+ * shard's hash is of its bytes.
  * @module shards
  */
 
 export const HASH_CHARS = 16;
+/** No shard, inflated or not, is read past this many bytes (honest ones are far smaller: 70 KB at most, 5 MB the model-free encoder). */
+export const FILE_CEILING = 32 << 20;
+/** Compressed bytes handed to the inflater at a time: one step inflates to at most ~1 MB, so a bomb is stopped near its cap. */
+const INFLATE_STEP = 1024;
 const SCRIPT = /^sphinxRagShard\("([a-z]+-[0-9a-f]{16})","([A-Za-z0-9+/=]*)"\);\n?$/;
 
 /**
@@ -32,14 +39,63 @@ export function decodeBase64(b64) {
   return bytes;
 }
 
+/** A file larger than its index allows (a gzip bomb, an endless answer): refused, never retried. */
+export class TooLarge extends Error {}
+
+/** @param {number} n */
+export function megabytes(n) {
+  return n >= 1 << 20 ? `${Math.round((n / (1 << 20)) * 10) / 10} MB` : `${Math.ceil(n / 1024)} KB`;
+}
+
 /**
- * Inflate a gzip stream (DecompressionStream: browsers and Node >= 18).
+ * Inflate a gzip stream (DecompressionStream: browsers and Node >= 18), at most `maxBytes`
+ * of output: fed INFLATE_STEP bytes at a time, so memory stays near the cap whatever
+ * the ratio (a 1 KB step of zeros inflates to 1 MB; a whole 64 KB chunk would be 64 MB).
  * @param {Uint8Array} bytes
+ * @param {number} [maxBytes]
+ * @param {string} [name]  for the error
  * @returns {Promise<Uint8Array>}
  */
-export async function gunzip(bytes) {
-  const stream = new Blob([/** @type {BlobPart} */ (bytes)]).stream().pipeThrough(new DecompressionStream("gzip"));
-  return new Uint8Array(await new Response(stream).arrayBuffer());
+export async function gunzip(bytes, maxBytes = FILE_CEILING, name = "a shard") {
+  const inflater = new DecompressionStream("gzip");
+  const writer = inflater.writable.getWriter();
+  const reader = inflater.readable.getReader();
+  const feeding = (async () => {
+    for (let at = 0; at < bytes.byteLength; at += INFLATE_STEP) {
+      await writer.write(/** @type {BufferSource} */ (bytes.subarray(at, at + INFLATE_STEP)));
+    }
+    await writer.close();
+  })();
+  feeding.catch(() => {}); // its failure is the reader's too (corrupt data), or ours (cancelled)
+  /** @type {Uint8Array[]} */
+  const parts = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > maxBytes) {
+      reader.cancel().catch(() => {});
+      throw new TooLarge(`sphinx-rag: ${name} inflates to more than ${megabytes(maxBytes)}, more than its index allows: refused`);
+    }
+    parts.push(value);
+  }
+  return concat(parts, total);
+}
+
+/**
+ * @param {Uint8Array[]} parts
+ * @param {number} total
+ */
+export function concat(parts, total) {
+  if (parts.length === 1) return parts[0];
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.byteLength;
+  }
+  return out;
 }
 
 /**
@@ -57,9 +113,10 @@ export function parseScriptShard(text) {
  * @param {string} name  the expected name, e.g. "terms-0123456789abcdef"
  * @param {string} base64  the second argument of the sphinxRagShard call
  * @param {boolean} [verify]  check the hash (skipped without SubtleCrypto)
+ * @param {number} [maxBytes]  at most this many bytes inflated (TooLarge)
  * @returns {Promise<Uint8Array>}
  */
-export async function scriptPayload(name, base64, verify = true) {
+export async function scriptPayload(name, base64, verify = true, maxBytes = FILE_CEILING) {
   let stream;
   try {
     stream = decodeBase64(base64);
@@ -68,8 +125,9 @@ export async function scriptPayload(name, base64, verify = true) {
   }
   if (verify) await checkHash(name, stream);
   try {
-    return await gunzip(stream);
-  } catch {
+    return await gunzip(stream, maxBytes, name);
+  } catch (err) {
+    if (err instanceof TooLarge) throw err;
     throw new ShardError(`${name} could not be inflated (corrupted)`);
   }
 }
@@ -106,18 +164,20 @@ export function json(payload) {
 }
 
 /**
- * `count` unsigned LEB128 values from `data[offset..]`.
+ * `count` unsigned LEB128 values from `data[offset..]` (ShardError when they run past its end).
  * @param {Uint8Array} data
  * @param {number} count
  * @param {number} [offset]
  * @returns {{values: Float64Array, offset: number}}
  */
 export function readVarints(data, count, offset = 0) {
+  if (!(count <= data.length - offset)) throw new ShardError(`${count} numbers cannot fit in ${data.length - offset} bytes`);
   const values = new Float64Array(count);
   for (let i = 0; i < count; i++) {
     let v = 0;
     let scale = 1;
     for (;;) {
+      if (offset >= data.length) throw new ShardError("a number runs past the end of its shard");
       const byte = data[offset++];
       v += (byte & 0x7f) * scale;
       if (byte < 0x80) break;

@@ -3,7 +3,8 @@
  * One result's passage in the dialog, from its display form (search/display.js): prose as
  * paragraphs, code in <pre><code> with its newlines, a numpydoc entry's term and section
  * label apart, the query terms in <mark>. Only text nodes are created: document text
- * never becomes HTML.
+ * (a federated site's too) never becomes HTML, and a block that is not two strings is
+ * skipped.
  *
  * A passage can be 1,600 characters; the dialog shows about `maxChars` of it
  * (`passageView`): from the block with the most distinct query terms (with the label and
@@ -169,7 +170,9 @@ function segmentsOf(text, tokens) {
  * @returns {HTMLElement}
  */
 export function renderPassage(result, tokens, maxChars = SHOWN_CHARS) {
-  const display = Array.isArray(result.display) ? result.display : [["p", result.text]];
+  const display = Array.isArray(result.display)
+    ? result.display.filter((b) => Array.isArray(b) && typeof b[0] === "string" && typeof b[1] === "string") // strings only, ever
+    : [["p", String(result.text ?? "")]];
   const box = h("div", { class: `${PREFIX}-snippet` });
   for (const block of passageView(/** @type {Display} */ (display), tokens, maxChars, result.title ?? "")) {
     const marked = block.segments.map((s) => (s.hit ? h("mark", {}, [s.text]) : s.text));

@@ -13,6 +13,11 @@
  * ARIA: the WAI-ARIA listbox with grouped options (a `group` per page, labelled by its
  * `presentation` header), so a screen reader says "StandardScaler, group" before the
  * options of that page. Document text is inserted as text nodes only.
+ *
+ * A link is only ever an http(s) URL (`resultHref`): of this site's origin for its own
+ * results, of the federated site for its (the worker kept only those under its root). A
+ * result that is not well-formed, or whose URL is anything else (`javascript:`, `data:`),
+ * is not shown: the worker checks every record, this is the second lock.
  * @module results
  */
 
@@ -62,6 +67,38 @@ export function namesHeld(r, names) {
 }
 
 /**
+ * Whether a result has the fields the dialog renders, as strings (its display as blocks of strings).
+ * @param {any} r
+ */
+export function wellFormedResult(r) {
+  return r != null && ["url", "title", "kind", "text", "id"].every((k) => typeof r[k] === "string")
+    && (r.source === undefined || typeof r.source === "string")
+    && (r.display == null || (Array.isArray(r.display) && r.display.every((/** @type {unknown} */ b) => Array.isArray(b)
+      && b.length >= 2 && b.every((x) => typeof x === "string"))));
+}
+
+/**
+ * The link of a result, or null when this page must not link it: an http(s) URL, of this
+ * site's origin for its own results (file: for a page opened from disk), any http(s) for a
+ * federated site's (the worker kept those under that site's root only).
+ * @param {{url: string, source?: string}} r
+ * @param {URL} siteRoot
+ * @returns {string | null}
+ */
+export function resultHref(r, siteRoot) {
+  if (typeof r.url !== "string") return null;
+  let url;
+  try {
+    url = new URL(r.url, siteRoot);
+  } catch {
+    return null;
+  }
+  if (r.source) return /^https?:$/.test(url.protocol) ? url.href : null;
+  if (siteRoot.protocol === "file:") return url.protocol === "file:" ? url.href : null;
+  return /^https?:$/.test(url.protocol) && url.origin === siteRoot.origin ? url.href : null;
+}
+
+/**
  * Ranked results -> groups by document (ordered by each one's best hit), one entry per URL,
  * showing the hit that holds the most of `names`, else the best.
  * @param {Result[]} results  in rank order
@@ -74,6 +111,7 @@ export function groupResults(results, names = []) {
   /** @type {Map<string, Entry>} */
   const byUrl = new Map();
   for (const result of results) {
+    if (!wellFormedResult(result)) continue; // the worker checked it: never here
     const same = byUrl.get(result.url);
     if (same) {
       if (namesHeld(result, names) > namesHeld(same.result, names)) { // it shows what was asked for
@@ -150,7 +188,7 @@ export function textFragment(r, names) {
   const wanted = new Set(names.filter((n) => !own.has(n)));
   if (!wanted.size) return "";
   const blocks = Array.isArray(r.display) ? r.display.map((b) => b[1]) : [r.text];
-  for (const text of blocks) {
+  for (const text of blocks.filter((b) => typeof b === "string")) {
     for (const m of text.matchAll(/[\p{L}\p{N}_]+/gu)) {
       if (tokenize(m[0]).some((t) => wanted.has(t))) {
         return `${r.url.includes("#") ? "" : "#"}:~:text=${encodeURIComponent(m[0])}`;
@@ -174,12 +212,14 @@ export function renderGroups(listbox, groups, { siteRoot, passage, source, names
   /** @type {Entry[]} */
   const order = [];
   groups.forEach((group, g) => {
+    const linked = group.entries.map((entry) => ({ entry, href: resultHref(entry.result, siteRoot) })).filter((e) => e.href !== null);
+    if (!linked.length) return;
     const headerId = `${PREFIX}-group-${g}`;
     const list = h("ul", { role: "group", class: `${PREFIX}-group`, "aria-labelledby": headerId }, [
       h("li", { role: "presentation", id: headerId, class: `${PREFIX}-group-title` }, [group.title]),
     ]);
-    for (const entry of group.entries) {
-      list.append(option(entry, order.length, siteRoot, passage, source, names));
+    for (const { entry, href } of linked) {
+      list.append(option(entry, order.length, /** @type {string} */ (href), passage, source, names));
       order.push(entry);
     }
     listbox.append(list);
@@ -190,12 +230,12 @@ export function renderGroups(listbox, groups, { siteRoot, passage, source, names
 /**
  * @param {Entry} entry
  * @param {number} index
- * @param {URL} siteRoot
+ * @param {string} url  resultHref's
  * @param {(r: Result) => Node} passage
  * @param {((r: Result) => Node | null) | undefined} source
  * @param {string[]} names
  */
-function option(entry, index, siteRoot, passage, source, names) {
+function option(entry, index, url, passage, source, names) {
   const r = entry.result;
   const parts = titleParts(r.title);
   const path = h("span", { class: `${PREFIX}-path` });
@@ -216,7 +256,7 @@ function option(entry, index, siteRoot, passage, source, names) {
     const n = entry.merged.length;
     body.push(h("span", { class: `${PREFIX}-more` }, [`+${n} more match${n === 1 ? "" : "es"} here`]));
   }
-  const href = new URL(r.url, siteRoot).href + textFragment(r, names);
+  const href = url + textFragment(r, names);
   const link = h("a", { href, tabindex: "-1", class: `${PREFIX}-link` }, body);
   return h("li", {
     id: `${PREFIX}-option-${index}`,

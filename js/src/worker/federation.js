@@ -9,6 +9,13 @@
  * fetched until it is enabled and a query comes: its manifest then, and only the shards
  * its queries need. Each result carries `source` (the site's name) and an absolute URL.
  *
+ * A site's index is untrusted input to this page: every file of it is checked before use
+ * (search/validate.js, through IndexReader), every read is guarded (loader.js
+ * guardedFetch: no redirect to another origin, a byte cap per file and REMOTE_QUERY_BYTES
+ * per query, REMOTE_TIMEOUT_MS per request, body included), and a result whose URL is not
+ * an http(s) page under the site's own root (origin and path: `siteUrl`) is dropped: a
+ * `javascript:` or another host's URL never becomes a link on this page.
+ *
  * Its semantic tier: the home query vector when the site was embedded by the same model
  * (its manifest's model_info equals the home one's) and that vector comes from the model;
  * else the site's own static query encoder, which embeds the query into its own space
@@ -25,8 +32,12 @@ import { mergeRanked, mergedWeak } from "../search/merge.js";
 import { Searcher, correctSpelling, modelWords } from "../search/retrieve.js";
 import { HttpSource } from "./loader.js";
 
-/** Per request to a federated site (the manifest, a shard): then it is left out. */
+/** Per request to a federated site (the manifest, a shard; its whole body): then it is left out. */
 export const REMOTE_TIMEOUT_MS = 8000;
+/** The most bytes one query may read from one federated site, received and inflated (an honest first query: 0.1 to 5 MB). */
+export const REMOTE_QUERY_BYTES = 32 << 20;
+/** A site's one line says at most this many characters. */
+const LINE_CHARS = 300;
 /** How long the home results wait for the federated sites' before they are posted alone. */
 export const FIRST_WAIT_MS = 300;
 /** Where a site keeps its index, from its root (sphinx_rag/assets.py ASSET_DIR). */
@@ -65,6 +76,8 @@ export function federationEntries(settings) {
       url = null;
     }
     if (!name || !url || !/^https?:$/.test(url.protocol) || out.some((o) => o.name === name)) continue;
+    url.search = "";
+    url.hash = "";
     out.push({ name, url: url.href.endsWith("/") ? url.href : url.href + "/", enabled: e.enabled === true });
     if (out.length >= MAX_SITES) break;
   }
@@ -81,12 +94,36 @@ export function sameModel(a, b) {
 }
 
 /**
- * A fetch whose every request gives up after `ms` milliseconds.
- * @param {typeof fetch} fetchFn @param {number} ms
- * @returns {typeof fetch}
+ * A federated site's result URL as a link, or null when it is not an http(s) page under
+ * the site's root (the same origin, a path under the root's; `../` climbing out, another
+ * host, `//host`, `javascript:`, `data:`, credentials: null, the record is dropped).
+ * @param {unknown} url  the record's URL (relative to the root, as sphinx-rag writes it)
+ * @param {string} root  the site root (ends with "/")
+ * @returns {string | null}
  */
-function timedFetch(fetchFn, ms) {
-  return /** @type {typeof fetch} */ ((input, init = {}) => fetchFn(input, { ...init, signal: AbortSignal.timeout(ms) }));
+export function siteUrl(url, root) {
+  if (typeof url !== "string") return null;
+  let resolved;
+  let base;
+  try {
+    resolved = new URL(url, root);
+    base = new URL(root);
+  } catch {
+    return null;
+  }
+  if (!/^https?:$/.test(resolved.protocol) || resolved.origin !== base.origin) return null;
+  if (resolved.username || resolved.password || !resolved.pathname.startsWith(base.pathname)) return null;
+  return resolved.href;
+}
+
+/**
+ * A reason as one line of at most LINE_CHARS (it may quote a remote file: control
+ * characters and line breaks become spaces).
+ * @param {string} text
+ */
+function oneLine(text) {
+  const line = text.replace(/[\s\p{Cc}\p{Zl}\p{Zp}\u200e\u200f\u202a-\u202e\u2066-\u2069]+/gu, " ").trim();
+  return line.length > LINE_CHARS ? `${line.slice(0, LINE_CHARS - 1)}…` : line;
 }
 
 /**
@@ -100,6 +137,14 @@ function timedFetch(fetchFn, ms) {
  * @param {number} timeoutMs
  */
 export async function failureReason(err, manifestUrl, fetchFn, timeoutMs) {
+  return oneLine(await reason(err, manifestUrl, fetchFn, timeoutMs));
+}
+
+/**
+ * failureReason, before it is made one line.
+ * @param {unknown} err @param {string} manifestUrl @param {typeof fetch} fetchFn @param {number} timeoutMs
+ */
+async function reason(err, manifestUrl, fetchFn, timeoutMs) {
   const name = err instanceof Error || err instanceof DOMException ? err.name : "";
   const message = err instanceof Error ? err.message : String(err);
   if (name === "TimeoutError" || name === "AbortError") return `no answer within ${timeoutMs / 1000} s`;
@@ -117,13 +162,21 @@ export async function failureReason(err, manifestUrl, fetchFn, timeoutMs) {
   if (status && /no search index/.test(message)) return `no sphinx-rag index at ${manifestUrl} (HTTP ${status[1]})`;
   const damaged = /is damaged \((.*)\): rebuild the docs/.exec(message);
   if (damaged) return `a file of its index is refused: ${damaged[1]}`;
+  const redirect = / redirects to (\S+), another origin: refused$/.exec(message);
+  if (redirect) return `it redirects to ${redirect[1]}, another origin: refused`;
+  const large = /^sphinx-rag: (\S+) (is larger than its index allows \(over .*\)|inflates to more than [\d.]+ [KM]B)/.exec(message);
+  if (large) return `a file of its index is too large: ${large[1].split("/").pop()} ${large[2]}`;
+  const spent = / sent (more than [\d.]+ [KM]B for one query): refused$/.exec(message);
+  if (spent) return `it sent ${spent[1]}: refused`;
+  const invalid = /^sphinx-rag: (.*) is not a well-formed sphinx-rag index file \((.*)\)$/.exec(message);
+  if (invalid) return `its index is not well-formed: ${invalid[1]} (${invalid[2]})`;
   return message.replace(/^sphinx-rag: /, "");
 }
 
 export class RemoteSite {
   /**
    * @param {SiteEntry} entry
-   * @param {{fetch?: typeof fetch, caches?: CacheStorage | null, timeoutMs?: number,
+   * @param {{fetch?: typeof fetch, caches?: CacheStorage | null, timeoutMs?: number, queryBytes?: number,
    *          writesAfter?: Promise<unknown>}} [options]
    */
   constructor(entry, options = {}) {
@@ -141,8 +194,10 @@ export class RemoteSite {
   /** Forget a failure (the reader turned the site off and on again): read it again. */
   reset() {
     this.source = new HttpSource(this.base, {
-      fetch: timedFetch(this.rawFetch, this.timeoutMs),
+      fetch: this.rawFetch,
       caches: this.options.caches,
+      deadlineMs: this.timeoutMs,
+      queryBytes: this.options.queryBytes ?? REMOTE_QUERY_BYTES,
     });
     if (this.options.writesAfter) this.source.deferWrites(this.options.writesAfter);
     /** @type {Promise<Searcher> | null} */
@@ -216,6 +271,7 @@ export class RemoteSite {
    */
   async search(query, k, home) {
     if (this.state === "waiting" || this.state === "off") this.state = "loading";
+    this.source.newQuery();
     const searcher = await this.open();
     const denseFailure = async (/** @type {unknown} */ err) => {
       this.denseFailed = await failureReason(err, this.source.url("manifest.json"), this.rawFetch, this.timeoutMs);
@@ -240,10 +296,16 @@ export class RemoteSite {
     this.state = !tier.vector ? "keyword" : tier.vote === "static" ? "static" : "hybrid";
     this.message = this.denseFailed ? `keyword results only: its semantic index failed (${this.denseFailed})` : tier.why;
     this.prune(searcher.index);
-    const results = answer.results.map((r) => ({
-      rank: r.rank, score: r.score, url: new URL(r.url, this.root).href, title: r.title, kind: r.kind, text: r.text,
-      display: r.display, id: r.id, source: this.name,
-    }));
+    /** @type {PlainResult[]} */
+    const results = [];
+    for (const r of answer.results) {
+      const url = siteUrl(r.url, this.root);
+      if (url === null) continue; // not a page of this site: never a link here
+      results.push({
+        rank: r.rank, score: r.score, url, title: r.title, kind: r.kind, text: r.text, display: r.display, id: r.id,
+        source: this.name,
+      });
+    }
     return { results, weak: answer.weak && results.length > 0 };
   }
 
@@ -274,8 +336,8 @@ export class RemoteSite {
 export class Federation {
   /**
    * @param {any} settings  the home manifest's settings
-   * @param {{fetch?: typeof fetch, caches?: CacheStorage | null, timeoutMs?: number, firstWaitMs?: number,
-   *          writesAfter?: Promise<unknown>, onChange?: (sources: SiteStatus[]) => void}} [options]
+   * @param {{fetch?: typeof fetch, caches?: CacheStorage | null, timeoutMs?: number, queryBytes?: number,
+   *          firstWaitMs?: number, writesAfter?: Promise<unknown>, onChange?: (sources: SiteStatus[]) => void}} [options]
    */
   constructor(settings, options = {}) {
     this.sites = federationEntries(settings).map((e) => new RemoteSite(e, options));

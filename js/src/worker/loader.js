@@ -1,6 +1,15 @@
 // @ts-check
 /**
- * The HTTP shard source of the worker: fetches the index written by sphinx_rag/assets.py.
+ * The HTTP shard source of the worker: fetches the index written by sphinx_rag/assets.py,
+ * the home site's and each federated site's (federation.js), every read through one
+ * guarded fetch (`guardedFetch`): a response that comes from another origin than the one
+ * asked (a redirect) is refused, naming that origin; a body is read at most up to the
+ * bytes its file may hold (the manifest MANIFEST_BYTES, a shard what index.js asks for
+ * from the manifest's counts, a model file its declared size; a script shard is inflated
+ * up to its cap too: shards.js gunzip), and a federated site's reads of one query up to
+ * a total; a deadline, when given (federated sites: federation.js REMOTE_TIMEOUT_MS),
+ * covers the whole request, its body included. The home site's reads have no deadline
+ * (its model is 23 MB on whatever connection the reader has).
  *
  * `manifest.json` is revalidated on every load. Every other file is named by the hash of
  * its content: it is verified against that hash (when SubtleCrypto exists: secure
@@ -12,10 +21,18 @@
  */
 
 import { checkFormat } from "../search/index.js";
-import { ShardError, checkHash, decodeBase64, gunzip, parseScriptShard, scriptPayload, sha256Hex } from "../search/shards.js";
+import {
+  FILE_CEILING, ShardError, TooLarge, checkHash, concat, decodeBase64, gunzip, megabytes, parseScriptShard, scriptPayload,
+  sha256Hex,
+} from "../search/shards.js";
 
 export const CACHE_NAME = "sphinx-rag-v2";
 const BASE_HEADER = "x-sphinx-rag-base";
+/** manifest.json's most bytes (an honest one: 3 KB; its settings may hold suggestions and an LLM prompt). */
+export const MANIFEST_BYTES = 4 << 20;
+
+/** A response from another origin than the one asked (a redirect): refused. */
+export class RedirectRefused extends Error {}
 
 /**
  * @typedef {{name: string, loaded: number, total: number}} Progress
@@ -24,35 +41,113 @@ const BASE_HEADER = "x-sphinx-rag-base";
  * @property {CacheStorage | null} [caches]  defaults to globalThis.caches; null: no caching
  * @property {boolean} [verify]  check hashes (default true; skipped without SubtleCrypto)
  * @property {(p: Progress) => void} [onProgress]  download progress of large files (the model)
+ * @property {number | null} [deadlineMs]  each request (its body too) gives up after this long (null: never)
+ * @property {number | null} [queryBytes]  at most this many bytes read (inflated ones too) between two
+ *   newQuery() calls (null: no total)
+ *
+ * @typedef {{left: number, limit: number, site: string}} Budget  the bytes a query may still read from a site
+ * @typedef {object} GuardedOptions
+ * @property {RequestInit} [init]  cache, priority, signal (a redirect is always followed, then judged)
+ * @property {number} maxBytes  the most bytes the body may hold (decoded): more is TooLarge
+ * @property {number | null} [deadlineMs]  the whole request, body included (a TimeoutError)
+ * @property {Budget | null} [budget]  charged with every byte read
+ * @property {(p: Progress) => void} [onProgress]
+ * @property {string} [name]  the file, in messages
  */
 
 /**
- * @param {Response} response
- * @param {string} name
- * @param {((p: Progress) => void) | undefined} onProgress
- * @returns {Promise<Uint8Array>}
+ * `promise`, or the signal's reason as soon as it aborts (a fetch or a read that ignores
+ * its signal still ends at the deadline).
+ * @template T
+ * @param {Promise<T>} promise @param {AbortSignal | undefined} signal
+ * @returns {Promise<T>}
  */
-async function readBody(response, name, onProgress) {
+function untilAborted(promise, signal) {
+  if (!signal) return promise;
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise((resolve, reject) => {
+    const abort = () => reject(signal.reason);
+    signal.addEventListener("abort", abort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", abort));
+  });
+}
+
+/** @param {string} name @param {number} maxBytes */
+function tooLarge(name, maxBytes) {
+  return new TooLarge(`sphinx-rag: ${name} is larger than its index allows (over ${megabytes(maxBytes)}): refused`);
+}
+
+/**
+ * Charge a query's budget with `n` bytes (TooLarge once it is spent).
+ * @param {Budget | null | undefined} budget @param {number} n
+ */
+export function charge(budget, n) {
+  if (!budget) return;
+  budget.left -= n;
+  if (budget.left < 0) {
+    throw new TooLarge(`sphinx-rag: ${budget.site} sent more than ${megabytes(budget.limit)} for one query: refused`);
+  }
+}
+
+/**
+ * The one fetch of every read of an index. Follows redirects, then refuses a response
+ * from another origin than the one asked (`RedirectRefused`, naming it); reads the body
+ * up to `maxBytes` (a Content-Length over it is refused before reading; a body that runs
+ * over, an endless one, is cancelled there) charging `budget`; ends at `deadlineMs` with a
+ * TimeoutError, headers and body alike (a server trickling a byte a second is given up).
+ * @param {typeof fetch} fetchFn
+ * @param {string} url
+ * @param {GuardedOptions} options
+ * @returns {Promise<{status: number, bytes: Uint8Array | null}>}  bytes: null when the status is not 2xx
+ */
+export async function guardedFetch(fetchFn, url, { init = {}, maxBytes, deadlineMs = null, budget = null, onProgress, name = url }) {
+  const signals = [init.signal, deadlineMs != null ? AbortSignal.timeout(deadlineMs) : null].filter((x) => x != null);
+  const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0] ?? undefined;
+  const response = await untilAborted(fetchFn(url, { ...init, signal, redirect: "follow" }), signal);
+  const cancel = () => { response.body?.cancel().catch(() => {}); };
+  const from = response.url ? new URL(response.url).origin : null;
+  if (response.type === "opaqueredirect" || (from !== null && from !== new URL(url).origin)) {
+    cancel();
+    throw new RedirectRefused(`sphinx-rag: ${url} redirects to ${from ?? "another address"}, another origin: refused`);
+  }
+  if (!response.ok) {
+    cancel();
+    return { status: response.status, bytes: null };
+  }
   const total = Number(response.headers.get("content-length")) || 0;
-  if (!onProgress || !response.body) return new Uint8Array(await response.arrayBuffer());
+  if (total > maxBytes) {
+    cancel();
+    throw tooLarge(name, maxBytes);
+  }
+  if (!response.body) return { status: response.status, bytes: new Uint8Array(0) };
   const reader = response.body.getReader();
   /** @type {Uint8Array[]} */
   const parts = [];
   let loaded = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    parts.push(value);
-    loaded += value.byteLength;
-    onProgress({ name, loaded, total });
+  try {
+    for (;;) {
+      const { done, value } = await untilAborted(reader.read(), signal);
+      if (done) break;
+      loaded += value.byteLength;
+      if (loaded > maxBytes) throw tooLarge(name, maxBytes);
+      charge(budget, value.byteLength);
+      parts.push(value);
+      onProgress?.({ name, loaded, total });
+    }
+  } catch (err) {
+    reader.cancel().catch(() => {});
+    throw err;
   }
-  const out = new Uint8Array(loaded);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.byteLength;
-  }
-  return out;
+  return { status: response.status, bytes: concat(parts, loaded) };
+}
+
+/**
+ * The most bytes of a script shard file whose payload inflates to at most `payload` bytes
+ * (base64 of a gzip stream: 4/3 of at most the payload and its framing).
+ * @param {number} payload
+ */
+function scriptFileBytes(payload) {
+  return Math.ceil((payload * 1.001 + 1024) / 3) * 4 + 64;
 }
 
 export class HttpSource {
@@ -67,6 +162,11 @@ export class HttpSource {
     this.caches = options.caches === undefined ? globalThis.caches ?? null : options.caches;
     this.verify = options.verify ?? true;
     this.onProgress = options.onProgress;
+    this.deadlineMs = options.deadlineMs ?? null;
+    this.queryBytes = options.queryBytes ?? null;
+    /** @type {Budget | null} */
+    this.budget = null;
+    this.newQuery();
     /** @type {Promise<void>[]} pending Cache Storage writes */
     this._writes = [];
     /** @type {Promise<unknown>} Cache Storage writes wait for this (deferWrites) */
@@ -82,18 +182,34 @@ export class HttpSource {
     return new URL(name, this.baseUrl).href;
   }
 
+  /** A query starts: its reads get a total of their own (queryBytes). */
+  newQuery() {
+    const limit = this.queryBytes;
+    this.budget = limit == null ? null : { left: limit, limit, site: new URL(this.baseUrl).origin };
+  }
+
+  /**
+   * The guarded fetch of a file of this index.
+   * @param {string} name @param {number} maxBytes @param {RequestInit} init
+   */
+  get(name, maxBytes, init) {
+    return guardedFetch(this.fetch, this.url(name), {
+      init, maxBytes, deadlineMs: this.deadlineMs, budget: this.budget, onProgress: this.onProgress, name,
+    });
+  }
+
   /** @returns {Promise<any>} manifest.json, format checked (fetched once per source) */
   manifest() {
     if (!this._manifest) {
       this._manifest = (async () => {
-        const response = await this.fetch(this.url("manifest.json"), { cache: "no-cache" });
-        if (!response.ok) {
-          throw new Error(`sphinx-rag: no search index at ${this.url("manifest.json")} (HTTP ${response.status}): ` +
+        const { status, bytes } = await this.get("manifest.json", MANIFEST_BYTES, { cache: "no-cache" });
+        if (!bytes) {
+          throw new Error(`sphinx-rag: no search index at ${this.url("manifest.json")} (HTTP ${status}): ` +
             `build the docs with "sphinx_rag" in extensions`);
         }
         let manifest;
         try {
-          manifest = await response.json();
+          manifest = JSON.parse(new TextDecoder().decode(bytes)); // read whole: a slow answer is a TimeoutError above
         } catch {
           throw new Error(`sphinx-rag: ${this.url("manifest.json")} is damaged: rebuild the docs`);
         }
@@ -123,14 +239,15 @@ export class HttpSource {
    * Cached bytes that still pass `check`, else null (a bad entry is dropped).
    * @param {string} key
    * @param {(data: Uint8Array) => Promise<boolean>} check
+   * @param {number} [maxBytes]  a larger entry is dropped
    */
-  async cached(key, check) {
+  async cached(key, check, maxBytes = FILE_CEILING) {
     const cache = await this.cache();
     if (!cache) return null;
     const hit = await cache.match(this.cacheKey(key)).catch(() => /** @type {Response | undefined} */ (undefined));
     if (!hit) return null;
     const data = new Uint8Array(await hit.arrayBuffer());
-    if (await check(data)) return data;
+    if (data.byteLength <= maxBytes && (await check(data))) return data;
     await cache.delete(this.cacheKey(key)).catch(() => false);
     return null;
   }
@@ -167,36 +284,38 @@ export class HttpSource {
 
   /**
    * @param {string} name
+   * @param {number} maxBytes  the most bytes the file may hold
    * @param {RequestCache} mode
    * @param {RequestPriority} [priority]  "low" for the model: a query's shards go first
    * @param {AbortSignal} [signal]  stops the download (the reader turned the model off)
    */
-  async download(name, mode, priority = /** @type {RequestPriority} */ ("auto"), signal = undefined) {
-    const response = await this.fetch(this.url(name), { cache: mode, priority, signal });
-    if (!response.ok) {
-      throw new Error(`sphinx-rag: cannot load ${this.url(name)} (HTTP ${response.status})` +
-        (response.status === 404 ? ": the docs were rebuilt meanwhile; reload the page" : ""));
+  async download(name, maxBytes, mode, priority = /** @type {RequestPriority} */ ("auto"), signal = undefined) {
+    const { status, bytes } = await this.get(name, maxBytes, { cache: mode, priority, signal });
+    if (!bytes) {
+      throw new Error(`sphinx-rag: cannot load ${this.url(name)} (HTTP ${status})` +
+        (status === 404 ? ": the docs were rebuilt meanwhile; reload the page" : ""));
     }
-    return readBody(response, name, this.onProgress);
+    return bytes;
   }
 
   /**
    * Download, check, and once more bypassing the HTTP cache if the check fails.
    * @template T
    * @param {string} name
+   * @param {number} maxBytes
    * @param {(data: Uint8Array) => Promise<T>} check  throws ShardError when the data is wrong
    * @param {RequestPriority} [priority]
    * @param {AbortSignal} [signal]
    * @returns {Promise<T>}
    */
-  async fetchChecked(name, check, priority = /** @type {RequestPriority} */ ("auto"), signal = undefined) {
+  async fetchChecked(name, maxBytes, check, priority = /** @type {RequestPriority} */ ("auto"), signal = undefined) {
     try {
-      return await check(await this.download(name, "default", priority, signal));
+      return await check(await this.download(name, maxBytes, "default", priority, signal));
     } catch (err) {
       if (!(err instanceof ShardError)) throw err;
     }
     try {
-      return await check(await this.download(name, "reload", priority, signal)); // a stale copy in the HTTP cache?
+      return await check(await this.download(name, maxBytes, "reload", priority, signal)); // a stale copy in the HTTP cache?
     } catch (err) {
       if (!(err instanceof ShardError)) throw err;
       throw new Error(`sphinx-rag: the search index on the server is damaged (${err.message}): rebuild the docs`);
@@ -220,16 +339,19 @@ export class HttpSource {
   /**
    * The verified payload of a script shard (cached as its verified gzip stream).
    * @param {string} file  e.g. "terms-0123456789abcdef.js"
+   * @param {number} [maxBytes]  the most its payload may inflate to (index.js asks; within FILE_CEILING)
    * @returns {Promise<Uint8Array>}
    */
-  async script(file) {
+  async script(file, maxBytes = FILE_CEILING) {
     const name = file.replace(/\.js$/, "");
-    const hit = await this.cached(file, (stream) => this.hashMatches(name, stream));
-    if (hit) return gunzip(hit);
-    return this.fetchChecked(file, async (data) => {
+    const most = Math.min(maxBytes, FILE_CEILING);
+    const hit = await this.cached(file, (stream) => this.hashMatches(name, stream), scriptFileBytes(most));
+    if (hit) return gunzip(hit, most, name);
+    return this.fetchChecked(file, scriptFileBytes(most), async (data) => {
       const parsed = parseScriptShard(new TextDecoder().decode(data));
       if (!parsed || parsed.name !== name) throw new ShardError(`${file} is not a sphinx-rag shard (truncated or replaced)`);
-      const payload = await scriptPayload(name, parsed.base64, this.verify);
+      const payload = await scriptPayload(name, parsed.base64, this.verify, most);
+      charge(this.budget, payload.byteLength); // inflated bytes count towards the query's total too
       this.store(file, decodeBase64(parsed.base64));
       return payload;
     });
@@ -238,12 +360,14 @@ export class HttpSource {
   /**
    * The verified bytes of a binary shard.
    * @param {string} name  e.g. "cluster-0123456789abcdef.bin"
+   * @param {number} [maxBytes]  the most it may hold (index.js asks; within FILE_CEILING)
    * @returns {Promise<Uint8Array>}
    */
-  async binary(name) {
-    const hit = await this.cached(name, (data) => this.hashMatches(name, data));
+  async binary(name, maxBytes = FILE_CEILING) {
+    const most = Math.min(maxBytes, FILE_CEILING);
+    const hit = await this.cached(name, (data) => this.hashMatches(name, data), most);
     if (hit) return hit;
-    return this.fetchChecked(name, async (data) => {
+    return this.fetchChecked(name, most, async (data) => {
       if (this.verify) await checkHash(name, data);
       this.store(name, data);
       return data;
@@ -261,10 +385,10 @@ export class HttpSource {
     const file = async (/** @type {string} */ name) => {
       const meta = entry.files[name];
       const key = `sha256/${meta.sha256}`;
-      const hit = await this.cached(key, async (d) => d.byteLength === meta.bytes);
+      const hit = await this.cached(key, async (d) => d.byteLength === meta.bytes, meta.bytes);
       if (hit) return hit;
       const path = `${entry.dir}/${name}`;
-      const data = await this.fetchChecked(path, async (d) => {
+      const data = await this.fetchChecked(path, meta.bytes, async (d) => {
         const sha = this.verify ? await sha256Hex(d) : null;
         if (d.byteLength !== meta.bytes || (sha !== null && sha !== meta.sha256)) {
           throw new ShardError(`${path} does not match manifest.json`);

@@ -64,6 +64,10 @@
  * the static encoder, probes a quarter of the layout's vectors (retrieve.js frugalProbe).
  * onnxruntime-web comes from the site's own _static (ortBase), never a CDN; 1 thread
  * unless the page is cross-origin isolated.
+ *
+ * This site's index is read as the federated sites' are (loader.js guardedFetch: same
+ * origin only, every file within its cap, validate.js checks before use), without their
+ * deadline: its model is 23 MB on whatever connection the reader has.
  */
 
 import * as ort from "onnxruntime-web/wasm";
