@@ -10,7 +10,7 @@ import { gzipSync } from "node:zlib";
 import { FORMAT_VERSION, IndexReader, checkFormat } from "../src/search/index.js";
 import { FILE_CEILING, ShardError, TooLarge, gunzip, readVarints } from "../src/search/shards.js";
 import {
-  IndexInvalid, MAX_CHUNKS, checkDenseDirectory, checkDirectory, checkTextShard, shardLimit,
+  IndexInvalid, JSON_CEILING, MAX_CHUNKS, checkDenseDirectory, checkDirectory, checkTextShard, shardLimit,
 } from "../src/search/validate.js";
 import { HttpSource, MANIFEST_BYTES, RedirectRefused, guardedFetch } from "../src/worker/loader.js";
 
@@ -173,11 +173,11 @@ test("checkManifest: types, ranges, names; a count of 10^12 is refused before an
   assert.equal(MAX_CHUNKS, 4194304);
 });
 
-test("shardLimit: sized from the manifest, within FILE_CEILING", () => {
+test("shardLimit: sized from the manifest, within JSON_CEILING (FILE_CEILING for the encoder)", () => {
   const m = checkFormat(manifest());
   assert.equal(shardLimit(m, "texts"), (64 << 10) + 2 * (64 << 10));
   const huge = checkFormat(manifest((x) => { x.layout.texts_per_shard = 65536; }));
-  assert.equal(shardLimit(huge, "texts"), FILE_CEILING);
+  assert.equal(shardLimit(huge, "texts"), JSON_CEILING);
   for (const kind of /** @type {const} */ (["dir", "terms", "near", "texts", "ddir", "encoder"])) {
     assert.ok(shardLimit(m, kind) >= 64 << 10 && shardLimit(m, kind) <= FILE_CEILING, kind);
   }

@@ -10,7 +10,7 @@
  * file's own size does not back (a count of 10^12 is refused, not allocated).
  *
  * `shardLimit` sizes the cap of each shard from the manifest's counts and layout (within
- * FILE_CEILING): a gzip bomb under a matching hash is refused at its cap, and an honest
+ * JSON_CEILING, FILE_CEILING for the binary encoder): a gzip bomb under a matching hash is refused at its cap, and an honest
  * shard is far below it (texts 70 KB for a cap of 2.6 MB at the default layout).
  * @module validate
  */
@@ -25,7 +25,9 @@ export const MAX_DIM = 4096;
 export const MAX_CLUSTERS = 1 << 16;
 /** A model file's declared size (the default model.onnx: 23 MB). */
 export const MAX_MODEL_FILE = 1 << 30;
-/** Bytes of one text record that a text shard's cap allows for (honest: 2 KB on average). */
+/** The most bytes of a shard parsed as JSON (a parsed string costs several times its bytes; an honest dir shard of 200k chunks: 0.3 MB). */
+export const JSON_CEILING = 16 << 20;
+/** Bytes of one text record that a text shard's cap allows for (honest: 2 KB on average, 3.2 KB at most in the demo). */
 const RECORD_BYTES = 64 << 10;
 const SLACK = 64 << 10;
 
@@ -127,8 +129,9 @@ export function checkManifest(m) {
 
 /**
  * Bytes a shard may hold (inflated, for a script shard), from the manifest's counts and
- * layout, at least SLACK and at most FILE_CEILING. Generous: a cap stops a bomb, it does
- * not judge an honest index (whose shards are 10 to 100 times below it).
+ * layout, at least SLACK and at most JSON_CEILING (the encoder, binary: FILE_CEILING).
+ * Generous: a cap stops a bomb, it does not judge an honest index (whose shards are 10 to
+ * 100 times below it).
  * @param {any} m  a checked manifest
  * @param {"dir" | "terms" | "near" | "texts" | "ddir" | "encoder"} kind
  * @param {number} [longest]  a near shard's longest term (code points)
@@ -145,7 +148,7 @@ export function shardLimit(m, kind, longest = 64) {
     ddir: 96 * ((m.counts.clusters ?? MAX_CLUSTERS) + Math.ceil(chunks / (layout.cluster_map_chunks ?? 1))),
     encoder: 16 << 20,
   }[kind];
-  return Math.min(FILE_CEILING, SLACK + bytes);
+  return Math.min(kind === "encoder" ? FILE_CEILING : JSON_CEILING, SLACK + bytes);
 }
 
 /**
