@@ -41,6 +41,7 @@ import hashlib
 import json
 import os
 import shutil
+import struct
 import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -385,11 +386,18 @@ def find_asset_dir(path: Path) -> Path:
 
 
 class IndexReader:
-    """A built index: the manifest at once, every shard on first use (verified, cached).
+    """A built index: the manifest at once, every shard on first use (verified, checked, cached).
 
     Reads a local directory; ``remote.RemoteIndexReader`` reads a published site over
-    HTTP through the same methods (it overrides ``_read``, ``where`` and the model's files).
+    HTTP through the same methods (it overrides ``_read``, ``where``, ``url_root`` and the
+    model's files). Everything read is checked before use (``index_checks.py``): a wrong
+    structure is one ``IndexDamaged`` line, a wrong chunk record is dropped (``dropped``
+    counts them; ``chunk`` gives ``index_checks.DROPPED``, which has no URL). Each shard's
+    payload is capped by its kind (``index_checks.payload_limits``); ``budget``, when set,
+    caps the bytes decoded until it is reset (``spent``: a remote reader's per-call cap).
     """
+
+    budget: int | None = None  # bytes of shard payloads that may still be decoded (None: no cap)
 
     def __init__(self, path: Path | str):
         self.root = find_asset_dir(Path(path))
@@ -401,29 +409,37 @@ class IndexReader:
         self._open(manifest)
 
     def _open(self, manifest):
-        """Check the manifest's format and read its counts (``IndexDamaged`` if it is not ours)."""
+        """Check the manifest (format, counts, layout, names: ``IndexDamaged`` if it is not ours)."""
+        from .index_checks import manifest_problem
+
         version = manifest.get("format_version") if isinstance(manifest, dict) else None
         if version != FORMAT_VERSION:
-            raise IndexDamaged(f"[sphinx-rag] index format {version} in {self.where('')} is not {FORMAT_VERSION}: "
-                               f"{self.rebuild_hint}")
-        try:
-            self.n_chunks = int(manifest["counts"]["chunks"])
-            self.dim = int(manifest["counts"]["dim"])
-        except (KeyError, TypeError, ValueError):
-            raise IndexDamaged(f"[sphinx-rag] {self.where('manifest.json')} has no valid counts: "
-                               f"{self.rebuild_hint}") from None
+            raise IndexDamaged(f"[sphinx-rag] index format {str(version)[:40]} in {self.where('')} is not "
+                               f"{FORMAT_VERSION}: {self.rebuild_hint}")
+        problem = manifest_problem(manifest)
+        if problem:
+            raise IndexDamaged(f"[sphinx-rag] {self.where('manifest.json')} {problem}: {self.rebuild_hint}")
+        self.n_chunks = manifest["counts"]["chunks"]
+        self.dim = manifest["counts"]["dim"]
         self.manifest = manifest
         self._cache: dict[str, object] = {}
         self._dir: dict | None = None
         self._dense_dir: dict | None = None
         self._weights: np.ndarray | None = None
+        self.spent = 0  # bytes of shard payloads decoded (``budget``)
+        self.dropped = 0  # chunk records dropped by the checks
 
     #: what the reader of a damaged index should do (a remote site's reader cannot rebuild it)
     rebuild_hint = "rebuild the docs with this sphinx-rag version"
+    #: the site root a record's URL must stay under (a local index's URLs are relative)
+    url_root = "https://index.invalid/"
 
     def where(self, name: str) -> str:
         """Where shard ``name`` lives, for messages."""
         return str(self.root / name) if name else str(self.root)
+
+    def _damaged(self, name: str, problem) -> IndexDamaged:
+        return IndexDamaged(f"[sphinx-rag] {self.where(name)}: {problem}; {self.rebuild_hint}")
 
     # raw shards
     def _read(self, name: str) -> bytes:
@@ -433,29 +449,84 @@ class IndexReader:
             raise IndexDamaged(f"[sphinx-rag] {self.root / name} is missing ({exc.strerror}): the index is "
                                "incomplete; rebuild the docs") from None
 
+    def _charge(self, name: str, size: int):
+        self.spent += size
+        if self.budget is not None and self.spent > self.budget:
+            raise IndexDamaged(f"[sphinx-rag] {self.where(name)}: the index asks for more than {self.budget:,} "
+                               "bytes for one query: refused")
+
+    def _checked_name(self, name, ext: str) -> str:
+        from .index_checks import is_shard_name
+
+        if not is_shard_name(name) or not name.endswith(ext):  # names come from the index: never a path
+            raise IndexDamaged(f"[sphinx-rag] {self.where('')} names a shard {str(name)[:80]!r}, which is not a "
+                               f"shard name: {self.rebuild_hint}")
+        return name
+
+    def limits(self, name: str) -> tuple[int, int]:
+        """(most payload bytes, most JSON containers) of shard ``name`` (``index_checks.payload_limits``)."""
+        from .index_checks import payload_limits, shard_kind
+
+        return payload_limits(self.manifest, shard_kind(name))
+
     def script(self, name: str) -> bytes:
+        name = self._checked_name(name, ".js")
+        data = self._read(name)  # a remote site that does not answer is not a damaged index
         try:
-            return read_script_shard(name, self._read(name))
-        except (ShardError, ValueError, OSError, EOFError) as exc:
-            if isinstance(exc, IndexDamaged):
-                raise
-            raise IndexDamaged(f"[sphinx-rag] {self.where(name)}: {exc}; {self.rebuild_hint}") from None
+            payload = read_script_shard(name, data, self.limits(name)[0])
+        except (ShardError, ValueError, EOFError) as exc:
+            raise self._damaged(name, exc) from None
+        self._charge(name, len(payload))
+        return payload
 
     def binary(self, name: str) -> bytes:
+        name = self._checked_name(name, ".bin")
+        data = self._read(name)
         try:
-            return check_binary_shard(name, self._read(name))
+            check_binary_shard(name, data)
         except ShardError as exc:
-            raise IndexDamaged(f"[sphinx-rag] {self.where(name)}: {exc}; {self.rebuild_hint}") from None
+            raise self._damaged(name, exc) from None
+        if len(data) > self.limits(name)[0]:
+            raise self._damaged(name, f"{len(data):,} bytes, more than its index allows")
+        self._charge(name, len(data))
+        return data
+
+    def _json(self, name: str, payload: bytes):
+        """A shard's JSON, its containers counted first (``index_checks.json_containers``)."""
+        from .index_checks import json_containers
+
+        if json_containers(payload) > self.limits(name)[1]:
+            raise self._damaged(name, "more lists and objects than its index allows")
+        try:
+            return json.loads(payload)
+        except ValueError as exc:
+            raise self._damaged(name, f"not JSON ({exc})") from None
+
+    def _decoded(self, name: str, decode):
+        """``decode(name)``, any failure of a shard that is not what it should be as IndexDamaged."""
+        try:
+            return decode(name)
+        except IndexDamaged:
+            raise
+        except (ValueError, KeyError, TypeError, IndexError, OverflowError, AttributeError, struct.error) as exc:
+            raise self._damaged(name, " ".join(str(exc).split())[:200] or type(exc).__name__) from None
 
     def _memo(self, name: str, decode):
         if name not in self._cache:
-            self._cache[name] = decode(name)
+            self._cache[name] = self._decoded(name, decode)
         return self._cache[name]
 
     @property
     def directory(self) -> dict:
         if self._dir is None:
-            self._dir = json.loads(self.script(self.manifest["dir"]))
+            from .index_checks import directory_problem
+
+            name = self.manifest["dir"]
+            d = self._json(name, self.script(name))
+            problem = directory_problem(d, self.n_chunks, self.manifest["layout"]["texts_per_shard"])
+            if problem:
+                raise self._damaged(name, f"the directory {problem}")
+            self._dir = d
         return self._dir
 
     # keyword tier
@@ -464,7 +535,7 @@ class IndexReader:
         if not shards:
             return None
         at = max(0, bisect.bisect_right([first for first, _ in shards], term) - 1)
-        table = self._memo(shards[at][1], lambda n: keyword_shards.read_term_shard(self.script(n)))
+        table = self._memo(shards[at][1], lambda n: keyword_shards.read_term_shard(self.script(n), self.n_chunks))
         return table.get(term)
 
     def near(self, term: str) -> list[tuple[str, int]]:
@@ -481,11 +552,25 @@ class IndexReader:
         return out
 
     def chunk(self, i: int) -> dict:
-        """Record of chunk ``i`` (``title`` added: the heading path)."""
+        """Record of chunk ``i`` (``title`` added: the heading path; ``index_checks.DROPPED``
+        for a record that fails its checks)."""
+        if not 0 <= i < self.n_chunks:
+            raise IndexError(f"chunk {i} of {self.n_chunks}")
         per = self.manifest["layout"]["texts_per_shard"]
         name = self.directory["texts"][i // per]
-        shard = self._memo(name, lambda n: _read_texts(self.script(n)))
+        shard = self._memo(name, lambda n: self._texts(n, i // per))
         return shard[i - (i // per) * per]
+
+    def _texts(self, name: str, at: int) -> list[dict]:
+        from .index_checks import text_records
+
+        records, dropped = text_records(self._json(name, self.script(name)), at,
+                                        self.manifest["layout"]["texts_per_shard"], self.n_chunks, self.url_root,
+                                        fill=self.root is None)
+        if records is None:
+            raise self._damaged(name, f"not text shard {at} of the directory")
+        self.dropped += dropped
+        return records
 
     def chunks(self) -> list[dict]:
         return [self.chunk(i) for i in range(self.n_chunks)]
@@ -506,19 +591,41 @@ class IndexReader:
 
     def centroids(self) -> tuple[np.ndarray, np.ndarray]:
         name = self.manifest["dense"]["centroids"]
-        return self._memo(name, lambda n: dense.read_centroid_shard(self.binary(n), self.dim))
+
+        def decode(n):
+            vectors, scales = dense.read_centroid_shard(self.binary(n), self.dim)
+            if len(vectors) != len(self.dense_directory["clusters"]):
+                raise ValueError(f"{len(vectors)} centroids for {len(self.dense_directory['clusters'])} clusters")
+            return vectors, scales
+
+        return self._memo(name, decode)
 
     @property
     def dense_directory(self) -> dict:
         """Cluster shard names and sizes, cluster map names: out of the keyword directory,
         which every first query reads (at 200,000 chunks they are 20 KB of its 70 KB gzip)."""
         if self._dense_dir is None:
-            self._dense_dir = json.loads(self.binary(self.manifest["dense"]["directory"]))
+            from .index_checks import dense_directory_problem
+
+            name = self.manifest["dense"]["directory"]
+            d = self._json(name, self.binary(name))
+            problem = dense_directory_problem(d, self.n_chunks, self.manifest["counts"]["clusters"],
+                                              self.manifest["layout"]["cluster_map_chunks"])
+            if problem:
+                raise self._damaged(name, f"the dense directory {problem}")
+            self._dense_dir = d
         return self._dense_dir
 
     def cluster(self, c: int) -> dense.Cluster:
-        name = self.dense_directory["clusters"][c][0]
-        return self._memo(name, lambda n: dense.read_cluster_shard(self.binary(n), self.dim))
+        name, size = self.dense_directory["clusters"][c]
+
+        def decode(n):
+            cluster = dense.read_cluster_shard(self.binary(n), self.dim, self.n_chunks)
+            if len(cluster.ids) != size:
+                raise ValueError(f"{len(cluster.ids)} chunks, its directory says {size}")
+            return cluster
+
+        return self._memo(name, decode)
 
     @property
     def cluster_sizes(self) -> list[int]:
@@ -530,7 +637,15 @@ class IndexReader:
         if not names:
             return None
         per = self.manifest["layout"]["cluster_map_chunks"]
-        shard = self._memo(names[i // per], lambda n: dense.read_cluster_map_shard(self.binary(n)))
+        clusters = len(self.dense_directory["clusters"])
+
+        def decode(n):
+            shard = dense.read_cluster_map_shard(self.binary(n), clusters)
+            if len(shard) != min(per, self.n_chunks - (i // per) * per):
+                raise ValueError(f"a cluster map of {len(shard)} chunks")
+            return shard
+
+        shard = self._memo(names[i // per], decode)
         return int(shard[i % per])
 
     def directory_names(self) -> list[str]:
@@ -547,11 +662,21 @@ class IndexReader:
 
     def pages(self) -> dict | None:
         """The pages and the agents' files (``{"pages": [[doc, url, twin, first chunk,
-        chunks]], "files": {name: [bytes, hash]}}``), or None: the site writes none."""
+        chunks]], "files": {name: [bytes, hash]}}``), or None: the site writes none. Entries
+        that fail their checks (a name out of the site, a URL off it) are left out."""
+        from .index_checks import pages_listing
+
         entry = self.manifest.get("llms")
         if not entry:
             return None
-        return self._memo(entry["pages"], lambda n: json.loads(self.binary(n)))
+
+        def decode(n):
+            listing = pages_listing(self._json(n, self.binary(n)), self.n_chunks, self.url_root)
+            if listing is None:
+                raise ValueError("not a pages listing")
+            return listing
+
+        return self._memo(entry["pages"], decode)
 
     @property
     def has_encoder(self) -> bool:
@@ -569,18 +694,12 @@ class IndexReader:
     def verify_model(self):
         """Check the model files against their sha256 (they are large: once per process)."""
         entry = self.manifest["model_files"]
-        for name, meta in entry["files"].items():
+        for name in MODEL_FILES:
+            meta = entry["files"][name]
             data = self._read(f"{entry['dir']}/{name}")
             if hashlib.sha256(data).hexdigest() != meta["sha256"]:
                 raise IndexDamaged(f"[sphinx-rag] {self.root / entry['dir'] / name} does not match the manifest "
                                   "(corrupted): rebuild the docs")
-
-
-def _read_texts(payload: bytes) -> list[dict]:
-    records = json.loads(payload)["chunks"]
-    for r in records:
-        r["title"] = " > ".join(h for h in r["headings"] if h)
-    return records
 
 
 def load_chunk_records(asset_dir: Path) -> list[dict]:

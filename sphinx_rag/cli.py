@@ -65,11 +65,12 @@ def _search(args) -> int:
     if len(args.build_dir) > 1:
         return _search_sites(args, query)
     args.build_dir = args.build_dir[0]
-    searcher = Searcher(args.build_dir, fusion=args.fusion, encoder=args.encoder)
+    searcher = Searcher(_index(args.build_dir, args.timeout), fusion=args.fusion, encoder=args.encoder)
     vector = None if searcher.fusion == "bm25" else searcher.query_vector(query)  # embedded once
     results, weak = searcher.search_with_match(query, k=args.k, vector=vector)
+    results = [r for r in results if r.url]  # a record that failed its checks has none (index_checks.DROPPED)
     weak = weak and bool(results)
-    note = f"No good match for {query!r}. The nearest results:"
+    note = f"No good match for {_echo(query)}. The nearest results:"
     if args.json:  # exact: JSON escapes control characters itself
         if weak:
             print(f"[sphinx-rag] {note}", file=sys.stderr)  # stdout stays the JSON list
@@ -82,6 +83,25 @@ def _search(args) -> int:
         print(clean(note))
     _print_flat(results) if args.flat else _print_grouped(results, query)
     return 0
+
+
+def _index(location: str, timeout: float | None):
+    """A local index, or a published site's whose requests all end within ``timeout``
+    seconds (``remote.CALL_TIMEOUT``)."""
+    import time
+
+    from .remote import CALL_TIMEOUT, TIMEOUT, is_url, open_index
+
+    if not is_url(location):
+        return location
+    total = timeout or CALL_TIMEOUT
+    return open_index(location, deadline=time.monotonic() + total, timeout=min(TIMEOUT, total))
+
+
+def _echo(query: str) -> str:
+    from .docs_tools import echo
+
+    return echo(query)
 
 
 def _print_passage(r, indent: str):
@@ -123,26 +143,28 @@ def _print_grouped(results, query: str):
 
 
 def _search_sites(args, query: str) -> int:
-    """Several sites searched and merged by reciprocal rank (``merge.py``: the merge of the
-    browser's federated search and of the MCP server), one ranked list, each result naming
-    its site, its URL absolute; a site that fails is one line on stderr, the others answer."""
-    from .docs_tools import DocsError, Site
+    """Several sites searched at once and merged by reciprocal rank (``merge.py``: the merge
+    of the browser's federated search and of the MCP server), one ranked list, each result
+    naming its site, its URL absolute; a site that fails (down, too slow: ``remote.CALL_TIMEOUT``
+    seconds in all, damaged, hostile) is one line on stderr, the others answer as alone."""
+    from .docs_tools import DocsError, Site, search_sites
     from .merge import merge_ranked, merged_weak
 
+    sites = [Site(location, encoder=args.encoder, fusion=args.fusion, timeout=args.timeout)
+             for location in args.build_dir]
     rankings, weak, failed = [], [], 0
-    for location in args.build_dir:
-        try:
-            hits, site_weak = Site(location, encoder=args.encoder, fusion=args.fusion).search(query, args.k)
-        except DocsError as exc:
-            print(clean(f"[sphinx-rag] not searched: {str(exc).removeprefix('[sphinx-rag] ')}"), file=sys.stderr)
+    for answer in search_sites(sites, lambda site: site.search(query, args.k)):
+        if isinstance(answer, DocsError):
+            print(clean(f"[sphinx-rag] not searched: {str(answer).removeprefix('[sphinx-rag] ')}"), file=sys.stderr)
             failed += 1
             continue
+        hits, site_weak = answer
         rankings.append(hits)
         weak.append(site_weak)
     if failed == len(args.build_dir):
         return 2
     merged = [hit for _, hit in merge_ranked(rankings, key=lambda h: (h.url, h.result.id), k=args.k)]
-    note = f"No good match for {query!r}. The nearest results:" if merged and merged_weak(weak) else ""
+    note = f"No good match for {_echo(query)}. The nearest results:" if merged and merged_weak(weak) else ""
     if args.json:  # exact: JSON escapes control characters itself
         if note:
             print(f"[sphinx-rag] {note}", file=sys.stderr)
@@ -427,6 +449,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fusion", choices=FUSIONS, help="override the site's fusion method: rrf (keyword and "
                    "semantic rankings fused), bm25 (keyword only) or dense (semantic only)")
     p.add_argument("--encoder", choices=ENCODERS, help=ENCODER_HELP)
+    p.add_argument("--timeout", type=float, metavar="SECONDS", help="the most a published site may take, all its "
+                   "requests together (default 30); a site slower than that is one line, the others answer")
     p.set_defaults(func=_search)
 
     help_ = "answer a question with a local LLM from the site's search results"
@@ -515,7 +539,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cache-dir", metavar="DIR", default=None, help="where fetched index files are kept "
                    "(default $SPHINX_RAG_CACHE/remote, else ~/.cache/sphinx-rag/remote)")
     p.add_argument("--offline", action="store_true", help="answer from the cache only (no network)")
-    p.add_argument("--timeout", type=float, metavar="SECONDS", help="per request to a site (default 10)")
+    p.add_argument("--timeout", type=float, metavar="SECONDS", help="the most one tool call waits for a "
+                   "published site, all its requests together (default 30; a site slower than that is reported, "
+                   "the others answer)")
     p.set_defaults(func=_mcp)
 
     help_ = "export a model to int8 ONNX (for CI caches)"

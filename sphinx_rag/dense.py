@@ -130,11 +130,16 @@ def cluster_map_shard(cluster_ids: np.ndarray) -> bytes:
     return struct.pack("<I", len(cluster_ids)) + cluster_ids.astype("<u2").tobytes()
 
 
-def read_cluster_map_shard(data: bytes) -> np.ndarray:
+def read_cluster_map_shard(data: bytes, n_clusters: int | None = None) -> np.ndarray:
+    """The cluster of each chunk of a cluster map shard (ValueError: a value not below
+    ``n_clusters``, when given)."""
     (count,) = struct.unpack_from("<I", data, 0)
     if len(data) != 4 + 2 * count:
         raise ValueError(f"cluster map shard of {len(data)} bytes, expected {4 + 2 * count}")
-    return np.frombuffer(data, dtype="<u2", count=count, offset=4).astype(np.int64)
+    out = np.frombuffer(data, dtype="<u2", count=count, offset=4).astype(np.int64)
+    if n_clusters is not None and count and int(out.max()) >= n_clusters:
+        raise ValueError(f"a cluster map naming cluster {int(out.max())} of {n_clusters}")
+    return out
 
 
 class Cluster:
@@ -144,13 +149,19 @@ class Cluster:
         self.ids, self.scales, self.vectors = ids, scales, vectors
 
 
-def read_cluster_shard(data: bytes, dim: int) -> Cluster:
+def read_cluster_shard(data: bytes, dim: int, n_chunks: int | None = None) -> Cluster:
+    """A cluster shard's chunk ids, scales and vectors (ValueError: not that many bytes, or,
+    ``n_chunks`` given, an id not below it)."""
     (count,) = struct.unpack_from("<I", data, 0)
+    if len(data) != 4 + 8 * count + count * dim:
+        raise ValueError(f"cluster shard of {len(data)} bytes, expected {4 + 8 * count + count * dim}")
     ids = np.frombuffer(data, dtype="<u4", count=count, offset=4).astype(np.int64)
     scales = np.frombuffer(data, dtype="<f4", count=count, offset=4 + 4 * count)
     vectors = np.frombuffer(data, dtype=np.int8, count=count * dim, offset=4 + 8 * count).reshape(count, dim)
-    if len(data) != 4 + 8 * count + count * dim:
-        raise ValueError(f"cluster shard of {len(data)} bytes, expected {4 + 8 * count + count * dim}")
+    if n_chunks is not None and count and int(ids.max()) >= n_chunks:
+        raise ValueError(f"a cluster shard naming chunk {int(ids.max())} of {n_chunks}")
+    if n_chunks is not None and not np.all(np.isfinite(scales)):
+        raise ValueError("a cluster shard with scales that are not numbers")
     return Cluster(ids, scales, vectors)
 
 
@@ -165,6 +176,8 @@ def _pack_centroids(q: np.ndarray, s: np.ndarray) -> bytes:
 
 def read_centroid_shard(data: bytes, dim: int) -> tuple[np.ndarray, np.ndarray]:
     (count,) = struct.unpack_from("<I", data, 0)
+    if len(data) != 4 + count * (4 + dim):
+        raise ValueError(f"centroid shard of {len(data)} bytes, expected {4 + count * (4 + dim)}")
     scales = np.frombuffer(data, dtype="<f4", count=count, offset=4)
     vectors = np.frombuffer(data, dtype=np.int8, count=count * dim, offset=4 + 4 * count).reshape(count, dim)
     return vectors, scales

@@ -3,19 +3,24 @@ object. Plain Python over ``retrieve.Searcher`` (no MCP here: ``mcp_server.py`` 
 these to agents), for one site or several.
 
 A site is a local HTML directory or the URL of a published site (``remote.py``: the
-manifest, then only the shards a query needs, verified and cached by hash). Every
-failure is a ``DocsError`` of one line (a site that is not a sphinx-rag site, another
-index format, a network failure on a shard that is not cached, a file that does not
-match its hash, a file too large): the caller reports it and goes on.
+manifest, then only the shards a query needs, verified and cached by hash, every record
+checked: ``index_checks.py``). Every failure is a ``DocsError`` of one line (a site that
+is not a sphinx-rag site, another index format, a network failure on a shard that is not
+cached, a file that does not match its hash, a file too large, a site too slow, a damaged
+index): the caller reports it and goes on. Several sites are searched at once, each call
+on a site bounded by its ``call_timeout``, so one slow or broken site never holds or
+spoils the others' results.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import unquote, urljoin, urlsplit
 
 from .assets import ASSET_DIR, IndexDamaged, IndexMissing, IndexReader, site_root_of
 from .keyword_scoring import keyword_scores, expand_tokens
@@ -23,14 +28,20 @@ from .chunk.display import display_text
 from .lexical import tokenize
 from .markdown import display_markdown, page_markdown, twin_name
 from .merge import RRF_K, merge_ranked, merged_weak
-from .remote import RemoteIndexReader, index_url, is_url
+from .remote import CALL_TIMEOUT, TIMEOUT, RemoteError, RemoteIndexReader, index_url, is_url
 from .retrieve import Result, Searcher, top_k
 
-__all__ = ["DocsError", "Site", "Library", "KINDS", "MAX_K", "RRF_K"]
+__all__ = ["DocsError", "Site", "Library", "KINDS", "MAX_K", "RRF_K", "echo", "search_sites"]
 
 KINDS = ("any", "api", "guide", "example")
 MAX_K = 20  # passages a search returns at most
 API_HITS = 40  # keyword hits read to find an API object by name
+ECHO_CHARS = 80  # of a query repeated in a message
+
+
+def echo(query: str, limit: int = ECHO_CHARS) -> str:
+    """A query as a message repeats it: quoted, cut to ``limit`` characters with "…"."""
+    return repr(query if len(query) <= limit else query[: limit - 1] + "\u2026")
 
 
 class DocsError(Exception):
@@ -53,8 +64,10 @@ class Site:
 
     ``encoder``: the query encoder (None: the site's own final tier, except that a site
     whose tier is the model falls back to its static encoder when onnxruntime is not
-    installed). ``cache_dir``, ``offline``, ``timeout``: see ``RemoteIndexReader``. ``fusion``:
-    the site's own unless given (``sphinx-rag search --fusion``).
+    installed). ``cache_dir``, ``offline``: see ``RemoteIndexReader``. ``timeout``: the
+    seconds one call on a remote site may take in all, every request in it
+    (``remote.CALL_TIMEOUT`` unless given; a single wait is at most ``remote.TIMEOUT``).
+    ``fusion``: the site's own unless given (``sphinx-rag search --fusion``).
     """
 
     def __init__(self, location: str, *, encoder: str | None = None, cache_dir=None, offline: bool = False,
@@ -63,7 +76,9 @@ class Site:
         self.remote = is_url(location)
         self.encoder = encoder
         self.fusion = fusion  # None: the site's own (sphinx_rag_fusion)
-        self.options = {"cache_dir": cache_dir, "offline": offline, **({"timeout": timeout} if timeout else {})}
+        self.call_timeout = float(timeout) if timeout else CALL_TIMEOUT
+        self.options = {"cache_dir": cache_dir, "offline": offline, "timeout": min(TIMEOUT, self.call_timeout),
+                        "call_timeout": self.call_timeout}
         self._searcher: Searcher | None = None
         self._lock = threading.Lock()
 
@@ -82,13 +97,15 @@ class Site:
             return url.startswith(Path(self.location).resolve().as_uri())
         return "://" not in url
 
-    def _open(self) -> Searcher:
+    def _open(self, deadline: float) -> Searcher:
         if self._searcher is None:
             if self.remote:
-                reader: IndexReader = RemoteIndexReader(self.location, **self.options)
+                reader: IndexReader = RemoteIndexReader(self.location, deadline=deadline, **self.options)
             else:
                 reader = IndexReader(Path(self.location))
             self._searcher = Searcher(reader, encoder=self._encoder_for(reader), fusion=self.fusion)
+        if isinstance(self._searcher.index, RemoteIndexReader):
+            self._searcher.index.begin_call(deadline)
         return self._searcher
 
     def _encoder_for(self, reader: IndexReader) -> str | None:
@@ -100,23 +117,42 @@ class Site:
         return tier
 
     def call(self, work):
-        """``work(searcher)`` under this site's lock, failures as one-line DocsErrors. A
-        remote site whose shard is gone (a new deploy) is opened again once."""
+        """``work(searcher)`` under this site's lock, within ``call_timeout`` seconds for a
+        remote site, every failure as a one-line DocsError (a site too slow says so; what
+        another site's index holds cannot raise anything else). A remote site whose shard
+        is gone (a new deploy) is opened again once, in the time left."""
         with self._lock:
+            deadline = time.monotonic() + self.call_timeout
             try:
-                return work(self._open())
-            except (IndexMissing, IndexDamaged, ValueError, OSError) as exc:
+                return work(self._open(deadline))
+            except DocsError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - a site's failure is a line, never the caller's
                 first = exc
-            if self.remote and self._searcher is not None and not self.options["offline"]:
+            if (self.remote and self._searcher is not None and not self.options["offline"] and not _slow(first)
+                    and isinstance(first, (IndexMissing, IndexDamaged)) and time.monotonic() < deadline):
                 old = self._searcher.manifest
                 self._searcher = None
                 try:
-                    searcher = self._open()
+                    searcher = self._open(deadline)
                     if searcher.manifest != old:
                         return work(searcher)
-                except (IndexMissing, IndexDamaged, ValueError, OSError) as exc:
-                    raise DocsError(_one_line(exc)) from None
-            raise DocsError(_one_line(first)) from None
+                except DocsError:
+                    raise
+                except Exception as exc:  # noqa: BLE001
+                    first = exc
+            raise DocsError(self._message(first, deadline)) from None
+
+    def _message(self, exc: BaseException, deadline: float) -> str:
+        if _slow(exc):
+            said = _one_line(exc).removeprefix("[sphinx-rag] ")
+            if time.monotonic() >= deadline - 0.5:  # the call's time ran out, not one wait
+                return f"[sphinx-rag] {self.location} did not answer within {self.call_timeout:g} s (slow): {said}"
+            return f"[sphinx-rag] {self.location} stopped answering (slow or unreachable): {said}"
+        if isinstance(exc, (IndexMissing, IndexDamaged)) or (isinstance(exc, (ValueError, OSError))
+                                                               and str(exc).startswith("[sphinx-rag]")):
+            return _one_line(exc)
+        return f"[sphinx-rag] {self.location}: its index is damaged ({type(exc).__name__}: {_one_line(exc)[:200]})"
 
     @property
     def fetched(self) -> dict:
@@ -147,7 +183,7 @@ class Site:
             vector = None if searcher.fusion == "bm25" else searcher.query_vector(query)
             depth = k if kind == "any" else min(4 * k, 50)  # a kind is filtered from a deeper ranking
             results, weak = searcher.search_with_match(query, k=depth, vector=vector)
-            results = [r for r in results if kind == "any" or r.kind == kind][:k]
+            results = [r for r in results if r.url and (kind == "any" or r.kind == kind)][:k]  # "": dropped
             root = self.root_url(searcher)
             return [Hit(r, self, urljoin(root, r.url)) for r in results], weak and bool(results)
 
@@ -159,7 +195,9 @@ class Site:
             rel = self.relative(searcher, url)
             if rel is None:
                 return None
-            rel = rel.partition("#")[0]
+            rel = rel.partition("#")[0].partition("?")[0]
+            if not _inside(rel):
+                raise DocsError(f"[sphinx-rag] {url[:200]} is not a page of {self.location}")
             page = rel[: -len(".md")] if rel.endswith(".md") else rel
             root = self.root_url(searcher)
             return urljoin(root, page), self._page_markdown(searcher, page)
@@ -178,11 +216,11 @@ class Site:
                 raise DocsError(f"[sphinx-rag] {page or '/'} is not an indexed page of {self.location} "
                                 "(search_docs gives the URLs of its pages)")
             if isinstance(index, RemoteIndexReader):
-                return index.site_file(name, entry[0], entry[1]).decode("utf-8")
-            try:
-                return (site_root_of(index.root) / name).read_text(encoding="utf-8")
-            except (OSError, TypeError):
-                pass  # a copy of the index without its site: built from the text shards
+                return index.site_file(name, entry[0], entry[1]).decode("utf-8", errors="replace")
+            data = _local_site_file(index, name, entry)
+            if data is not None:
+                return data.decode("utf-8", errors="replace")
+            # a copy of the index without its site: built from the text shards
         records = _page_records(index, page)
         if not records:
             raise DocsError(f"[sphinx-rag] {page or '/'} is not an indexed page of {self.location} "
@@ -221,6 +259,51 @@ class Site:
             return owner, page_markdown(records), urljoin(root, records[0]["url"]), members
 
         return self.call(work)
+
+
+def _slow(exc: BaseException) -> bool:
+    return isinstance(exc, RemoteError) and exc.slow
+
+
+def _inside(rel: str) -> bool:
+    """A path relative to a site root that stays in it (no ``..``, also encoded; not absolute)."""
+    path = unquote(rel)
+    return not path.startswith(("/", "\\")) and "\\" not in path and ".." not in path.split("/")
+
+
+def _local_site_file(index: IndexReader, name: str, entry: list) -> bytes | None:
+    """An agents' file of a local site, only inside its root and matching the size and hash
+    its listing gives (DocsError if not); None: the index has no site around it."""
+    import hashlib
+
+    root = site_root_of(index.root)
+    if root is None:
+        return None
+    path = (root / name).resolve()
+    if not path.is_relative_to(root.resolve()):
+        raise DocsError(f"[sphinx-rag] {name[:80]} is not in the site {root}: refused")
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if len(data) != entry[0] or hashlib.sha256(data).hexdigest()[:16] != entry[1]:
+        raise DocsError(f"[sphinx-rag] {path} does not match its hash in the index: refused (rebuild the docs)")
+    return data
+
+
+def search_sites(sites: list[Site], run) -> list:
+    """``run(site)`` for each site at once (each bounded by its own call timeout): the
+    results in the sites' order, a DocsError in place of a site that failed."""
+    def one(site):
+        try:
+            return run(site)
+        except DocsError as exc:
+            return exc
+
+    if len(sites) == 1:
+        return [one(sites[0])]
+    with ThreadPoolExecutor(max_workers=min(8, len(sites))) as pool:
+        return list(pool.map(one, sites))
 
 
 def _anchor(record: dict) -> str:
@@ -307,12 +390,11 @@ class Library:
         k = max(1, min(int(k), MAX_K))
         rankings: list[list[Hit]] = []
         weak, failures = [], []
-        for site in self.sites:
-            try:
-                hits, site_weak = site.search(query, k, kind)
-            except DocsError as exc:
-                failures.append(str(exc))
+        for answer in search_sites(self.sites, lambda site: site.search(query, k, kind)):
+            if isinstance(answer, DocsError):
+                failures.append(str(answer))
                 continue
+            hits, site_weak = answer
             rankings.append(hits)
             weak.append(site_weak)
         if failures and len(failures) == len(self.sites):
@@ -320,9 +402,9 @@ class Library:
         ranked = [hit for _, hit in merge_ranked(rankings, key=lambda h: (h.url, h.result.id), k=k)]
         lines = []
         if not ranked:
-            lines.append(f"No results for {query!r}.")
+            lines.append(f"No results for {echo(query)}.")
         elif merged_weak(weak):
-            lines.append(f"No good match for {query!r}: these are only the nearest passages.")
+            lines.append(f"No good match for {echo(query)}: these are only the nearest passages.")
         lines += [f"Not searched: {f}" for f in failures]
         for rank, hit in enumerate(ranked, start=1):
             r = hit.result
@@ -356,13 +438,10 @@ class Library:
         if not name:
             raise DocsError("[sphinx-rag] give an API name, e.g. DummyClassifier or mlkit.dummy.DummyClassifier.fit")
         found, failures = [], []
-        for site in self.sites:
-            try:
-                answer = site.lookup_api(name)
-            except DocsError as exc:
-                failures.append(str(exc))
-                continue
-            if answer is not None:
+        for site, answer in zip(self.sites, search_sites(self.sites, lambda site: site.lookup_api(name))):
+            if isinstance(answer, DocsError):
+                failures.append(str(answer))
+            elif answer is not None:
                 found.append((site, answer))
         if not found:
             if failures:

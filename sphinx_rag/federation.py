@@ -15,7 +15,8 @@ build did not rewrite included).
   "enabled": True}}``, taken as given (no network at build time);
 - ``True``: every ``intersphinx_mapping`` entry that publishes a sphinx-rag index that a
   browser may read from another origin, checked once per build (``check_site``: a
-  request each, in parallel, ``CHECK_TIMEOUT`` seconds, one line of output each).
+  request each, in parallel, ``CHECK_TIMEOUT`` seconds in all each, redirects within the
+  site's origin only, the manifest checked as a reader checks it; one line of output each).
 """
 
 from __future__ import annotations
@@ -91,48 +92,49 @@ def intersphinx_sites(mapping) -> list[tuple[str, str]]:
 
 def check_site(name: str, url: str, *, origin: str, timeout: float = CHECK_TIMEOUT) -> tuple[dict | None, str]:
     """Whether a browser at ``origin`` can search the site at ``url``: its manifest.json is
-    there, in the format this sphinx-rag writes, and sent with Access-Control-Allow-Origin.
-    Returns (the entry, or None) and one line saying what was found."""
-    import urllib.error
-    import urllib.request
+    there, in the format this sphinx-rag writes, well-formed (``index_checks``), and sent
+    with Access-Control-Allow-Origin. One guarded request (``remote.fetch_response``: within
+    ``timeout`` seconds in all, no redirect to another origin). Returns (the entry, or None)
+    and one line saying what was found."""
+    import time
 
-    from .remote import MAX_MANIFEST_BYTES, RemoteError
+    from .index_checks import manifest_problem
+    from .remote import MAX_MANIFEST_BYTES, RemoteError, fetch_response
 
     try:
         root = site_root(url)
     except RemoteError as exc:
         return None, f"{name} ({url}): {exc}: left out"
     manifest_url = root + ASSET_DIR.as_posix() + "/manifest.json"
-    request = urllib.request.Request(manifest_url, headers={"User-Agent": "sphinx-rag", "Origin": origin,
-                                                            "Accept-Encoding": "identity"})
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            data = response.read(MAX_MANIFEST_BYTES + 1)
-            allowed = response.headers.get("Access-Control-Allow-Origin", "")
-    except urllib.error.HTTPError as exc:
-        why = "no sphinx-rag index" if exc.code == 404 else "the site answered"
-        return None, f"{name} ({root}): {why} (HTTP {exc.code} for {manifest_url}): left out"
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        reason = getattr(exc, "reason", None) or exc
-        if isinstance(reason, TimeoutError) or isinstance(exc, TimeoutError):
-            reason = f"no answer within {timeout:g} s"
-        return None, f"{name} ({root}): cannot fetch {manifest_url} ({reason}): left out"
+        response = fetch_response(manifest_url, max_bytes=MAX_MANIFEST_BYTES, timeout=timeout,
+                                  deadline=time.monotonic() + timeout, headers={"Origin": origin})
+    except RemoteError as exc:
+        if exc.status is not None:
+            why = "no sphinx-rag index" if exc.status == 404 else "the site answered"
+            return None, f"{name} ({root}): {why} (HTTP {exc.status} for {manifest_url}): left out"
+        if exc.slow:
+            return None, f"{name} ({root}): no complete answer within {timeout:g} s for {manifest_url}: left out"
+        return None, f"{name} ({root}): {str(exc).removeprefix('[sphinx-rag] ')}: left out"
+    allowed = response.headers.get("Access-Control-Allow-Origin", "") or ""
     try:
-        manifest = json.loads(data) if len(data) <= MAX_MANIFEST_BYTES else None
+        manifest = json.loads(response.data)
     except ValueError:
         manifest = None
     if not isinstance(manifest, dict) or "format_version" not in manifest:
         return None, f"{name} ({root}): {manifest_url} is not a sphinx-rag manifest: left out"
     if manifest["format_version"] != FORMAT_VERSION:
-        return None, (f"{name} ({root}): its index is in format {manifest['format_version']!r}, this sphinx-rag "
-                      f"writes and reads {FORMAT_VERSION}: left out")
+        return None, (f"{name} ({root}): its index is in format {repr(manifest['format_version'])[:20]}, this "
+                      f"sphinx-rag writes and reads {FORMAT_VERSION}: left out")
+    problem = manifest_problem(manifest)
+    if problem:
+        return None, f"{name} ({root}): its manifest {problem}: left out"
     if allowed.strip() not in ("*", origin):
         return None, (f"{name} ({root}): its server does not let other sites' pages read it (no "
                       f"Access-Control-Allow-Origin for {origin}), so readers' browsers would refuse it: left out")
-    chunks = (manifest.get("counts") or {}).get("chunks")
-    size = f"{chunks:,} chunks" if isinstance(chunks, int) else "a sphinx-rag index"
+    chunks = manifest["counts"]["chunks"]
     return ({"name": name, "url": root, "enabled": False},
-            f"{name} ({root}): {size}, federated (readers turn it on in the search dialog)")
+            f"{name} ({root}): {chunks:,} chunks, federated (readers turn it on in the search dialog)")
 
 
 def resolve(value, intersphinx_mapping, *, origin: str, note, timeout: float = CHECK_TIMEOUT) -> list[dict]:

@@ -176,29 +176,56 @@ def _stored_heads(index: BM25Index, head: int) -> list[tuple[np.ndarray, np.ndar
             for t, (lo, hi) in enumerate(zip(starts.tolist(), ends.tolist()))]
 
 
-def read_term_shard(payload: bytes) -> dict[str, Postings]:
+def read_term_shard(payload: bytes, n_chunks: int | None = None) -> dict[str, Postings]:
+    """The postings of a term shard. ``n_chunks``: the index's chunk count, which every
+    chunk id must be below (a reader of another site's index gives it: ValueError else)."""
     header, body = unpack(payload)
-    total = sum(header["count"])
+    if not isinstance(header, dict):
+        raise ValueError("a term shard without its header")
+    terms, dfs, counts, scales = (header.get(k) for k in ("terms", "df", "count", "scale"))
+    tails = header.get("tails", [])
+    if not (_list_of(terms, str) and _list_of(dfs, int) and _list_of(counts, int) and _list_of(scales, (int, float))
+            and len(terms) == len(dfs) == len(counts) == len(scales) and isinstance(tails, list)
+            and all(c >= 0 for c in counts) and all(d >= 0 for d in dfs)):
+        raise ValueError("a term shard whose header is not terms, df, count and scale of equal length")
+    total = sum(counts)
+    if total > len(body):  # a varint and an impact byte each, at least
+        raise ValueError(f"a term shard promising {total:,} postings in {len(body):,} bytes")
+    for t in tails:
+        if not (_list_of(t, (int, float)) and len(t) >= 3 and isinstance(t[0], int) and isinstance(t[1], int)
+                and 0 <= t[0] < len(terms) and 0 <= t[1] <= len(body) * 8 and len(t) - 2 <= 256):
+            raise ValueError("a term shard with a tail that is not [position, count, levels...]")
+    if sum(t[1] for t in tails) > len(body):
+        raise ValueError("a term shard whose tails hold more postings than its bytes")
     gaps, offset = read_varints(body, total)
     q = np.frombuffer(body, dtype=np.uint8, count=total, offset=offset).astype(np.float64)
     out, start = {}, 0
-    for term, df, count, scale in zip(header["terms"], header["df"], header["count"], header["scale"]):
+    for term, df, count, scale in zip(terms, dfs, counts, scales):
         docs = np.cumsum(np.asarray(gaps[start:start + count], dtype=np.int64))
         out[term] = Postings(term, df, docs, q[start:start + count] * scale)
         start += count
-    tails = header.get("tails", [])
     tail_gaps, offset = read_varints(body, sum(t[1] for t in tails), offset + total)
     start = 0
     for position, count, *values in tails:
         codes, offset = unpack_codes(body, offset, count, code_bits(len(values)))
         tail_docs = np.cumsum(np.asarray(tail_gaps[start:start + count], dtype=np.int64))
         start += count
-        postings = out[header["terms"][position]]
+        postings = out[terms[position]]
         docs = np.concatenate([postings.docs, tail_docs])
         order = np.argsort(docs, kind="stable")
         impacts = np.concatenate([postings.impacts, np.asarray(values, dtype=np.float64)[codes]])
         out[postings.term] = Postings(postings.term, postings.df, docs[order], impacts[order])
+    if n_chunks is not None:
+        for postings in out.values():
+            if len(postings.docs) and not (0 <= int(postings.docs[0]) and int(postings.docs[-1]) < n_chunks):
+                raise ValueError(f"a term shard naming chunks outside 0..{n_chunks - 1}")
+            if not np.all(np.isfinite(postings.impacts)):
+                raise ValueError("a term shard with impacts that are not numbers")
     return out
+
+
+def _list_of(value, types) -> bool:
+    return isinstance(value, list) and all(isinstance(v, types) and not isinstance(v, bool) for v in value)
 
 
 def term_length(term: str) -> int:
@@ -222,7 +249,10 @@ def near_shards(index: BM25Index, shard_terms: int) -> list[tuple[int, int, byte
 
 def read_near_shard(payload: bytes) -> list[tuple[str, int]]:
     data = json.loads(payload.decode("utf-8"))
-    return list(zip(data["terms"], data["df"]))
+    terms, dfs = (data.get("terms"), data.get("df")) if isinstance(data, dict) else (None, None)
+    if not (_list_of(terms, str) and _list_of(dfs, int) and len(terms) == len(dfs)):
+        raise ValueError("a near shard that is not terms and df of equal length")
+    return list(zip(terms, dfs))
 
 
 def near_lengths(term: str) -> tuple[int, int] | None:

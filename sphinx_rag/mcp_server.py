@@ -5,8 +5,10 @@ and then only the shards a query needs, verified and cached on disk by hash, so 
 runs on the docs' side but a static file server, and a second session (or a site gone
 offline) answers from the cache. Built on the official MCP Python SDK (PyPI ``mcp``,
 the ``sphinx-rag[mcp]`` extra): stdio by default, streamable HTTP on localhost with
-``--http HOST:PORT``. A failing call is a one-line tool error (``isError``); the server
-goes on.
+``--http HOST:PORT``. A failing call is a one-line tool error (``isError``), arguments
+of the wrong type or range included (in the tool's words, not the SDK's validation
+dump); the server goes on. A call on a remote site takes at most ``--timeout`` seconds
+(``remote.CALL_TIMEOUT`` by default), several sites at once.
 """
 
 from __future__ import annotations
@@ -16,10 +18,10 @@ from typing import Annotated, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from . import __version__
-from .docs_tools import MAX_K, DocsError, Library, Site
+from .docs_tools import KINDS, MAX_K, DocsError, Library, Site
 
 __all__ = ["build_server", "serve", "INSTRUCTIONS", "parse_http"]
 
@@ -50,11 +52,50 @@ the names of its methods. Use it when you know the name and need its exact refer
 when you know only what it does."""
 
 
+#: What each argument must be, in the tools' words (an argument that fails the schema).
+ARGUMENT_HELP = {
+    "query": "query must be text: words, a question or an error message",
+    "k": f"k (how many passages) must be a whole number from 1 to {MAX_K}",
+    "kind": f"kind must be one of {', '.join(KINDS)}",
+    "url": "url must be a page URL as search_docs gives it",
+    "name": "name must be an API object's name, e.g. DummyClassifier.fit",
+}
+
+
+class _Server(MCPServer):
+    """``MCPServer`` whose argument errors are one line naming each bad argument and what
+    it must be (the SDK reports pydantic's multi-line dump)."""
+
+    async def call_tool(self, name, arguments, context=None):
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if not isinstance(exc.__cause__, ValidationError):
+                raise
+            raise ToolError(argument_error(name, exc.__cause__, arguments)) from None
+
+
+def argument_error(tool: str, error: ValidationError, arguments) -> str:
+    """One line for the arguments of ``tool`` that failed validation."""
+    parts = []
+    for problem in error.errors():
+        field = str(problem["loc"][0]) if problem.get("loc") else ""
+        if problem.get("type") == "missing":
+            text = f"{field} is missing: {ARGUMENT_HELP.get(field, 'give it')}"
+        else:
+            given = arguments.get(field) if isinstance(arguments, dict) else None
+            shown = repr(given) if len(repr(given)) <= 40 else repr(given)[:39] + "\u2026"
+            text = f"{ARGUMENT_HELP.get(field, field + ' is not valid')} (got {shown})"
+        if text not in parts:
+            parts.append(text)
+    return f"[sphinx-rag] {tool}: " + "; ".join(parts)
+
+
 def build_server(library: Library) -> MCPServer:
     """The MCP server (``mcp.server.MCPServer``) with the three tools over ``library``."""
     sites = ", ".join(s.name for s in library.sites)
-    server = MCPServer(name="sphinx-rag", version=__version__, instructions=INSTRUCTIONS.format(sites=sites),
-                       log_level="WARNING")
+    server = _Server(name="sphinx-rag", version=__version__, instructions=INSTRUCTIONS.format(sites=sites),
+                     log_level="WARNING")
 
     def tool_error(exc: DocsError) -> ToolError:
         return ToolError(" ".join(str(exc).split()))

@@ -32,14 +32,18 @@ import json
 import os
 import re
 import struct
+import zlib
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-__all__ = ["HASH_CHARS", "ShardError", "script_shard", "script_shards", "read_script_shard", "binary_shard",
-           "shard_hash", "dumps", "pack", "unpack", "varints", "read_varints"]
+__all__ = ["HASH_CHARS", "MAX_PAYLOAD_BYTES", "ShardError", "script_shard", "script_shards", "read_script_shard",
+           "check_script_shard", "gunzip", "binary_shard", "shard_hash", "dumps", "pack", "unpack", "varints", "read_varints"]
 
 HASH_CHARS = 16
+#: The most a script shard may decompress to unless its reader says less (``assets.IndexReader``
+#: sizes each kind from the manifest): the hash proves the gzip stream, not that it is small.
+MAX_PAYLOAD_BYTES = 64 << 20
 REGISTER = "sphinxRagShard"  # the global a file:// page defines before loading shards
 _SCRIPT = re.compile(r'^sphinxRagShard\("([a-z]+-[0-9a-f]{16})","([A-Za-z0-9+/=]*)"\);\n?$')
 
@@ -72,15 +76,48 @@ def script_shards(kind: str, payloads: list[bytes]) -> list[tuple[str, bytes]]:
         return list(pool.map(lambda payload: script_shard(kind, payload), payloads, chunksize=16))
 
 
-def read_script_shard(file_name: str, data: bytes) -> bytes:
-    """The verified payload of a script shard file."""
+def check_script_shard(file_name: str, data: bytes) -> bytes:
+    """The gzip stream of a script shard file, verified against the hash in its name (not
+    decompressed: a reader decompresses it with its own cap, ``read_script_shard``)."""
     match = _SCRIPT.match(data.decode("ascii", errors="replace"))
     if not match or f"{match.group(1)}.js" != file_name:
         raise ShardError(f"{file_name} is not a sphinx-rag shard (truncated or replaced)")
-    stream = base64.b64decode(match.group(2))
+    try:
+        stream = base64.b64decode(match.group(2), validate=True)
+    except ValueError:
+        raise ShardError(f"{file_name} is not a sphinx-rag shard (its base64 is damaged)") from None
     if f"{match.group(1).split('-')[0]}-{shard_hash(stream)}" != match.group(1):
         raise ShardError(f"{file_name} does not match its hash (corrupted)")
-    return gzip.decompress(stream)
+    return stream
+
+
+def read_script_shard(file_name: str, data: bytes, max_bytes: int = MAX_PAYLOAD_BYTES) -> bytes:
+    """The verified payload of a script shard file, at most ``max_bytes`` (ShardError beyond:
+    a small stream that inflates to gigabytes is refused after ``max_bytes``, not held)."""
+    return gunzip(check_script_shard(file_name, data), max_bytes, file_name)
+
+
+def gunzip(stream: bytes, max_bytes: int, what: str = "a gzip stream") -> bytes:
+    """``gzip.decompress`` that stops at ``max_bytes`` of output (ShardError)."""
+    out, size, rest = [], 0, stream
+    while rest:
+        inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        try:
+            chunk = inflater.decompress(rest, max_bytes + 1 - size)
+            while True:
+                out.append(chunk)
+                size += len(chunk)
+                if size > max_bytes:
+                    raise ShardError(f"{what} inflates to more than {max_bytes:,} bytes: refused")
+                if inflater.eof or not inflater.unconsumed_tail:
+                    break
+                chunk = inflater.decompress(inflater.unconsumed_tail, max_bytes + 1 - size)
+        except zlib.error as exc:
+            raise ShardError(f"{what} is not a gzip stream ({exc})") from None
+        if not inflater.eof:
+            raise ShardError(f"{what} is truncated")
+        rest = inflater.unused_data  # another gzip member (gzip.decompress reads them all)
+    return b"".join(out)
 
 
 def binary_shard(kind: str, data: bytes) -> str:

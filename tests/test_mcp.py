@@ -191,3 +191,48 @@ def test_several_sites_are_merged_and_named(demo_html, static_site, tmp_path):
             assert not error and f"(site: {static_site})" in page
 
     _run(main())
+
+
+def test_mcp_argument_errors_are_one_line_in_the_tools_words(demo_html, tmp_path):
+    cases = [("search_docs", {"query": QUERY, "k": 0}, "k (how many passages) must be a whole number from 1 to 20 (got 0)"),
+             ("search_docs", {"query": QUERY, "k": "many"}, "must be a whole number from 1 to 20 (got 'many')"),
+             ("search_docs", {"query": QUERY, "kind": "tutorial"}, "kind must be one of any, api, guide, example"),
+             ("search_docs", {}, "query is missing"),
+             ("search_docs", {"query": ["a", "b"], "k": 99}, "query must be text"),
+             ("read_page", {"url": 3}, "url must be a page URL"),
+             ("lookup_api", {}, "name is missing")]
+
+    async def main():
+        async with _session(demo_html, cache=tmp_path / "cache", options=("--encoder", "static")) as session:
+            for tool, arguments, words in cases:
+                error, text = await _call(session, tool, **arguments)
+                assert error and words in text, (tool, arguments, text)
+                assert "\n" not in text and "validation error" not in text and "pydantic" not in text, text
+                assert text.count("[sphinx-rag]") == 1
+            assert (await _call(session, "search_docs", query=QUERY, k=3))[0] is False  # still answers
+
+    _run(main())
+
+
+def test_mcp_a_slow_site_costs_its_timeout_and_a_line(demo_html, tmp_path):
+    """A site that sends a byte a second: the call ends at --timeout (+2 s at most), with
+    this site's results and one line naming the slow site as slow, not damaged."""
+    import time
+
+    from test_hostile_sites import Stall
+
+    async def main(url: str):
+        async with _session(demo_html, url, cache=tmp_path / "cache",
+                            options=("--timeout", "3", "--encoder", "static")) as session:
+            alone_error, _ = await _call(session, "lookup_api", name="DummyClassifier")
+            started = time.monotonic()
+            error, text = await _call(session, "search_docs", query=QUERY, k=5)
+            elapsed = time.monotonic() - started
+            assert not error and not alone_error
+            lines = [line for line in text.splitlines() if line.startswith("Not searched: ")]
+            assert len(lines) == 1 and "did not answer within 3 s" in lines[0] and "damaged" not in lines[0]
+            assert {site for site in re.findall(r"\| Site: (.+)$", text, re.M)} == {str(demo_html)}
+            assert elapsed < 3 + 2, elapsed
+
+    with StaticServer(tmp_path, Stall) as server:
+        _run(main(server.url))

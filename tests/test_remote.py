@@ -70,8 +70,8 @@ def test_remote_errors_are_one_line(demo_html, tmp_path):
         with pytest.raises(IndexDamaged, match="format 99"):
             RemoteIndexReader(server.url + "site/", cache_dir=False)
         manifest_path.write_text(json.dumps({**manifest, "dir": "../../../etc/passwd"}))
-        with pytest.raises(IndexDamaged, match="not a shard name"):
-            RemoteIndexReader(server.url + "site/", cache_dir=False).directory  # noqa: B018
+        with pytest.raises(IndexDamaged, match="names no directory shard"):
+            RemoteIndexReader(server.url + "site/", cache_dir=False)
         manifest_path.write_bytes(b" " * (5 << 20))
         with pytest.raises(RemoteError, match="too large"):
             RemoteIndexReader(server.url + "site/", cache_dir=False)
@@ -86,7 +86,7 @@ def test_redirect_to_another_host_is_refused(tmp_path):
             self.send_header("Location", "http://localhost:9/elsewhere/manifest.json")
             self.end_headers()
 
-    with StaticServer(tmp_path, Redirect) as server, pytest.raises(RemoteError, match="another host"):
+    with StaticServer(tmp_path, Redirect) as server, pytest.raises(RemoteError, match="another origin"):
         RemoteIndexReader(server.url, cache_dir=False)
 
 
@@ -125,7 +125,7 @@ def test_fetch_is_bounded_and_a_short_body_is_no_file(tmp_path):
 
     with StaticServer(tmp_path, Trickle) as server:
         started = time.monotonic()
-        with pytest.raises(RemoteError, match="out of the time allowed"):
+        with pytest.raises(RemoteError, match="too slow"):
             fetch(server.url + "slow", timeout=5, deadline=time.monotonic() + 2)
         assert time.monotonic() - started < 30
         with pytest.raises(RemoteError, match="closed after 500 of 1,000 bytes"):
