@@ -18,7 +18,9 @@ command -v chromium >/dev/null 2>&1 || apt_install chromium
 command -v npm >/dev/null 2>&1 || apt_install nodejs npm
 
 # 2. The virtual environment: torch pinned first (exact CPU build; anything looser pulls
-#    a CUDA build), then sphinx-rag with the model-export and test extras.
+#    a CUDA build) and the release tools; the default model's package built from them
+#    (the release step: export + query table, cached after the first run); then
+#    sphinx-rag with the model-export and test extras, its model package from dist/.
 PYTHON3=$(command -v python3 || true)
 [ -n "$PYTHON3" ] || { apt_install python3 python3-venv; PYTHON3=$(command -v python3); }
 if [ ! -x .venv/bin/python ]; then
@@ -26,17 +28,20 @@ if [ ! -x .venv/bin/python ]; then
     "$PYTHON3" -m venv .venv 2>/dev/null || { apt_install python3-venv; "$PYTHON3" -m venv .venv; }
 fi
 PY=.venv/bin/python
-echo "[setup] installing torch==2.13.0 (CPU) and sphinx-rag[export,dev] into .venv/"
+echo "[setup] installing torch==2.13.0 (CPU) and the release tools into .venv/"
 $PY -m pip install -q "torch==2.13.0"
-$PY -m pip install -q -e ".[export,dev]"
+$PY -m pip install -q -r model_package/requirements-release.txt
+echo "[setup] building the default model's package (sphinx-rag-minilm: export, query table) into dist/"
+$PY scripts/build_model_package.py dist
+echo "[setup] installing sphinx-rag[export,dev] into .venv/"
+$PY -m pip install -q --find-links dist -e ".[export,dev]"
 
 # 3. The browser client: onnxruntime-web + esbuild from npm, bundled into the package.
 echo "[setup] building the browser client (js/ -> sphinx_rag/static/sphinx_rag/)"
 (cd js && npm ci --no-audit --no-fund --loglevel=error && npm run build --silent)
 
-# 4. Export the embedding model once (cached under ~/.cache/sphinx-rag) and build the demo,
-#    showing Sphinx's progress (the first build exports the model and embeds every chunk).
-echo "[setup] building the demo docs (the first build exports the model and embeds every chunk)"
+# 4. Build the demo, showing Sphinx's progress (the first build embeds every chunk).
+echo "[setup] building the demo docs (the first build embeds every chunk)"
 $PY -m sphinx -b html demo_docs demo_docs/_build/html
 
 echo

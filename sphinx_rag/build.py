@@ -44,7 +44,7 @@ def write_index(chunks: list[Chunk], *, urls: dict[str, str], out_dir: Path, mod
                 keyword_script: bool = True, changed_chunks: int | None = None, work_dir: Path | None = None,
                 carried: Carried | None = None, inputs: str | None = None, suggestions=("auto",),
                 note=None, llms: LlmsSite | None = None, warn=None, warm_start: str = "",
-                warm_model: str = "", ahead: EmbedAhead | None = None) -> dict:
+                ahead: EmbedAhead | None = None) -> dict:
     """Index the chunks (in the given order) and write the assets; returns the manifest.
 
     ``urls``: docname -> page URL (the builder's target URI). ``query_encoder``: "static"
@@ -65,8 +65,6 @@ def write_index(chunks: list[Chunk], *, urls: dict[str, str], out_dir: Path, mod
     (``markdown.py``), in the same publish (None: none). ``warm_start``: the URL of the
     published site, whose vectors and encoder a build without a previous index in
     ``out_dir`` reuses (``warm_start.py``); ``warn`` gets its one-line warnings.
-    ``warm_model``: what the warm start's report says of the model, when the build took
-    the site's model instead of exporting one (``warm_start.PublishedModel.report``).
     """
     records = [c.to_record(urls[c.doc]) for c in chunks]
     agents, pages = site_files(records, llms) if llms is not None else (None, None)
@@ -74,7 +72,8 @@ def write_index(chunks: list[Chunk], *, urls: dict[str, str], out_dir: Path, mod
     tokens = [known[c.text] if c.text in known else document_tokens(c.text) for c in chunks]
     bm25 = build_index(tokens)
     vectors = scales = info = encoder = centroids = None
-    if embeddings and query_encoder != "model" and 0 < len(chunks) < static_encoder.MIN_CHUNKS:  # skip the fit
+    if (embeddings and query_encoder != "model" and 0 < len(chunks) < static_encoder.MIN_CHUNKS
+            and query_table(model_dir) is None):  # no fit, and no table to stand in for one
         if note is not None:
             note(_too_small(len(chunks), query_encoder, model_dir))
         embeddings = query_encoder != "static"  # no encoder and no model to ship: keyword search only
@@ -87,7 +86,9 @@ def write_index(chunks: list[Chunk], *, urls: dict[str, str], out_dir: Path, mod
             from .warm_start import load as load_warm_start
 
             warm = load_warm_start(warm_start, info, settings.get("chunker"), note=note or _quiet, warn=warn or _quiet,
-                                   fit=_fit_digest(info) if query_encoder != "model" else None)
+                                   fit=_fit_digest(info, model_dir) if query_encoder != "model" else None)
+            if warm is not None:
+                warm = _checked(warm, chunks, model_dir, threads, warn or _quiet)
         vectors, scales, reused = _chunk_vectors(chunks, model_dir, info, carried, warm, _stopped(ahead, note),
                                                  batch_size=batch_size, threads=threads, progress=progress, note=note)
         centroids = _kept_centroids(out_dir, previous, info, changed_chunks, len(chunks))
@@ -98,16 +99,13 @@ def write_index(chunks: list[Chunk], *, urls: dict[str, str], out_dir: Path, mod
                 previous_encoder, changed = warm.encoder or (None, {}), warm.changed([c.text for c in chunks])
             encoder = _query_encoder(chunks, vectors, scales, model_dir, info, previous_encoder,
                                      batch_size=batch_size, threads=threads, progress=encoder_progress, note=note,
-                                     changed_chunks=changed, say_kept=warm is None)
+                                     changed_chunks=changed, say_kept=warm is None, published=warm is not None)
             if encoder is None:
                 query_encoder = "model"
             else:
                 fitted = _encoder_outcome(encoder, previous_encoder, warm, changed)
         if warm is not None and note is not None:
-            note(warm.report(reused, len(chunks), fitted, warm_model))
-            warm_model = ""
-    if warm_model and note is not None:  # no vectors from the site (skipped, said so): the model still came from it
-        note(f"[sphinx-rag] warm start from {warm_start}: {warm_model}")
+            note(warm.report(reused, len(chunks), fitted))
     settings = {**settings, "query_encoder": query_encoder if vectors is not None else None}
     shards = dict(carried.shards) if carried is not None else {}
     previous_suggestions = _previous_manifest(out_dir).get("suggestions") or []
@@ -242,20 +240,28 @@ def _kept_centroids(out_dir: Path, previous: dict, info: dict, changed_chunks: i
 
 def _query_encoder(chunks, vectors, scales, model_dir: Path, info: dict, previous_encoder: tuple[bytes | None, dict],
                    *, batch_size, threads, progress, note, changed_chunks: int | None = None,
-                   say_kept: bool = True) -> tuple[bytes, dict] | None:
+                   say_kept: bool = True, published: bool = False) -> tuple[bytes, dict] | None:
     """The static encoder's asset and its manifest fields, or None (too few chunks).
 
     ``previous_encoder``: the previous index's encoder and manifest entry (this output
     directory's, or the published site's on a warm start). An unchanged corpus reuses it
     (same digest): the fit is deterministic, so it would give the same bytes. A build that
     changed few chunks since keeps it too (``REFIT_SHARE``), counting them in ``stale_chunks``
-    (``say_kept``: and says so; the warm start's report says it otherwise).
+    (``say_kept``: and says so; the warm start's report says it otherwise). ``published``:
+    it comes from another site, and is reused only if ``_trusted_encoder`` says so.
     """
     texts = [c.text for c in chunks]
     titles = [c.title for c in chunks]
-    fit = _fit_digest(info)
+    fit = _fit_digest(info, model_dir)
     digest = _digest(texts, titles, vectors, scales, fit)
     previous, entry = previous_encoder
+    if previous is not None and published and (entry.get("digest") == digest or entry.get("fit") == fit):
+        problem = _trusted_encoder(previous, texts, vectors, scales, model_dir, exact=entry.get("digest") == digest,
+                                   threads=threads)
+        if problem is not None:
+            if note is not None:
+                note(f"[sphinx-rag] the published static query encoder is not reused ({problem}): fitting it here")
+            previous, entry = None, {}
     if previous is not None and entry.get("digest") == digest:
         return previous, {"digest": digest, "fit": fit}
     stale = _stale_chunks(entry, changed_chunks, len(chunks))
@@ -275,17 +281,53 @@ def _query_encoder(chunks, vectors, scales, model_dir: Path, info: dict, previou
         return None
     data = encoder.to_bytes()
     if note is not None:
-        note(f"[sphinx-rag] static query encoder fitted in {time.perf_counter() - start:.1f} s "
-             f"({len(data) / 1e6:.2f} MB, {len(encoder.token_ids)} tokens, rank {encoder.rank})")
+        how = f"fitted in {time.perf_counter() - start:.1f} s"
+        if len(chunks) < static_encoder.MIN_CHUNKS:  # only a model with a query table gets here
+            how = (f"from the model's query table ({len(chunks)} chunks are too few to correct it, at least "
+                   f"{static_encoder.MIN_CHUNKS})")
+        note(f"[sphinx-rag] static query encoder {how} ({len(data) / 1e6:.2f} MB, {len(encoder.token_ids)} tokens, "
+             f"rank {encoder.rank})")
     return data, {"digest": digest, "fit": fit}
+
+
+def _trusted_encoder(data: bytes, texts: list[str], vectors: np.ndarray, scales: np.ndarray, model_dir: Path, *,
+                     exact: bool, threads) -> str | None:
+    """Why another site's encoder may not be reused here (None: it may): without this
+    model's query table there is nothing to check it against, so it is fitted again."""
+    table = query_table(model_dir)
+    if table is None:
+        return "this model has no query table to check it against"
+    tokenizer = load_tokenizer(model_dir)
+    special = [i for i in (tokenizer.token_to_id(t) for t in _SPECIAL_TOKENS) if i is not None]
+
+    def embed(queries: list[str]) -> np.ndarray:
+        q, s = embed_cached(queries, model_dir, threads=threads)
+        return q.astype(np.float32) * s[:, None]
+
+    return static_encoder.check_published(data, table, texts, vectors.astype(np.float32) * scales[:, None],
+                                          lambda batch: [e.ids for e in tokenizer.encode_batch(batch)], embed,
+                                          special, exact=exact)
+
+
+def _checked(warm, chunks: list[Chunk], model_dir: Path, threads, warn):
+    """The warm start, or None when its vectors fail ``warm_start.check_sample`` (one warning)."""
+    from .warm_start import check_sample
+
+    problem = check_sample(warm, [embedding_input(c) for c in chunks],
+                           lambda texts: embed_cached(texts, model_dir, threads=threads))
+    if problem is None:
+        return warm
+    warn(f"[sphinx-rag] warm start from {warm.url} refused: {problem}; building without it")
+    return None
 
 
 def fit_static_encoder(texts: list[str], titles: list[str], docs: np.ndarray, model_dir: Path, info: dict, *,
                        batch_size: int = 32, threads: int | None = None, progress: Progress | None = None,
                        note=None, **params) -> static_encoder.StaticEncoder:
     """Fit the static encoder on the chunks' texts and titles and their float vectors
-    ``docs``, with the model's tokenizer and its embeddings (cached) as the targets.
-    ``params`` go to ``train_encoder`` (the benchmarks vary them); raises TrainingTooSmall."""
+    ``docs``, with the model's tokenizer and its embeddings (cached) as the targets, and
+    the model's query table as the prior when it has one (``query_table``). ``params`` go
+    to ``train_encoder`` (the benchmarks vary them); raises TrainingTooSmall."""
     tokenizer = load_tokenizer(model_dir)
     vocab = (Path(model_dir) / "vocab.txt").read_bytes()
     special = [i for i in (tokenizer.token_to_id(t) for t in _SPECIAL_TOKENS) if i is not None]
@@ -302,16 +344,43 @@ def fit_static_encoder(texts: list[str], titles: list[str], docs: np.ndarray, mo
                             report=report)
         return q.astype(np.float32) * s[:, None]
 
+    params.setdefault("prior", query_table(model_dir))
     return train_encoder(texts, titles, docs, tokenize, embed, vocab, special,
                          max_seq_length=int(tokenizer.truncation["max_length"]),
                          lowercase=bool(info.get("do_lower_case", True)), note=note, **params)
 
 
-def _fit_digest(model_info) -> str:
-    """What an encoder's fit depends on besides the corpus: its parameters and the model."""
+_TABLES: dict[tuple, tuple] = {}
+
+
+def query_table(model_dir: Path):
+    """The model's general query table (``query_table.TABLE_FILE`` beside model.onnx), or
+    None: a model exported here has none, and its fit starts from nothing."""
+    from .query_table import TABLE_FILE, QueryTable
+
+    path = Path(model_dir) / TABLE_FILE
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    key = (str(path), stat.st_size, stat.st_mtime_ns)
+    if key not in _TABLES:
+        data = path.read_bytes()
+        _TABLES.clear()
+        _TABLES[key] = (QueryTable.from_bytes(data), hashlib.sha256(data).hexdigest()[:16])
+    return _TABLES[key][0]
+
+
+def _fit_digest(model_info, model_dir: Path | None = None) -> str:
+    """What an encoder's fit depends on besides the corpus: its parameters, the model, and
+    the query table it starts from (its hash)."""
     params = (static_encoder.SEED, static_encoder.SAMPLING, static_encoder.MAX_QUERIES, static_encoder.QUERIES_PER_CHUNK,
               static_encoder.RANK, static_encoder.RIDGE, static_encoder.CG_ITERATIONS, static_encoder.MAX_ROWS,
               static_encoder.FORMAT)
+    table = query_table(model_dir) if model_dir is not None else None
+    if table is not None:
+        params += ("prior", static_encoder.PRIOR_QUERIES_PER_CHUNK, static_encoder.PRIOR_RIDGE,
+                   next(v[1] for v in _TABLES.values()))
     return hashlib.sha256(repr((params, sorted(model_info.items()))).encode()).hexdigest()[:32]
 
 

@@ -39,19 +39,22 @@ class ExportUnavailable(RuntimeError):
 #: What an export imports (torch first: optimum imports it).
 EXPORT_MODULES = ("torch", "onnx", "transformers", "optimum.exporters.onnx")
 INSTALL_HINT = 'pip install torch==2.13.0, then pip install "sphinx-rag[export]"'
+EXTRA_HINT = 'pip install "sphinx-rag[export]"'
 
 
 def require_export_dependencies(model: str):
-    """Raise ExportUnavailable, one line naming what to install, unless every module an
-    export needs imports (a machine without the extra would stop deep inside the export)."""
+    """Raise ExportUnavailable, one line naming what to install (torch only when it is
+    what is missing), unless every module an export needs imports (a machine without
+    the extra would stop deep inside the export)."""
     for module in EXPORT_MODULES:
         try:
             importlib.import_module(module)
         except Exception as exc:  # noqa: BLE001 -- ImportError, or a broken install failing as it loads
             reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+            hint = INSTALL_HINT if module == "torch" else EXTRA_HINT
             raise ExportUnavailable(
-                f"[sphinx-rag] exporting the model {model_id_for_info(model)!r} to int8 ONNX needs torch and the "
-                f"export extra ({reason}): {INSTALL_HINT}") from None
+                f"[sphinx-rag] exporting the model {model_id_for_info(model)!r} to int8 ONNX needs the export extra "
+                f"({reason}): {hint}") from None
 
 
 @contextlib.contextmanager

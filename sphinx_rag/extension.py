@@ -114,13 +114,8 @@ class _State:
         self.pending = False  # the pending marker is written (pages are being written)
         self.interrupted = False  # a previous build stopped between its pages and its index
         self.federation: list[dict] = []  # the other sites the dialog searches (federation.py)
-        self.published_model = None  # warm_start.PublishedModel: the model from the published site
         self.ahead = None  # embed_ahead.EmbedAhead: chunks embedded while pages are read and written
         self.ahead_checked = False  # whether this build decided to embed ahead
-
-    def warm_model(self) -> str:
-        """What the warm start's report says of the model ("": it did not come from the site)."""
-        return self.published_model.report() if self.published_model is not None else ""
 
 
 def on_builder_inited(app):
@@ -158,32 +153,29 @@ def _require(modules: tuple[str, ...]):
 
 
 def _load_model(app, state):
-    """The exported model (or, keyword-only, its source) and the tokenizer that sizes chunks.
-    With a warm start, a model missing from the cache comes from the published site when
-    it is what an export here would give (``warm_start.PublishedModel``)."""
+    """The exported model (or, keyword-only, its tokenizer) and the tokenizer that sizes
+    chunks. The default model comes ready from its package (no export, no torch)."""
     cfg = app.config
-    site = _warm_start_url(cfg)
-    if site:
-        from .warm_start import PublishedModel
-
-        state.published_model = PublishedModel(site, note=logger.info, warn=_warn_warm_start)
     _require(BUILD_MODULES + (EMBEDDING_MODULES if cfg.sphinx_rag_embeddings else ()))
     from .embed import count_tokens, load_tokenizer
     from .model import cached_model_dir
-    from .model_source import read_sentence_transformers_config, resolve_model_source
+    from .model_source import (is_model_dir, packaged_model_dir, read_sentence_transformers_config,
+                               resolve_model_source)
 
     state.interrupted = _pending_marker(app).exists()
     if cfg.sphinx_rag_embeddings:
         cache = Path(cfg.sphinx_rag_model_cache).expanduser() if cfg.sphinx_rag_model_cache else None
         started = time.perf_counter()
-        state.model_dir = cached_model_dir(cfg.sphinx_rag_model, cache, announce=logger.info,
-                                           published=state.published_model)
-        if time.perf_counter() - started > 2 and not state.warm_model():
+        state.model_dir = cached_model_dir(cfg.sphinx_rag_model, cache, announce=logger.info)
+        if time.perf_counter() - started > 2:
             logger.info(f"[sphinx-rag] model exported to {state.model_dir}")
         max_len = int(assets.read_json(state.model_dir / "model_info.json")["max_seq_length"])
     else:  # keyword-only: the model's tokenizer still sizes chunks; no export, no torch
-        state.model_dir = resolve_model_source(cfg.sphinx_rag_model)
-        max_len = int(read_sentence_transformers_config(state.model_dir)["max_seq_length"])
+        state.model_dir = packaged_model_dir(cfg.sphinx_rag_model) or resolve_model_source(cfg.sphinx_rag_model)
+        if is_model_dir(state.model_dir):
+            max_len = int(assets.read_json(state.model_dir / "model_info.json")["max_seq_length"])
+        else:
+            max_len = int(read_sentence_transformers_config(state.model_dir)["max_seq_length"])
     tokenizer = load_tokenizer(state.model_dir, max_len)
     state.count = lambda text: count_tokens(tokenizer, text)
     state.budget = cfg.sphinx_rag_chunk_tokens or max_len
@@ -531,8 +523,10 @@ def _index_inputs(app, docnames: list[str]) -> str:
     cfg = app.config
     model = app.sphinx_rag.model_dir
     info = model / "model_info.json"
+    table = model / "query_table.bin"  # what the static encoder starts from (build.query_table)
     parts = {"docs": docnames, "config": {o.name: repr(cfg[o.name]) for o in CONFIG if o.name not in NOT_INPUTS},
-             "model": [str(model), info.read_text(encoding="utf-8") if info.is_file() else ""],
+             "model": [info.read_text(encoding="utf-8") if info.is_file() else str(model),
+                       hashlib.sha256(table.read_bytes()).hexdigest() if table.is_file() else ""],
              "builder": app.builder.name, "search_bar": wants_search_bar(app),
              "llms": repr(_llms_site(app)), "federation": app.sphinx_rag.federation,
              "versions": [__version__, CHUNKER_VERSION, assets.FORMAT_VERSION]}
@@ -567,7 +561,9 @@ def _warm_start_url(config) -> str:
 
 
 #: Config values that do not change the index (a build that changes only these keeps it).
-NOT_INPUTS = {"sphinx_rag_warm_start"}  # the warm start gives the index a cold build gives
+#: Values that do not change the index: the warm start gives the index a cold build gives,
+#: and where the model is cached does not change the model (its info and table are inputs).
+NOT_INPUTS = {"sphinx_rag_warm_start", "sphinx_rag_model_cache"}
 
 
 def page_url(app, docname: str) -> str:
@@ -614,7 +610,6 @@ def _write_index(app, chunks: list[Chunk], out_dir: Path, changed: int | None, i
         llms=_llms_site(app),
         warn=_warn_warm_start,
         warm_start=_warm_start_url(cfg),
-        warm_model=app.sphinx_rag.warm_model(),
         ahead=app.sphinx_rag.ahead,
     )
 

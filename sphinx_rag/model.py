@@ -3,9 +3,10 @@
 ``sphinx_rag_model`` is a Hugging Face id or a local directory (``model_source.py`` finds
 and describes it). ``cached_model_dir`` gives the exported int8 ONNX directory every build
 embeds with: a cache entry named by the model, its source weights and the export settings,
-filled once by the published site's model (the warm start) or by an export
+filled once from the default model's package (``sphinx-rag-minilm``: its files checked
+against the sha256 this version pins) or, for any other model, by an export
 (``export_model.py``, torch + optimum), and never importing torch on a cache hit. An
-already exported directory is used as it is.
+already exported directory is used as it is. The entry also holds the embedding cache.
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from .model_source import (EXPORT_SETTINGS, TOKENIZER_FILES, canonical_id, is_model_dir, model_id_for_info,
-                           model_info, read_json, resolve_model_source, sha256_file, source_sha256, write_model_info)
+from .model_source import (EXPORT_SETTINGS, PACKAGED_SHA256, canonical_id, is_model_dir, model_id_for_info,
+                           packaged_model_dir, read_json, resolve_model_source, source_sha256, write_model_info)
 
 __all__ = ["default_cache_dir", "cache_key", "cached_model_dir"]
 
@@ -31,35 +32,40 @@ def default_cache_dir() -> Path:
     return Path("~/.cache/sphinx-rag/models").expanduser()
 
 
-def cache_key(model: str, src: Path) -> str:
-    """Short hash naming the cache entry: model, source weights and export settings."""
+def cache_key(model: str, src: Path | None = None, *, sha256: str | None = None) -> str:
+    """Short hash naming the cache entry: model, source weights (``src``'s, or their
+    ``sha256`` as a model_info.json names them) and export settings."""
     p = Path(model).expanduser()
     ident = str(p.resolve()) if p.is_dir() else canonical_id(model)
-    payload = json.dumps({"model": ident, "source_sha256": source_sha256(src), **EXPORT_SETTINGS}, sort_keys=True)
+    payload = json.dumps({"model": ident, "source_sha256": sha256 or source_sha256(src), **EXPORT_SETTINGS},
+                         sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
 def cached_model_dir(model: str, cache_dir: str | os.PathLike | None = None, *,
-                     announce=lambda message: None, published=None) -> Path:
-    """Exported model directory for ``model``, exporting it once into the cache.
+                     announce=lambda message: None) -> Path:
+    """Exported model directory for ``model``, made once in the cache.
 
     ``model`` may itself be an exported directory (model.onnx + model_info.json): then it
-    is used directly. A cache hit never imports torch/optimum. ``announce`` is told
-    before an export starts (the longest step of a first build). ``published``: on a
-    cache miss, the published site's model is tried first (``warm_start.PublishedModel``:
-    called with the info a local export would write and a directory to fill; True when it
-    did): a CI runner with an empty cache then needs neither torch nor an export.
+    is used directly. The default model is copied from its package (verified against the
+    pinned sha256; the entry is the one an export of the same weights would fill); any
+    other model is exported (torch, optimum). A cache hit never imports torch/optimum.
+    ``announce`` is told before an export starts (the longest step of a first build).
     """
     if is_model_dir(model):
         return Path(model).expanduser().resolve()
-    src = resolve_model_source(model)
     root = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", model_id_for_info(model).split("/")[-1]).strip("-")
-    final = root / f"{slug or 'model'}-{cache_key(model, src)}"
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", model_id_for_info(model).split("/")[-1]).strip("-") or "model"
+    packaged = packaged_model_dir(model)
+    if packaged is not None:
+        final = root / f"{slug}-{cache_key(model, sha256=read_json(packaged / 'model_info.json')['source_sha256'])}"
+        if not _is_packaged_copy(final, packaged):
+            _install(final, lambda tmp: _copy_packaged(packaged, final, tmp))
+        return final
+    src = resolve_model_source(model)
+    final = root / f"{slug}-{cache_key(model, src)}"
     if is_model_dir(final):
         _complete_info(final)
-        return final
-    if published is not None and _install(final, lambda tmp: _from_site(model, src, tmp, published)):
         return final
     from .export_model import export_model, require_export_dependencies
 
@@ -93,21 +99,35 @@ def _install(final: Path, make) -> bool:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _from_site(model: str, src: Path, tmp: Path, published) -> bool:
-    """Fill ``tmp`` as an export of ``model`` would, with the published site's model.onnx:
-    the site's model must have the info a local export writes (model id, source weights'
-    hash, export settings: ``model_source.model_info``, no torch needed) and this
-    source's tokenizer files (``published`` checks both and fetches only what differs
-    from the source: the model, about 23 MB). The rest comes from the source, as in an export."""
-    info = model_info(model, src)
-    local = {name: sha256_file(src / name) for name in ("tokenizer.json", "vocab.txt") if (src / name).is_file()}
-    if not published(info, local, tmp):
+def _copy_packaged(packaged: Path, final: Path, tmp: Path):
+    """The package's files into a new cache entry, with the embedding cache of an entry of
+    the same name when its model is the pinned one (an export of the same weights)."""
+    from .model_source import _memo_sha256
+
+    for path in sorted(packaged.iterdir()):
+        if path.is_file():
+            shutil.copyfile(path, tmp / path.name)
+    kept = final / "embedding_cache.sqlite"
+    try:
+        if kept.is_file() and _memo_sha256(final / "model.onnx") == PACKAGED_SHA256["model.onnx"]:
+            shutil.copyfile(kept, tmp / kept.name)
+    except OSError:
+        pass
+    shutil.rmtree(final, ignore_errors=True)  # replaced whole by _install's rename
+
+
+def _is_packaged_copy(entry: Path, packaged: Path) -> bool:
+    """A cache entry holding the pinned files and the package's others (the query table):
+    an export of the same weights wrote the same model bytes, so its entry and embedding
+    cache are kept; an entry that differs is made again."""
+    from .model_source import _memo_sha256
+
+    try:
+        return (all(_memo_sha256(entry / name) == sha for name, sha in PACKAGED_SHA256.items())
+                and all((entry / p.name).stat().st_size == p.stat().st_size
+                        for p in packaged.iterdir() if p.is_file()))
+    except OSError:
         return False
-    for name in TOKENIZER_FILES:
-        if (src / name).is_file():
-            shutil.copyfile(src / name, tmp / name)
-    write_model_info(info, tmp)
-    return is_model_dir(tmp) and (tmp / "tokenizer.json").is_file() and (tmp / "vocab.txt").is_file()
 
 
 def _complete_info(entry: Path):

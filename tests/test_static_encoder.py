@@ -139,23 +139,56 @@ def test_cli_says_in_one_line_which_encoder_a_site_lacks(static_site):
     assert ok.returncode == 0 and json.loads(ok.stdout)
 
 
-@pytest.mark.parametrize("query_encoder", ["both", "static"])
-def test_a_corpus_too_small_skips_the_fit_and_says_what_readers_get(tmp_path, query_encoder):
-    """Too few chunks for an encoder: no fit, and one line saying what readers get instead:
-    the full model (``both``), or keyword search only (``static`` ships no model)."""
-    src = tmp_path / "src"
+def _tiny_site(tmp_path, *conf_lines: str) -> tuple[subprocess.CompletedProcess, Path, dict]:
+    """The narrative test root (fewer than MIN_CHUNKS chunks) built with embeddings."""
     import shutil
 
+    src = tmp_path / "src"
     shutil.copytree(ROOTS / "test-narrative", src)
     conf = (src / "conf.py").read_text().replace("sphinx_rag_embeddings = False", "sphinx_rag_embeddings = True")
-    (src / "conf.py").write_text(conf + f'\nsphinx_rag_query_encoder = "{query_encoder}"\n')
+    (src / "conf.py").write_text(conf + "".join(f"\n{line}\n" for line in conf_lines))
     out = tmp_path / "html"
     proc = subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", str(src), str(out)],
                           capture_output=True, text=True, env={**os.environ, "SPHINX_RAG_EMBED_CACHE": "0"})
     assert proc.returncode == 0, proc.stderr
     manifest = json.loads((out / ASSET_DIR / "manifest.json").read_text())
+    assert 0 < manifest["counts"]["chunks"] < static_encoder.MIN_CHUNKS
+    return proc, out, manifest
+
+
+def test_a_corpus_too_small_to_fit_takes_the_query_table_as_it_is(tmp_path):
+    """Too few chunks to fit a correction: the default model's query table answers alone (no
+    pseudo-query embedded), in the model's own axes, and finds what the model finds first."""
+    proc, out, manifest = _tiny_site(tmp_path)
+    (line,) = [line for line in proc.stdout.splitlines() if "static query encoder" in line]
     n = manifest["counts"]["chunks"]
-    assert 0 < n < static_encoder.MIN_CHUNKS
+    assert line.startswith(f"[sphinx-rag] static query encoder from the model's query table ({n} chunks are too few "
+                           f"to correct it, at least {static_encoder.MIN_CHUNKS})"), line
+    assert "pseudo-quer" not in proc.stdout  # nothing was embedded for a fit
+    assert manifest["encoder"] and manifest["model_files"] and manifest["settings"]["query_encoder"] == "both"
+    encoder = IndexReader(out).encoder()
+    assert encoder.rank == encoder.dim == 384
+    static, model = (Searcher(out, fusion="dense", encoder=e) for e in ("static", "model"))
+    for query in ("install the package with pip", "shell completion", "what backends are there",
+                  "how to release a new version"):  # no fit, yet the model's own first hit
+        assert static.search(query, k=1)[0].url == model.search(query, k=1)[0].url, query
+
+
+@pytest.mark.parametrize("query_encoder", ["both", "static"])
+def test_a_corpus_too_small_without_a_query_table_skips_the_fit_and_says_what_readers_get(tmp_path, query_encoder):
+    """A model with no query table (exported here) and too few chunks for an encoder: no fit,
+    and one line saying what readers get instead: the full model (``both``), or keyword
+    search only (``static`` ships no model)."""
+    import shutil
+
+    from sphinx_rag.model import cached_model_dir
+
+    model = tmp_path / "model"
+    shutil.copytree(cached_model_dir("sentence-transformers/all-MiniLM-L6-v2"), model,
+                    ignore=shutil.ignore_patterns("query_table.bin", "embedding_cache.sqlite"))
+    proc, out, manifest = _tiny_site(tmp_path, f'sphinx_rag_query_encoder = "{query_encoder}"',
+                                     f"sphinx_rag_model = {str(model)!r}")
+    n = manifest["counts"]["chunks"]
     (line,) = [line for line in proc.stdout.splitlines() if "static query encoder" in line]
     assert line.startswith(f"[sphinx-rag] no static query encoder: {n} chunks are too few to fit one (at least "
                            f"{static_encoder.MIN_CHUNKS}), so the fit is skipped; ")

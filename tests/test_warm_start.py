@@ -25,7 +25,7 @@ from site_helpers import LoggedHandler, QuietHandler, StaticServer, free_port, i
 from sphinx_rag.assets import ASSET_DIR, IndexReader
 from sphinx_rag.embed import embedding_text
 from sphinx_rag.static_encoder import MIN_CHUNKS
-from sphinx_rag.warm_start import ENV, site_url
+from sphinx_rag.warm_start import ENV, SAMPLE, site_url
 
 ROOTS = Path(__file__).parent / "roots"
 COLD = {ENV: "0"}  # the published build: no warm start
@@ -88,8 +88,9 @@ def test_same_sources_give_the_published_bytes_without_embedding(source, publish
         log = _sphinx(source, out, "-j", "2", "-D", f"sphinx_rag_warm_start={server.url}", env=EMPTY)
         n = IndexReader(published).n_chunks
         (line,) = _warm_lines(log)
-        assert re.fullmatch(rf"\[sphinx-rag\] warm start from {server.url}: {n} of {n} chunk vectors reused, "
-                            r"encoder reused, [0-9.]+ MB fetched in [0-9.]+ s", line), line
+        assert re.fullmatch(rf"\[sphinx-rag\] warm start from {server.url}: {n} of {n} chunk vectors reused "
+                            rf"\({SAMPLE} re-embedded here to check them\), encoder reused, [0-9.]+ MB fetched in "
+                            r"[0-9.]+ s", line), line
         assert _embedded(log) == 0 and "chunk vectors from the embedding cache" not in log
         assert "static query encoder fitted" not in log and "WARNING" not in log
         assert index_files(out) == index_files(published)  # every file, byte for byte
@@ -120,8 +121,8 @@ def test_a_one_page_edit_embeds_only_that_page(source, published, tmp_path):
     (line,) = _warm_lines(log)
     manifest = json.loads((out / ASSET_DIR / "manifest.json").read_text())
     stale = manifest["encoder"]["stale_chunks"]
-    assert f"{len(records) - len(new)} of {len(records)} chunk vectors reused, encoder kept ({stale} chunks " \
-           "changed since its fit)" in line
+    assert f"{len(records) - len(new)} of {len(records)} chunk vectors reused ({SAMPLE} re-embedded here to check " \
+           f"them), encoder kept ({stale} chunks changed since its fit)" in line
     assert manifest["encoder"]["file"] == json.loads((published / ASSET_DIR / "manifest.json").read_text())[
         "encoder"]["file"]
     # the reused vectors are the published ones, the others what the model gives them
@@ -320,3 +321,108 @@ def test_bad_settings_stop_the_build_in_one_line(source, tmp_path):
                                str(tmp_path / "out")], capture_output=True, text=True, env={**os.environ, **env})
         assert proc.returncode == 2 and fragment in proc.stderr, proc.stderr
         assert proc.stderr.strip().count("\n") == 0 and "Traceback" not in proc.stderr, proc.stderr
+
+
+# -- a site that serves what its hashes allow but its texts deny ---------------------------
+
+def _rewritten_vectors(published: Path, root: Path, change) -> Path:
+    """A copy of the published site whose cluster shards hold ``change(ids, vectors, scales)``'s
+    vectors instead, under new hash names (the manifest and dense directory renamed too): every
+    file still matches its name."""
+    from sphinx_rag.dense import cluster_shard, read_cluster_shard
+    from sphinx_rag.shards import binary_shard, dumps
+
+    shutil.copytree(published, root)
+    index = root / ASSET_DIR
+    manifest = json.loads((index / "manifest.json").read_text())
+    directory = json.loads((index / manifest["dense"]["directory"]).read_bytes())
+    for entry in directory["clusters"]:
+        cluster = read_cluster_shard((index / entry[0]).read_bytes(), manifest["counts"]["dim"])
+        vectors, scales = change(cluster.ids, cluster.vectors.copy(), cluster.scales.copy())
+        data = cluster_shard(cluster.ids, vectors, scales)
+        (index / entry[0]).unlink()
+        entry[0] = binary_shard("cluster", data)
+        (index / entry[0]).write_bytes(data)
+    data = dumps(directory)
+    (index / manifest["dense"]["directory"]).unlink()
+    manifest["dense"]["directory"] = binary_shard("ddir", data)
+    (index / manifest["dense"]["directory"]).write_bytes(data)
+    (index / "manifest.json").write_text(json.dumps(manifest))
+    return root
+
+
+def _swapped(ids, vectors, scales):
+    """Every chunk's vector moved to the next chunk (a rotation: each vector is real, none is its own)."""
+    return np.roll(vectors, 1, axis=0), np.roll(scales, 1)
+
+
+def _garbage(ids, vectors, scales):
+    rng = np.random.default_rng(0)
+    return rng.integers(-127, 128, vectors.shape, dtype=np.int8), scales
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("change", [_swapped, _garbage])
+def test_vectors_that_do_not_belong_to_their_texts_are_refused(source, published, tmp_path, change):
+    """Shard hashes prove bytes, not that a vector is its text's: the sample re-embedded here
+    catches vectors swapped between chunks, or garbage, and the build goes cold (one warning),
+    writing what a cold build writes."""
+    site = _rewritten_vectors(published, tmp_path / "site", change)
+    with StaticServer(site) as server:
+        log = _sphinx(source, tmp_path / "html", "-D", f"sphinx_rag_warm_start={server.url}", env=EMPTY)
+    lines = [line for line in log.splitlines() if "refused" in line]
+    assert len(lines) == 1 and "sampled chunk vectors are not what this model gives their texts" in lines[0], log[-3000:]
+    assert "chunk vectors reused" not in log
+    assert index_files(tmp_path / "html") == index_files(published)  # the cold build's bytes
+
+
+@pytest.mark.slow
+def test_an_encoder_of_random_bytes_under_the_sites_digest_is_fitted_again(source, published, tmp_path):
+    """The manifest names the digest of this very corpus, the file under it is random bytes
+    (hash-named as the manifest says): it is not reused, the encoder is fitted here."""
+    from sphinx_rag.shards import binary_shard
+
+    site = tmp_path / "site"
+    shutil.copytree(published, site)
+    index = site / ASSET_DIR
+    manifest = json.loads((index / "manifest.json").read_text())
+    original = (index / manifest["encoder"]["file"]).read_bytes()
+    data = np.random.default_rng(1).integers(0, 256, len(original), dtype=np.uint8).tobytes()
+    (index / manifest["encoder"]["file"]).unlink()
+    manifest["encoder"]["file"] = binary_shard("encoder", data)
+    (index / manifest["encoder"]["file"]).write_bytes(data)
+    (index / "manifest.json").write_text(json.dumps(manifest))
+    with StaticServer(site) as server:
+        log = _sphinx(source, tmp_path / "html", "-D", f"sphinx_rag_warm_start={server.url}", env=EMPTY)
+    assert "the published static query encoder is not reused (its file is not a static encoder)" in log, log[-3000:]
+    out = json.loads((tmp_path / "html" / ASSET_DIR / "manifest.json").read_text())
+    assert out["encoder"]["file"] == json.loads((published / ASSET_DIR / "manifest.json").read_text())["encoder"]["file"]
+
+
+@pytest.mark.slow
+def test_another_sites_encoder_weights_under_this_corpus_digest_are_fitted_again(source, published, tmp_path):
+    """A well-formed encoder with this corpus's rows and projection but weights that point
+    elsewhere (another fit's, scrambled): the sample shows it is farther from the model than
+    the query table alone, so it is fitted again."""
+    from sphinx_rag.shards import binary_shard
+    from sphinx_rag.static_encoder import StaticEncoder
+
+    site = tmp_path / "site"
+    shutil.copytree(published, site)
+    index = site / ASSET_DIR
+    manifest = json.loads((index / "manifest.json").read_text())
+    encoder = StaticEncoder.from_bytes((index / manifest["encoder"]["file"]).read_bytes())
+    rows = np.random.default_rng(2).permutation(len(encoder.weights) - 1)
+    encoder.weights = np.vstack([encoder.weights[:-1][rows], encoder.weights[-1:]])
+    encoder.row_scales = np.concatenate([encoder.row_scales[:-1][rows], encoder.row_scales[-1:]])
+    data = encoder.to_bytes()
+    (index / manifest["encoder"]["file"]).unlink()
+    manifest["encoder"]["file"] = binary_shard("encoder", data)
+    (index / manifest["encoder"]["file"]).write_bytes(data)
+    (index / "manifest.json").write_text(json.dumps(manifest))
+    with StaticServer(site) as server:
+        log = _sphinx(source, tmp_path / "html", "-D", f"sphinx_rag_warm_start={server.url}", env=EMPTY)
+    assert "the published static query encoder is not reused (on 64 sampled pseudo-queries it is farther" in log, \
+        log[-3000:]
+    out = json.loads((tmp_path / "html" / ASSET_DIR / "manifest.json").read_text())
+    assert out["encoder"]["file"] == json.loads((published / ASSET_DIR / "manifest.json").read_text())["encoder"]["file"]

