@@ -3,7 +3,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { LOW_MEMORY_GB, ModelChoiceStore, frugal, holdReason, modelPlan } from '../src/ui/model_policy.js';
+import {
+  LOW_MEMORY_GB, ModelChoiceStore, frugal, holdReason, isQuestion, modelPlan, proseWords, wantsModel,
+} from '../src/ui/model_policy.js';
 
 /** A Map-backed Storage. */
 function storage() {
@@ -40,12 +42,52 @@ test('frugal: Save-Data or a slow connection, not little memory', () => {
   assert.equal(frugal({ ...FAST, deviceMemory: 0.5 }), false);
 });
 
-test('modelPlan: automatic follows the browser, always and never do not', () => {
+test('modelPlan: automatic follows the browser and waits for a query that wants it; always and never do not', () => {
   const saving = { connection: { saveData: true, effectiveType: '4g' }, deviceMemory: 8 };
-  assert.deepEqual(modelPlan('auto', FAST), { load: true, drop: false, why: '' });
-  assert.deepEqual(modelPlan('auto', saving), { load: false, drop: false, why: 'data saver on' });
-  assert.deepEqual(modelPlan('always', saving), { load: true, drop: false, why: '' });
-  assert.deepEqual(modelPlan('never', FAST), { load: false, drop: true, why: 'off in settings' });
+  assert.deepEqual(modelPlan('auto', FAST), { load: true, drop: false, why: '', onDemand: true });
+  assert.deepEqual(modelPlan('auto', saving), { load: false, drop: false, why: 'data saver on', onDemand: true });
+  assert.deepEqual(modelPlan('always', saving), { load: true, drop: false, why: '', onDemand: false });
+  assert.deepEqual(modelPlan('never', FAST), { load: false, drop: true, why: 'off in settings', onDemand: false });
+});
+
+test('isQuestion: a question mark, or a question word first', () => {
+  for (const q of ['How do I impute missing values', 'what is a pipeline', 'Why? ', 'imputer strategy?', 'Can I use sparse input',
+    "What's the default", 'DOES fit return self', 'is it thread safe', '缺失值怎么处理？']) {
+    assert.equal(isQuestion(q), true, q);
+  }
+  for (const q of ['SimpleImputer', 'imputer strategy', 'is_fitted', 'whatever', 'howto guide', 'random_state']) {
+    assert.equal(isQuestion(q), false, q);
+  }
+});
+
+test('proseWords: words that are neither stop words nor code', () => {
+  assert.deepEqual(proseWords('SimpleImputer'), []);
+  assert.deepEqual(proseWords('train_test_split random_state'), []);
+  assert.deepEqual(proseWords('sklearn.impute.SimpleImputer fit()'), ['fit']);
+  assert.deepEqual(proseWords('KNeighborsClassifier kneighbors return_distance n_neighbors'), ['kneighbors']);
+  assert.deepEqual(proseWords('imputer strategy'), ['imputer', 'strategy']);
+  assert.deepEqual(proseWords('impute the missing values of a column'), ['impute', 'missing', 'values', 'column']);
+  assert.deepEqual(proseWords('SN0421 codes 507'), ['codes']);
+  assert.equal(proseWords('缺失值处理').length, 3); // CJK: one word per two characters
+});
+
+test('wantsModel: questions, sentences and weak answers; not names keyword search found', () => {
+  const good = { found: 10, weak: false, unread: false };
+  // names and short lookups that the fast tier matched
+  for (const q of ['SimpleImputer', 'imputer strategy', 'DummyClassifier strategy', 'train_test_split random_state',
+    'KNeighborsClassifier kneighbors return_distance n_neighbors', 'cross validation', 'sklearn.impute.SimpleImputer']) {
+    assert.equal(wantsModel(q, good), false, q);
+  }
+  // questions and sentences
+  for (const q of ['How do I impute missing values?', 'What are the values of the strategy parameter in a dummy classifier?',
+    'impute missing values column', 'banana smoothie recipe', 'DummyClassifier strategy?']) {
+    assert.equal(wantsModel(q, good), true, q);
+  }
+  // the fast tier found nothing good: the model may find the nearest
+  assert.equal(wantsModel('SimpleImputr', { ...good, weak: true }), true);
+  assert.equal(wantsModel('quokka', { found: 0, weak: true, unread: true }), true);
+  assert.equal(wantsModel('quokka', { found: 3, weak: false, unread: true }), true);
+  assert.equal(wantsModel('zzz', { found: 0, weak: false, unread: false }), true);
 });
 
 test('ModelChoiceStore: per site root, "auto" by default and when unreadable', () => {
@@ -77,10 +119,11 @@ test('choiceNote: what each choice gives here, and what readers get without the 
   const size = '23 MB + 14 MB runtime';
   const auto = choiceNote('auto', held, size, true, true);
   assert.match(auto, /^Automatic: the semantic model \(23 MB \+ 14 MB runtime\) ranks questions best/);
+  assert.match(auto, /when a question or a query without a good match needs it \(not for a name the keyword search finds\)/);
   assert.match(auto, /\(then: keyword and quick semantic results from the site's encoder\)\./);
   assert.match(auto, /Now: off \(data saver on\)\. Kept for this site in this browser\.$/);
   assert.match(choiceNote('auto', on, size, false, true), /\(then: keyword results only\)\. Now: on\./);
   assert.equal(choiceNote('never', { load: false, drop: true, why: 'off in settings' }, size, false, false),
     'Never: no download; keyword results only. This browser does not let the page keep it.');
-  assert.match(choiceNote('always', on, size, true, true), /^Always: .* even when the browser asks to save data\./);
+  assert.match(choiceNote('always', on, size, true, true), /^Always: .* as soon as the search opens, even when the browser asks to save data\./);
 });

@@ -19,8 +19,12 @@ test('sizes: the three files the client fetches, in MB; the runtime when the bui
   assert.equal(modelBytes(null), 0);
 });
 
-test('both tiers: waiting, downloading, held, ready, failed', () => {
+test('both tiers: waiting, on demand, downloading, held, ready, failed', () => {
   const base = { encoder: 'ready', modelBytes: MODEL };
+  assert.deepEqual(tierStatus({ ...base, model: 'ondemand' }), {
+    mode: 'static',
+    message: `Hybrid search: keyword + semantic (fast encoder). The semantic model (${size}) loads when a question needs it.`,
+  });
   assert.deepEqual(tierStatus({ ...base, model: 'waiting' }),
     { mode: 'static', message: `Hybrid search: keyword + semantic (fast encoder; the semantic model, ${size}, loads next)` });
   assert.deepEqual(tierStatus({ ...base, model: 'downloading' }),
@@ -35,6 +39,8 @@ test('both tiers: waiting, downloading, held, ready, failed', () => {
   // the encoder still loading: keyword results, whatever the model does
   assert.equal(tierStatus({ ...base, encoder: 'loading', model: 'held', why: 'x' }).mode, 'keyword');
   assert.equal(tierStatus({ ...base, encoder: 'loading', model: 'waiting' }).message, 'Keyword results — semantic search loading…');
+  assert.deepEqual(tierStatus({ ...base, encoder: 'loading', model: 'ondemand' }),
+    { mode: 'keyword', message: 'Keyword results — semantic search loading…' });
   assert.deepEqual(tierStatus({ ...base, encoder: 'failed', encoderError: 'damaged', model: 'downloading' }),
     { mode: 'keyword', message: 'Keyword only: the query encoder failed to load (damaged)' });
   assert.deepEqual(tierStatus({ ...base, encoder: 'failed', model: 'failed', modelError: 'HTTP 404' }),
@@ -44,6 +50,8 @@ test('both tiers: waiting, downloading, held, ready, failed', () => {
 test('a site without a static encoder (too few chunks): keyword results until the model is in', () => {
   const base = { encoder: 'none', modelBytes: MODEL };
   assert.deepEqual(tierStatus({ ...base, model: 'waiting' }), { mode: 'keyword', message: 'Keyword results — semantic search loading…' });
+  assert.deepEqual(tierStatus({ ...base, model: 'ondemand' }),
+    { mode: 'keyword', message: `Keyword results. The semantic model (${size}) loads when a question needs it.` });
   assert.deepEqual(tierStatus({ ...base, model: 'downloading' }),
     { mode: 'keyword', message: `Downloading the semantic model (${size})… keyword results meanwhile` });
   assert.deepEqual(tierStatus({ ...base, model: 'held', why: 'off in settings' }),

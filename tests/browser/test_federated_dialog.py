@@ -179,6 +179,7 @@ def test_semantic_tier_only_for_a_compatible_model(federated_semantic, page):
     home = federated_semantic.serve_home().url
     urls = federated_semantic.urls
     open_dialog(page, home)
+    page.evaluate("window.sphinxRag.dialog.setModelChoice('always')")  # "automatic" waits for a question
     expect(page.locator(".sphinx-rag-status")).to_have_attribute("data-mode", "hybrid", timeout=180_000)
     search(page, "strategy of a dummy classifier", {"", "mlkit", "othermodel", "bare"})
     page.wait_for_function("""() => {

@@ -42,6 +42,7 @@ def ask(page, query: str) -> list[str]:
 def open_hybrid(page, url: str):
     page.goto(url)
     page.keyboard.press("Control+k")
+    page.evaluate("window.sphinxRag.dialog.setModelChoice('always')")  # "automatic" waits for a question
     expect(page.locator(STATUS)).to_have_attribute("data-mode", "hybrid", timeout=120_000)
 
 

@@ -17,6 +17,7 @@ from site_helpers import chunks_of
 
 QUESTION = "What are the values of the strategy parameter in a dummy classifier?"
 TYPO_QUESTION = "What are the valeus of the stratgey paramter in a dummy clasifier?"
+FOLDS = "How many folds does KFold use by default?"
 INPUT = "dialog.sphinx-rag input[role=combobox]"
 OPTIONS = "#sphinx-rag-listbox [role=option]"
 STATUS = ".sphinx-rag-status"
@@ -68,6 +69,10 @@ def search(page, query: str, mode: str | None = None) -> list[str]:
 
 
 def wait_hybrid(page):
+    """The full model answers. "Automatic" loads it only once a query wants it
+    (model_policy.js); a test that needs the last tier whatever it searches chooses "always",
+    as a reader can in the settings panel (kept in the test's fresh context)."""
+    page.evaluate("window.sphinxRag.dialog.setModelChoice('always')")
     expect(page.locator(STATUS)).to_have_attribute("data-mode", "hybrid", timeout=120_000)
 
 
@@ -138,15 +143,16 @@ def test_typo_question_still_finds_it(page, site, serve):
 def test_tiers_keyword_then_static_then_model(page, context, site, serve):
     """sphinx_rag_query_encoder = "both": with the encoder and the model held back,
     keyword results come first and say so; releasing the encoder upgrades the same
-    query to the static tier, releasing the model to the full model, and the reader's
-    query and results stay in place at every step."""
+    query to the static tier, releasing the model (which this question asks for once the
+    static tier answered it) to the full model, and the reader's query and results stay
+    in place at every step."""
     server = serve(site)
     held: dict[str, list] = {"encoder": [], "model": []}
     context.route("**/index/encoder-*.bin", lambda route: held["encoder"].append(route))
     context.route("**/index/model-*/model.onnx", lambda route: held["model"].append(route))
     page.goto(server.url + "index.html")
     open_with_shortcut(page)
-    query = "DummyClassifier strategy"
+    query = "What does the DummyClassifier strategy do?"
     page.keyboard.type(query)
     expect(page.locator(STATUS)).to_have_attribute("data-mode", "keyword")
     expect(page.locator(STATUS)).to_have_text(re.compile(r"Keyword results .* semantic search loading"))
@@ -155,7 +161,7 @@ def test_tiers_keyword_then_static_then_model(page, context, site, serve):
     shown = "window.sphinxRag.dialog.results.slice(0, 5).flatMap(r => [r.url, ...(r.also || [])])"
     first_url = page.evaluate("window.sphinxRag.dialog.results[0].url")
     for kind, mode in (("encoder", "static"), ("model", "hybrid")):
-        for _ in range(600):  # the worker asks for the encoder at once, the model after the first answer
+        for _ in range(600):  # the worker asks for the encoder at once, the model after the static answer
             if held[kind]:
                 break
             page.wait_for_timeout(100)
@@ -296,11 +302,11 @@ def test_model_failure_keeps_the_fast_encoder(page, context, site, serve):
     context.route("**/index/model-*/model.onnx", lambda route: route.fulfill(status=404, body="gone"))
     page.goto(server.url + "index.html")
     open_with_shortcut(page)
-    page.keyboard.type("KFold n_splits")
+    page.keyboard.type(FOLDS)  # a question: the model is asked for once the static tier answered
     expect(page.locator(STATUS)).to_have_text(
         re.compile(r"^Fast encoder only: the semantic model failed to load \(.*model\.onnx.*404"))
     expect(page.locator(STATUS)).to_have_attribute("data-mode", "static")
-    assert results_for(page, "KFold n_splits", "static")
+    assert results_for(page, FOLDS, "static")
 
 
 def test_encoder_and_model_failures_keep_keyword_search(page, context, site, serve):
@@ -309,10 +315,10 @@ def test_encoder_and_model_failures_keep_keyword_search(page, context, site, ser
         context.route(pattern, lambda route: route.fulfill(status=404, body="gone"))
     page.goto(server.url + "index.html")
     open_with_shortcut(page)
-    page.keyboard.type("KFold n_splits")
+    page.keyboard.type(FOLDS)  # the keyword tier answers it (the encoder failed), then the model is asked for
     expect(page.locator(STATUS)).to_have_text(
         re.compile(r"^Keyword only: the semantic model failed to load \(.*model\.onnx.*404"))
-    assert results_for(page, "KFold n_splits", "keyword")
+    assert results_for(page, FOLDS, "keyword")
 
 
 def test_file_url_gives_keyword_results_and_says_why(page, site):

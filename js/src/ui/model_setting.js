@@ -31,10 +31,11 @@ export function choiceNote(choice, plan, size, encoder, stored) {
   const kept = stored ? " Kept for this site in this browser." : " This browser does not let the page keep it.";
   if (choice === "never") return `Never: no download; ${without}.${kept}`;
   if (choice === "always") {
-    return `Always: the semantic model (${size}) downloads once, in the background, even when the browser ` +
-      `asks to save data.${kept}`;
+    return `Always: the semantic model (${size}) downloads once, in the background, as soon as the search ` +
+      `opens, even when the browser asks to save data.${kept}`;
   }
   return `Automatic: the semantic model (${size}) ranks questions best; it downloads once, in the background, ` +
+    "when a question or a query without a good match needs it (not for a name the keyword search finds), " +
     "unless the browser asks to save data, the connection is slow or the device has little memory " +
     `(then: ${without}). Now: ${plan.load ? "on" : `off (${plan.why})`}.${kept}`;
 }

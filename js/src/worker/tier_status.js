@@ -2,7 +2,8 @@
 /**
  * The status line of the search worker: which tier answers (keyword, the site's static
  * encoder, the full model) and, for the full model, whether it is downloading (and how
- * large it is), held back (and why) or off. One pure function of the worker's state, so
+ * large it is), waits for a question that needs it (model_policy.js wantsModel), is held
+ * back (and why) or off. One pure function of the worker's state, so
  * each text is written once and tested in Node.
  * @module tier_status
  */
@@ -18,8 +19,9 @@ export const MODEL_DOWNLOAD = ["model.onnx", "vocab.txt", "model_info.json"];
 
 /**
  * @typedef {"none" | "loading" | "ready" | "failed"} EncoderState
- * @typedef {"waiting" | "held" | "downloading" | "ready" | "failed"} ModelState
- *   waiting: to start after the first answer; held: not downloaded (TierState.why)
+ * @typedef {"waiting" | "ondemand" | "held" | "downloading" | "ready" | "failed"} ModelState
+ *   waiting: to start after the first answer (the reader chose "always"); ondemand: to start
+ *   once a query wants it; held: not downloaded (TierState.why)
  * @typedef {object} TierState
  * @property {EncoderState} encoder  "none": the site has no static encoder
  * @property {ModelState | null} model  null: the site ships no model
@@ -80,6 +82,14 @@ export function tierStatus({ encoder, model, why = "", modelBytes: bytes = 0, en
     case "downloading":
       return { mode, message: `Downloading the semantic model (${size})… ` +
         `${quick ? "keyword and quick semantic" : "keyword"} results meanwhile` };
+    case "ondemand":
+      if (encoder === "loading") break;
+      return {
+        mode,
+        message: quick
+          ? `Hybrid search: keyword + semantic (fast encoder). The semantic model (${size}) loads when a question needs it.`
+          : `Keyword results. The semantic model (${size}) loads when a question needs it.`,
+      };
     case "held":
       if (encoder === "loading") break;
       return {

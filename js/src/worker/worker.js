@@ -12,10 +12,11 @@
  *                     (llm/multi_query.js), the passages sized to `budget` characters; this
  *                     site's only (the federated sites are not asked), and the search box's
  *                     latest query is left as it is
- *                   {type: "model", load, drop, why}   the reader's model setting changed
+ *                   {type: "model", load, drop, why, onDemand}   the reader's model setting changed
  *                   {type: "sources", sources}   the reader's choice of sites: {name: on} ("" is this site)
- *   model: {load, drop, why} (ui/model_policy.js modelPlan): whether the full model may
- *   download (the page decides: a worker does not see Save-Data); frugal: the reader saves
+ *   model: {load, drop, why, onDemand} (ui/model_policy.js modelPlan): whether the full model
+ *   may download, and whether only once a query wants it (the page decides: a worker does not
+ *   see Save-Data); frugal: the reader saves
  *   data or is on a slow connection; typing: the query comes from a keystroke (not pasted,
  *   not a recent search or a shared link)
  *   worker -> main  {type: "status", mode: "loading"|"keyword"|"static"|"hybrid"|"error", message}
@@ -36,7 +37,8 @@
  *   pending: a tier still loading will answer this query again and may find what this one
  *   did not: the semantic tiers after keyword results, the full model after the fast
  *   encoder when that one knows none of the query's words (it has no vector for them: the
- *   nearest chunks that `sphinx-rag search` lists come with the model)
+ *   nearest chunks that `sphinx-rag search` lists come with the model) and the model is on
+ *   its way (or this query starts it)
  *   timings: performance.now() milliseconds inside the worker, for benchmarks/bench_browser.py
  *   (the page ignores them): embed_ms = spelling correction + WordPiece + onnxruntime + pooling
  *   (0 in keyword mode); retrieve_ms = BM25 + dense scoring + fusion + result assembly.
@@ -47,9 +49,13 @@
  * 2. "static": the site's static query encoder (static_encoder.js, a few hundred KB, no
  *    wasm) and the centroids: keyword + semantic results (each query also fetches its
  *    nearest clusters);
- * 3. "hybrid": the full model through onnxruntime-web (23 MB + 14 MB of wasm), after the
- *    first answer, at low priority, when the page's plan allows it; it takes over from the
- *    static encoder. The reader can start it later ("always") or stop and drop it ("never").
+ * 3. "hybrid": the full model through onnxruntime-web (23 MB + 14 MB of wasm), at low
+ *    priority, when the page's plan allows it: by default (plan.onDemand) once a query wants
+ *    it (model_policy.js wantsModel) and the tier before it (static, or keyword on a site
+ *    without an encoder) has answered that query, a typed query once it has settled; with
+ *    "always" after the first answer. It takes over from the static encoder for every later
+ *    query, and answers the latest query again. The reader can start it at once ("always")
+ *    or stop and drop it ("never").
  * A site has tier 2, tier 3 or both (sphinx_rag_query_encoder); the status line says which
  * answers, and what the model weighs or why it is not downloaded (tier_status.js).
  *
@@ -81,13 +87,14 @@ import { HttpSource } from "./loader.js";
 import { wellFormed } from "../ui/well_formed.js";
 import { FRUGAL_SETTLE, RHYTHM_KEYS, SETTLE, settleDelay } from "./settle.js";
 import { downloadSize, modelBytes, tierStatus } from "./tier_status.js";
+import { wantsModel } from "../ui/model_policy.js";
 
 /**
  * @typedef {{id: number, query: string, k: number, typing: boolean, at: number, settle: number,
  *            settled?: Promise<void>}} Request
  *   at: performance.now() on arrival; settle: how long a typed query waits to settle (ms
  *   after `at`, settle.js); settled: its wait, once it began
- * @typedef {{load: boolean, drop: boolean, why: string}} ModelPlan
+ * @typedef {import("../ui/model_policy.js").ModelPlan} ModelPlan
  */
 
 const worker = /** @type {any} */ (self);
@@ -141,9 +148,11 @@ const tiers = {
   modelError: "",
 };
 /** @type {ModelPlan} */
-let plan = { load: true, drop: false, why: "" };
+let plan = { load: true, drop: false, why: "", onDemand: true };
 /** The model may start: the index is read and the first answer is out (or a second passed). */
 let modelMayStart = false;
+/** @type {Request | null} the latest query whose answer wanted the model (plan.onDemand) */
+let wantedBy = null;
 /** @type {AbortController | null} stops the model's download */
 let modelDownload = null;
 /** @type {{source: HttpSource, index: IndexReader, ortBase: string, threads: number} | null} */
@@ -328,7 +337,12 @@ async function pump() {
     // Overtaken while fetching shards: still posted (the dialog shows an answer newer than
     // the one on screen, so a reader typing fast sees results follow), then the newer one.
     const timings = { embed_ms: embedded - start, retrieve_ms: performance.now() - embedded };
-    const modelComing = tiers.model === "waiting" || tiers.model === "downloading";
+    // the tier before the model (static; keyword on a site without a working encoder) decides
+    // whether this query wants the model (model_policy.js wantsModel)
+    const lastFast = m === "static" || (m === "keyword" && (tiers.encoder === "none" || tiers.encoder === "failed"));
+    const wants = lastFast && tiers.model !== null && wantsModel(request.query, { found: results.length, weak: answer.weak, unread });
+    const wanted = wants && tiers.model === "ondemand" && plan.load;
+    const modelComing = tiers.model === "waiting" || tiers.model === "downloading" || wanted;
     const pending = m === "keyword" ? tiers.encoder === "loading" || modelComing : m === "static" && unread && modelComing;
     answered = { request, mode: m };
     const post = (/** @type {{results: any[], weak: boolean}} */ a) => worker.postMessage({
@@ -340,11 +354,16 @@ async function pump() {
       timings,
       pending,
     });
+    const done = () => {
+      answeredOnce();
+      if (wants) wantedBy = request; // for a reader who turns "automatic" on later
+      if (wanted) demandModel(request);
+    };
     if (others) { // the model waits for the other sites' answers too (its start takes the thread)
-      others.post({ results, weak }, post, () => latest !== request).then(answeredOnce, answeredOnce);
+      others.post({ results, weak }, post, () => latest !== request).then(done, done);
     } else {
       post({ results, weak });
-      answeredOnce();
+      done();
     }
   } catch (err) {
     if (err instanceof Superseded) return; // a newer query came while this one settled
@@ -360,8 +379,28 @@ async function pump() {
 
 /** @param {any} value @returns {ModelPlan} */
 function readPlan(value) {
-  if (!value || typeof value !== "object") return { load: true, drop: false, why: "" };
-  return { load: value.load !== false, drop: Boolean(value.drop), why: String(value.why ?? "") };
+  if (!value || typeof value !== "object") return { load: true, drop: false, why: "", onDemand: true };
+  return {
+    load: value.load !== false, drop: Boolean(value.drop), why: String(value.why ?? ""),
+    onDemand: value.onDemand !== false,
+  };
+}
+
+/**
+ * A query wanted the model (its fast answer is posted): start the download, a typed query
+ * once it has settled (settle.js: a pause mid-word is not a query), unless a newer query
+ * came meanwhile (its own answer decides).
+ * @param {Request} request
+ */
+function demandModel(request) {
+  const go = () => {
+    if (latest !== request || tiers.model !== "ondemand" || !plan.load) return;
+    modelMayStart = true; // its answer is out
+    startModel();
+  };
+  const wait = request.typing ? request.at + request.settle - performance.now() : 0;
+  if (wait > 0) setTimeout(go, wait);
+  else go();
 }
 
 /** Start the model's download if the plan allows it and it is not there or on its way. */
@@ -423,7 +462,15 @@ async function loadModel({ source, index, ortBase, threads }) {
  */
 function setPlan(next) {
   plan = next;
+  if (plan.load && plan.onDemand) { // "automatic": kept if here or on its way, else when a query wants it
+    if (tiers.model === null || tiers.model === "downloading" || tiers.model === "ready") return;
+    tiers.model = "ondemand";
+    if (loaded) announce();
+    if (wantedBy && wantedBy === latest) demandModel(wantedBy); // the query shown wanted it
+    return;
+  }
   if (plan.load) {
+    if (tiers.model === "held" || tiers.model === "ondemand") tiers.model = "waiting";
     modelMayStart = modelMayStart || Boolean(loaded); // the reader asked: no need to wait for a first answer
     startModel();
     return;
@@ -482,7 +529,7 @@ async function init({ base, ortBase, threads = 1, model, frugal: saving = false,
   const withModel = index.hasVectors && index.manifest.model_files != null;
   const withEncoder = index.hasVectors && index.manifest.encoder != null;
   tiers.encoder = withEncoder ? "loading" : "none";
-  tiers.model = withModel ? (plan.load ? "waiting" : "held") : null;
+  tiers.model = withModel ? (plan.load ? (plan.onDemand ? "ondemand" : "waiting") : "held") : null;
   tiers.why = plan.why;
   tiers.modelBytes = withModel ? modelBytes(index.manifest.model_files) : 0;
   worker.postMessage({
@@ -508,15 +555,16 @@ async function init({ base, ortBase, threads = 1, model, frugal: saving = false,
     }
     announce();
     pump();
-  } else if (withModel && !plan.load) {
-    announce(); // keyword results only, and why
+  } else if (withModel && (!plan.load || plan.onDemand)) {
+    announce(); // keyword results only, and why (or when the model comes)
   }
   if (!withModel) return;
-  // The model (23 MB) waits for the first keyword answer, or a second without a query:
-  // a reader's first results must not share the line with it (it is fetched at low priority too).
+  // "always": the model (23 MB) waits for the first keyword answer, or a second without a
+  // query: a reader's first results must not share the line with it (it is fetched at low
+  // priority too). By default it waits for a query that wants it (demandModel).
   await afterFirstAnswer;
   modelMayStart = true;
-  startModel();
+  if (!plan.onDemand || !plan.load) startModel();
 }
 
 worker.addEventListener("message", (/** @type {MessageEvent} */ e) => {
