@@ -566,7 +566,7 @@ class IndexReader:
 
         records, dropped = text_records(self._json(name, self.script(name)), at,
                                         self.manifest["layout"]["texts_per_shard"], self.n_chunks, self.url_root,
-                                        fill=self.root is None)
+                                        fill=True)
         if records is None:
             raise self._damaged(name, f"not text shard {at} of the directory")
         self.dropped += dropped
@@ -710,8 +710,12 @@ def load_chunk_records(asset_dir: Path) -> list[dict]:
         weights = reader.weights
     except (IndexMissing, IndexDamaged) as exc:
         raise ValueError(str(exc)) from None
+    if reader.dropped:
+        raise ValueError(f"[sphinx-rag] {reader.where('')}: {reader.dropped} chunk records fail their checks: "
+                         "rebuild the docs")
     out, position = [], {}
     for i, r in enumerate(records):  # ``order``: the chunk's position in its page
         order = position[r["doc"]] = position.get(r["doc"], -1) + 1
-        out.append(dict(r, weight=float(weights[i]), order=order))
+        record = {k: v for k, v in r.items() if k != "members" or v}  # as written: a card's only
+        out.append(dict(record, weight=float(weights[i]), order=order))
     return out
