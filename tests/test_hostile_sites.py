@@ -526,3 +526,20 @@ def test_a_long_query_is_not_echoed_whole(demo_html, tmp_path):
                  run_cli("search", demo_html, demo_html, argument, "--fusion", "bm25", cache=tmp_path).stdout):
         first = text.splitlines()[0]
         assert first.startswith("No good match for 'strategy zzqx") and "\u2026'" in first and len(first) < 160, first
+
+
+def test_a_card_offset_to_a_plain_chunk_is_no_traceback(demo_html, tmp_path):
+    """expand.py reads ``members`` of the chunk a ``card`` offset points at: every record
+    read has it (0 unless a card), a local index's as another site's."""
+    copy = SiteCopy(demo_html, tmp_path / "site")
+
+    def edit(record, i):
+        record.pop("members", None)
+        record["card"] = 1 if i % 3 == 1 else record.get("card", 0)
+        if not record["card"]:
+            del record["card"]
+
+    copy.edit_texts(edit)
+    copy.save()
+    proc = run_cli("search", copy.root, QUERY, "--k", "5", "--json", "--encoder", "static", cache=tmp_path)
+    assert proc.returncode == 0 and proc.stderr == "" and len(json.loads(proc.stdout)) == 5, proc.stderr
