@@ -150,12 +150,13 @@ def release(page, held: list) -> None:
 
 @pytest.fixture(scope="session")
 def small_site(tmp_path_factory) -> Path:
-    """tests/roots/test-searchbar with embeddings: too few chunks for a static encoder
-    (static_encoder.MIN_CHUNKS), so the manifest has encoder null and the model."""
+    """tests/roots/test-searchbar with embeddings and the model only (sphinx_rag_query_encoder
+    "model"): the manifest has encoder null, the keyword tier is the fast one."""
     src = tmp_path_factory.mktemp("small-src")
     shutil.copytree(ROOTS / "test-searchbar", src, dirs_exist_ok=True)
     conf = src / "conf.py"
-    conf.write_text(conf.read_text().replace("sphinx_rag_embeddings = False", "sphinx_rag_embeddings = True"))
+    conf.write_text(conf.read_text().replace("sphinx_rag_embeddings = False", "sphinx_rag_embeddings = True")
+                    + '\nsphinx_rag_query_encoder = "model"\n')
     out = tmp_path_factory.mktemp("small") / "html"
     build_site(src, out, "-d", str(out.parent / "dt"))
     manifest = manifest_of(out)
@@ -417,7 +418,7 @@ def test_never_during_the_download_stops_it(page, context, site, serve):
     assert not problems(page)
 
 
-# -- a site with too few chunks for a static encoder: the model or keywords ------------------------
+# -- a site without a static encoder: the model or keywords ------------------------------------------
 
 
 def test_without_an_encoder_keyword_results_until_a_question_loads_the_model(page, context, small_site, serve):
