@@ -46,6 +46,9 @@ escapes     an answer with terminal escape sequences cut across tokens (title ch
 huge        50 MB of Markdown in 1,000-character tokens, as fast as the client reads
 md<N>       N characters of varied Markdown (paragraphs, lists, code, headings, citations)
             in 1,000-character tokens; md<N>t<T>: in T-character tokens
+followups   like normal, then a "Follow-up questions:" list of three, as a model writes it (bold,
+            quotes, a citation), streamed word by word like the answer
+badfollowups like normal, then a "Follow-up questions:" heading followed by prose (no list)
 noqueries   asked for search queries, answers prose without any; asked to judge, "Maybe."
 nousage     like normal, without "usage" in a non-streamed reply (clients estimate tokens)
 
@@ -72,7 +75,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
 MODES = ("normal", "slow", "disconnect", "json", "error500", "nocors", "xss", "redirect307", "redirect302",
-         "bareredirect", "escapes", "huge", "nopreflight", "noqueries", "nousage")
+         "bareredirect", "escapes", "huge", "nopreflight", "noqueries", "nousage", "followups", "badfollowups")
 SIZED = re.compile(r"^md(\d{1,9})(?:t(\d{1,7}))?$")  # md<N>[t<T>]: N characters in T-character tokens
 HUGE_CHARS = 50_000_000
 
@@ -88,6 +91,12 @@ XSS_ANSWER = (
     "a [data link](data:text/html,<script>alert(1)</script>) and a "
     "[safe link](https://example.org/page) [2]."
 )
+
+
+FOLLOW_UPS = ("How do I choose a strategy?", "What does predict_proba return?", "Is there a regression baseline?")
+FOLLOW_UP_TAIL = ("\n\n**Follow-up questions:**\n- " + FOLLOW_UPS[0] + "\n- **" + FOLLOW_UPS[1] + "**\n- \""
+                  + FOLLOW_UPS[2] + "\" [2]\n")
+BAD_FOLLOW_UP_TAIL = "\n\nFollow-up questions:\nThe documentation covers the rest well enough, so read on."
 
 
 def passage_titles(body: dict) -> dict[int, str]:
@@ -159,8 +168,9 @@ def answer_for(mode: str, body: dict) -> str:
     if sized(mode):
         return markdown_answer(sized(mode)[0])
     title = passage_titles(body).get(1, "(no passage)")
-    return (f"According to the documentation, the passage titled \"{title}\" answers this [1]. "
+    text = (f"According to the documentation, the passage titled \"{title}\" answers this [1]. "
             "See also the second passage for details [2].")
+    return text + {"followups": FOLLOW_UP_TAIL, "badfollowups": BAD_FOLLOW_UP_TAIL}.get(mode, "")
 
 
 _STOP = {"what", "which", "when", "where", "does", "with", "that", "this", "from", "have", "your", "into", "there",

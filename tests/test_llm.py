@@ -645,3 +645,86 @@ def test_ask_extra_calls_to_a_stopped_server_end_in_the_answer_error(demo_html, 
     assert re.search(r"^  failed after \d+\.\d\d s: Could not connect", proc.stdout, re.M)
     assert "Relevance" not in proc.stdout  # no judging after a failed call
     assert "Could not connect to the LLM server" in proc.stderr
+
+
+# -- Ask as a conversation (llm/thread.py; tests/fixtures/ask_thread.json pins the JS side) ----------
+
+def test_a_follow_up_reads_the_earlier_turns_before_its_own_question():
+    from sphinx_rag.llm.thread import MAX_THREAD_TURNS
+
+    thread = [{"question": f"Question {n}?", "answer": f"Answer {n} [1][2].\n\nFollow-up questions:\n- Next {n}?"}
+              for n in range(5)]
+    built = build_messages("And then?", [passage(1)], project="p", thread=thread)
+    roles = [m["role"] for m in built.messages]
+    assert roles == ["system"] + ["user", "assistant"] * MAX_THREAD_TURNS + ["user"]
+    assert [m["content"] for m in built.messages[1:-1]] == [
+        "Question 2?", "Answer 2.", "Question 3?", "Answer 3.", "Question 4?", "Answer 4."]  # citations, follow-ups off
+    assert built.messages[-1]["content"].endswith("Question: And then?")
+    # the earlier turns count in the reserve: the passages get what they leave
+    assert (passage_budget("And then?", 8, project="p", thread=thread)
+            < passage_budget("And then?", 8, project="p"))
+    # a custom template without a system message: the turns come first
+    custom = build_messages("q?", [passage(1)], project="p", prompt="{passages}\nQ: {question}", thread=thread[-1:])
+    assert [m["role"] for m in custom.messages] == ["user", "assistant", "user"]
+
+
+def test_the_thread_is_bounded_by_characters_and_by_the_window():
+    from sphinx_rag.llm.thread import MAX_THREAD_CHARS, MAX_TURN_ANSWER_CHARS, history
+
+    prose = "This sentence is long enough to count. " * 60  # 2,340 characters
+    assert [a for _, a in history([{"question": "q?", "answer": prose}], 8192)] == [
+        prose[:MAX_TURN_ANSWER_CHARS].rsplit(". ", 1)[0] + ". …"]  # cut after a whole sentence
+    long = "word " * 600  # no sentence end: cut at MAX_TURN_ANSWER_CHARS
+    thread = [{"question": "First?", "answer": long}, {"question": "Second?", "answer": long},
+              {"question": "Third?", "answer": long}]
+    turns = history(thread, 8192)
+    assert [q for q, _ in turns] == ["Second?", "Third?"]  # three cut answers pass MAX_THREAD_CHARS
+    assert all(len(a) == MAX_TURN_ANSWER_CHARS + 1 and a.endswith("word …") for _, a in turns)
+    assert sum(len(q) + len(a) for q, a in turns) <= MAX_THREAD_CHARS
+    assert [q for q, _ in history(thread, 1600)] == ["Third?"]  # a quarter of the room after the answer's
+    assert history(thread, 600) == [] and history([None, {"question": "q"}, "x"], 4096) == []
+
+
+def test_a_follow_up_is_searched_with_the_thread_and_the_rewrite_sees_it():
+    from sphinx_rag.llm.context import gather_context
+    from sphinx_rag.llm.thread import thread_query
+
+    thread = [{"question": "How do I impute missing values?", "answer": "Use SimpleImputer."},
+              {"question": "Which strategies are there?", "answer": "mean, median, most_frequent, constant."}]
+    assert thread_query(thread, "And the median?") == ("How do I impute missing values? Which strategies are there? "
+                                                       "And the median?")
+    assert thread_query([], "Alone?") is None
+    searched, calls = [], []
+
+    def complete(messages, max_tokens):
+        calls.append(messages)
+        return ("median imputation" if messages[0]["content"].startswith("You write") else "yes"), None
+
+    context = gather_context("And the median?", lambda qs: searched.append(qs) or [passage(1)], project="p",
+                             complete=complete, multi_query=True, filter_passages=True, thread=thread)
+    assert searched == [["And the median?", thread_query(thread, "And the median?"), "median imputation"]]
+    assert context.queries == searched[0]
+    assert "Earlier questions:\n- How do I impute missing values?\n- Which strategies are there?" in calls[0][1]["content"]
+    assert calls[1][1]["content"].startswith("Question: How do I impute missing values? Which strategies")
+
+
+@pytest.mark.parametrize("reply, answer, questions", [
+    ("Use it [1].\n\nFollow-up questions:\n- How?\n- **Why not?**\n- \"When?\" [2]\n- Fourth?",
+     "Use it [1].", ["How?", "Why not?", "When?"]),
+    ("Use it.\n\n### Suggested follow-up questions\n1. Is it fast?\n2. Is it fast?", "Use it.", ["Is it fast?"]),
+    ("Use it.\nFollow-up questions:\nThe docs say more; read them.", None, []),  # prose: none, text kept
+    ("Use it.\nFollow-up questions:\n- not a question\n- " + "x" * 300 + "?", "Use it.", []),
+    ("Use it, no list.", None, []),
+    ("", "", []),
+])
+def test_suggested_follow_ups_are_parsed_defensively(reply, answer, questions):
+    from sphinx_rag.llm.thread import parse_follow_ups
+
+    assert parse_follow_ups(reply) == (reply if answer is None else answer, questions)
+
+
+def test_the_default_prompt_asks_for_follow_ups_in_the_form_parsed():
+    from sphinx_rag.llm.thread import parse_follow_ups
+
+    assert 'a line "Follow-up questions:", then one question per line, each starting with "- "' in DEFAULT_PROMPT
+    assert parse_follow_ups("A.\nFollow-up questions:\n- Why B?") == ("A.", ["Why B?"])

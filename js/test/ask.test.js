@@ -72,3 +72,45 @@ test('effectiveSettings: reader only gets Python defaults and the page project n
 test('as many passages as `sphinx-rag ask` retrieves by default', () => {
   assert.equal(ASK_PASSAGES, 8);
 });
+
+test('errorSummary: a long message is one short line and details; a short one its own line', async () => {
+  const { errorSummary, SHORT_ERROR_CHARS } = await import('../src/ui/ask.js');
+  const long = 'Could not reach the LLM server at http://127.0.0.1:9/v1. Is the server running? For example ' +
+    '`llama-server -m model.gguf --port 8080` (endpoint http://127.0.0.1:8080/v1).';
+  assert.deepEqual(errorSummary('unreachable', long), { line: 'Could not reach the LLM server.', details: long });
+  assert.deepEqual(errorSummary('aborted', 'Stopped: the answer is incomplete.'),
+    { line: 'Stopped: the answer is incomplete.', details: '' });
+  const http = `The LLM server at http://h/v1 answered HTTP 500 Internal Server Error: ${'x'.repeat(80)}`;
+  assert.equal(errorSummary('http', http, 500).line, 'The LLM server answered with an error (HTTP 500).');
+  // short, but with Markdown in it: details, so that the line never shows a backtick
+  assert.equal(errorSummary('csp', 'Allow it: `connect-src x`').line, "This site’s Content-Security-Policy blocks the LLM server.");
+  assert.equal(errorSummary('strange', 'y'.repeat(SHORT_ERROR_CHARS + 1)).line, 'Ask failed.');
+  for (const kind of ['unreachable', 'cors', 'csp', 'http', 'incomplete', 'timeout', 'invalid', 'redirect', 'limit']) {
+    const { line } = errorSummary(kind, 'z'.repeat(200));
+    assert.ok(line.length <= 70 && !line.includes('`'), line);
+  }
+});
+
+test('readThread / writeThread: the conversation in the tab, malformed parts dropped', async () => {
+  const { readThread, writeThread, STORED_TURNS } = await import('../src/ui/ask.js');
+  const s = storage();
+  const turn = { question: 'How?', answer: 'So [1].', sources: [{ title: 'T', url: 'https://x.org/p.html#a' }], followUps: ['Why?'] };
+  assert.deepEqual(readThread(s, 'k'), []);
+  assert.ok(writeThread(s, 'k', [turn]));
+  assert.deepEqual(readThread(s, 'k'), [turn]);
+  const hostile = { turns: [null, 'x', { question: ' ', answer: 'a' }, { question: 'q', answer: '' },
+    { question: 'Q?', answer: 'A.', sources: [{ title: 'evil', url: 'javascript:alert(1)' }, { title: 5, url: 'u' }, 'x'],
+      followUps: ['ok?', 7, '', 'two?', 'three?', 'four?'] }] };
+  s.setItem('k', JSON.stringify(hostile));
+  assert.deepEqual(readThread(s, 'k'), [{ question: 'Q?', answer: 'A.', sources: [], followUps: ['ok?', 'two?', 'three?'] }]);
+  s.setItem('k', '{not json');
+  assert.deepEqual(readThread(s, 'k'), []);
+  const many = Array.from({ length: STORED_TURNS + 4 }, (_, i) => ({ ...turn, question: `Q${i}?` }));
+  writeThread(s, 'k', many);
+  assert.deepEqual(readThread(s, 'k').map((t) => t.question), many.slice(-STORED_TURNS).map((t) => t.question));
+  writeThread(s, 'k', []);
+  assert.equal(s.getItem('k'), null);
+  const full = /** @type {Storage} */ (/** @type {unknown} */ ({ setItem() { throw new Error('quota'); } }));
+  assert.equal(writeThread(full, 'k', [turn]), false);
+  assert.equal(writeThread(null, 'k', [turn]), false);
+});

@@ -35,3 +35,21 @@ test("suggested questions: strings or [question, url] pairs, malformed entries d
   assert.deepEqual(suggestedQuestions(undefined), []);
   assert.deepEqual(suggestedQuestions({ a: 1 }), []);
 });
+
+test("a bad answer's report: the question, the reason, the answer's beginning, the sources, a golden entry", async () => {
+  const { QUOTED_ANSWER, answerReportText } = await import("../src/ui/feedback.js");
+  const text = answerReportText({ question: "And the median?", reason: "not-asked", answer: "Use it [1].\nSee [2].",
+    sources: RESULTS, earlier: ["How do I impute?"] });
+  assert.equal(text.split("\n").slice(0, 7).join("\n"), [
+    "Ask: And the median?", '(a follow-up to: "How do I impute?")', "Reason: Not what I asked", "",
+    "Answer (beginning):", "> Use it [1].", "> See [2]."].join("\n"));
+  assert.match(text, /Sources sent to the model:\n1\. Guide > Imputation \(guide\.html#imputation\)\n2\. API > Filler/);
+  const entry = JSON.parse(text.trim().split("\n").at(-1) ?? "");
+  assert.deepEqual(entry, { query: "And the median?", url: "PAGE.html#ANCHOR", rank: 3 });
+  const long = answerReportText({ question: "q", reason: "missing", answer: "é".repeat(QUOTED_ANSWER + 50), sources: [] });
+  assert.match(long, new RegExp(`> ${"é".repeat(QUOTED_ANSWER)}…\n`));
+  assert.match(long, /Reason: Missing in the docs\n/);
+  assert.match(long, /No source was sent to the model\./);
+  const url = feedbackUrl("https://x.org/new?title={query}&body={results}", "q", [], long);
+  assert.equal(new URL(/** @type {string} */ (url)).searchParams.get("body"), long);
+});

@@ -48,6 +48,24 @@ test('safeUrl allows http(s) and relative URLs only', () => {
     'data:text/html,x', 'vbscript:x', 'file:///etc/passwd', '', null]) assert.equal(safeUrl(bad), null);
 });
 
+test('an answer\'s links and citations resolve to http(s) only, as a browser parses their hrefs', () => {
+  const hostile = ['javascript:alert(1)', 'JAVASCRIPT:alert(1)', '\x01javascript:alert(1)', 'java\nscript:alert(1)',
+    'jav&#x61;script:alert(1)', '\u00a0javascript:alert(1)', 'javascript\u2028:alert(1)', '%6Aavascript:alert(1)',
+    'vbscript:msgbox(1)', 'data:text/html;base64,PHNjcmlwdD4=', 'blob:https://x.org/1', 'file:///etc/passwd',
+    '\\\\evil.example/x', 'https:javascript:alert(1)', '//evil.example/x', ' https://ok.example/ ', 'page.html#a'];
+  const answer = hostile.map((u, i) => `[link ${i}](${u}) and <${u}> [${i + 1}]`).join('\n\n');
+  const frag = /** @type {any} */ (renderMarkdown(answer, {
+    doc: /** @type {any} */ (fakeDocument), citationUrl: (n) => hostile[n - 1] ?? null,
+  }));
+  const hrefs = frag.elements().filter((/** @type {any} */ e) => e.nodeName === 'a').map((/** @type {any} */ e) => e.getAttribute('href'));
+  assert.ok(hrefs.length >= 8, String(hrefs.length)); // the safe ones stay links
+  for (const href of hrefs) {
+    assert.match(new URL(href, 'https://docs.example/dir/page.html').protocol, /^https?:$/, href);
+  }
+  assert.ok(!hrefs.some((h) => /^\s*javascript:/i.test(h)));
+  assert.equal(frag.elements().filter((/** @type {any} */ e) => !['p', 'a', 'br', 'code', 'em', 'strong'].includes(e.nodeName)).length, 0);
+});
+
 // -- MarkdownStream: the same DOM as renderMarkdown, rendered as the answer streams ---------------
 
 const GROUP = 'sphinx-rag-blocks';

@@ -7,6 +7,8 @@ One job per module; the browser mirrors each (``js/src/``):
 - ``prompt``    search results -> chat messages that fit the context window (``prompt.js``)
 - ``client``    HTTP/SSE: ``stream_chat``, ``list_models``, the errors (``llm.js``)
 - ``settings``  the manifest's ``settings.llm`` and the merge rule (``llm_settings.js``)
+- ``thread``    a follow-up: the earlier turns the model reads, what it is searched as,
+                the suggested follow-ups read off an answer (``thread.js``)
 
 The ``sphinx_rag_llm`` config value is validated in ``sphinx_rag/config.py``. This
 package imports none of its modules, so the build (config, settings) never loads the

@@ -8,6 +8,10 @@
 3. With ``filter_passages``: the model judges each passage, one call each (``judge.py``);
    the rejected ones are not sent.
 
+A follow-up (``thread``: the conversation's earlier turns) is also searched as
+``thread.thread_query`` (the earlier questions joined to it), fused with the question's own
+ranking; the rewrite sees the earlier questions and the judge reads the joined question.
+
 Each extra call is announced to ``on_step_start`` (its kind, the passage judged) and
 reported to ``on_step`` as a :class:`Step` when it ends (its reply,
 seconds, and tokens: the server's ``usage`` when it sends one, else ``ceil(chars / 4)``
@@ -27,6 +31,7 @@ from .client import LLMError
 from .judge import JUDGE_MAX_TOKENS, judge_messages, kept_passages, parse_verdict
 from .multi_query import REWRITE_MAX_TOKENS, parse_queries, rewrite_messages
 from .prompt import MESSAGE_OVERHEAD_TOKENS, estimate_tokens, llm_passage
+from .thread import earlier_questions, thread_query
 
 __all__ = ["Step", "Context", "gather_context", "call_step"]
 
@@ -50,7 +55,7 @@ class Step:
 @dataclass
 class Context:
     passages: list  # what the answer may read (llm_passage form), best first
-    queries: list[str]  # the question, then the model's queries
+    queries: list[str]  # the question, a follow-up's thread query (thread.py), then the model's queries
     retrieved: list = field(default_factory=list)  # the passages before judging
     verdicts: list = field(default_factory=list)  # per retrieved passage, with filter_passages
     steps: list[Step] = field(default_factory=list)
@@ -83,19 +88,21 @@ def call_step(kind: str, complete: Complete, messages: list[dict], max_tokens: i
 
 def gather_context(question: str, search: Callable[[list[str]], list], *, project: str,
                    complete: Complete | None = None, multi_query: bool = False, filter_passages: bool = False,
-                   on_step_start: Callable[[str, Any], None] = lambda kind, passage: None,
+                   thread=(), on_step_start: Callable[[str, Any], None] = lambda kind, passage: None,
                    on_step: Callable[[Step], None] = lambda step: None) -> Context:
     """The passages for an answer to ``question`` (see the module's docstring).
 
     ``search(queries)`` returns the passages of the queries' fused rankings (one query:
     its own), sized to the context; ``complete`` makes the extra calls (needed for
-    ``multi_query`` and ``filter_passages``).
+    ``multi_query`` and ``filter_passages``); ``thread``: the earlier turns of a follow-up.
     """
-    queries, steps = [question], []
+    joined = thread_query(thread, question)
+    queries, steps = [question] + ([joined] if joined else []), []
     failed = False
     if multi_query and complete is not None:
         on_step_start("rewrite", None)
-        step = call_step("rewrite", complete, rewrite_messages(question, project), REWRITE_MAX_TOKENS)
+        messages = rewrite_messages(question, project, earlier_questions(thread))
+        step = call_step("rewrite", complete, messages, REWRITE_MAX_TOKENS)
         failed = bool(step.error)
         step.result = [] if failed else parse_queries(step.reply, question)
         queries += step.result
@@ -106,7 +113,7 @@ def gather_context(question: str, search: Callable[[list[str]], list], *, projec
     if filter_passages and complete is not None and not failed and passages:
         for p in passages:
             on_step_start("judge", p)
-            messages = judge_messages(question, _field(p, "title"), _field(p, "text"), project)
+            messages = judge_messages(joined or question, _field(p, "title"), _field(p, "text"), project)
             step = call_step("judge", complete, messages, JUDGE_MAX_TOKENS)
             step.passage = p
             step.result = None if step.error else parse_verdict(step.reply)

@@ -45,10 +45,19 @@ _CHATTER = re.compile(r"^(?:here (?:are|is)|sure|certainly|of course|okay|i hope
 _ECHO_LABEL = re.compile(r"^[*_\s]*(?:question|user|system|assistant)[*_\s]*:", re.I)
 
 
-def rewrite_messages(question: str, project: str) -> list[dict]:
-    """The chat messages asking for the search queries of ``question``."""
-    return [{"role": "system", "content": _SYSTEM.format(project=project)},
-            {"role": "user", "content": _USER.format(question=question)}]
+_THREAD = ("\n\nThe question follows earlier questions of a conversation: write queries that make sense "
+           "on their own.\n\nEarlier questions:\n{earlier}")
+
+
+def rewrite_messages(question: str, project: str, earlier=()) -> list[dict]:
+    """The chat messages asking for the search queries of ``question``; ``earlier``: the
+    conversation's earlier questions (``thread.earlier_questions``), oldest first."""
+    user = _USER.format(question=question)
+    if earlier:
+        listed = "\n".join(f"- {q}" for q in earlier)
+        head, tail = user.rsplit("\n\nQuestion: ", 1)
+        user = head + _THREAD.replace("{earlier}", listed) + "\n\nQuestion: " + tail
+    return [{"role": "system", "content": _SYSTEM.format(project=project)}, {"role": "user", "content": user}]
 
 
 def _clean(line: str) -> str:

@@ -25,6 +25,11 @@ Passages sized to the context
     passage's ``[n] Title (URL)`` line. The search makes its passages fit in it
     (``expand.py``: shorter passages, more of them) before ``fit_passages`` checks them
     exactly.
+
+A follow-up question (``thread``)
+    The earlier turns of the conversation (``thread.history``: the last few, bounded)
+    come as user/assistant messages before the question's own; they count in the reserve,
+    so the passages get what they leave.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ from typing import Any, NamedTuple
 from ..chunk.display import display_text
 from ..config import LLM_DEFAULTS, ConfigError
 from .template import DEFAULT_PROMPT, render, validate_prompt
+from .thread import history, history_messages
 
 __all__ = [
     "ANSWER_RESERVE_TOKENS", "MESSAGE_OVERHEAD_TOKENS", "Prompt", "estimate_tokens",
@@ -139,34 +145,42 @@ class Prompt(NamedTuple):
     passages: list  # the passages sent, in citation order: [n] is passages[n - 1]
 
 
-def _reserve(question: str, project: str, prompt: str) -> int:
-    """Tokens the context keeps for all but the passages: the prompt without them, plus
-    ANSWER_RESERVE_TOKENS for the answer and MESSAGE_OVERHEAD_TOKENS for the chat
-    template. Raises ConfigError for an invalid template."""
+def _messages(prompt: str, project: str, passages: str, question: str, earlier: list[tuple[str, str]]) -> list[dict]:
+    """The template's messages, the earlier turns just before the last one (the question's)."""
+    messages = render(prompt, project=project, passages=passages, question=question)
+    return messages[:-1] + history_messages(earlier) + messages[-1:]
+
+
+def _reserve(question: str, project: str, prompt: str, earlier: list[tuple[str, str]]) -> int:
+    """Tokens the context keeps for all but the passages: the prompt without them (the
+    earlier turns included), plus ANSWER_RESERVE_TOKENS for the answer and
+    MESSAGE_OVERHEAD_TOKENS for the chat template. Raises ConfigError for an invalid template."""
     error = validate_prompt(prompt)
     if error:
         raise ConfigError(f"[sphinx-rag] the LLM prompt {error}")
-    empty = render(prompt, project=project, passages="", question=question)
+    empty = _messages(prompt, project, "", question, earlier)
     return sum(estimate_tokens(m["content"]) for m in empty) + ANSWER_RESERVE_TOKENS + MESSAGE_OVERHEAD_TOKENS
 
 
 def passage_budget(question: str, k: int, *, project: str, prompt: str = DEFAULT_PROMPT,
-                   max_context_tokens: int = LLM_DEFAULTS["max_context_tokens"]) -> int:
+                   max_context_tokens: int = LLM_DEFAULTS["max_context_tokens"], thread=()) -> int:
     """Characters the texts of ``k`` passages may take together in the context window
-    (at least 1): 4 per token left after the reserve, less PASSAGE_HEADER_CHARS each."""
-    left = max_context_tokens - _reserve(question, project, prompt)
+    (at least 1): 4 per token left after the reserve, less PASSAGE_HEADER_CHARS each.
+    ``thread``: the earlier turns ({"question", "answer"}, oldest first) of a follow-up."""
+    left = max_context_tokens - _reserve(question, project, prompt, history(thread, max_context_tokens))
     return max(1, 4 * left - k * PASSAGE_HEADER_CHARS)
 
 
 def build_messages(question: str, results, *, project: str, prompt: str = DEFAULT_PROMPT,
-                   max_context_tokens: int = LLM_DEFAULTS["max_context_tokens"]) -> Prompt:
+                   max_context_tokens: int = LLM_DEFAULTS["max_context_tokens"], thread=()) -> Prompt:
     """Chat messages asking ``question`` about the passages that fit in the context window.
 
-    The reserve is the prompt without passages, plus ANSWER_RESERVE_TOKENS for the
-    answer and MESSAGE_OVERHEAD_TOKENS for the chat template. Raises ConfigError for
-    an invalid template.
+    The reserve is the prompt without passages (and the earlier turns of ``thread``, see
+    ``thread.history``), plus ANSWER_RESERVE_TOKENS for the answer and
+    MESSAGE_OVERHEAD_TOKENS for the chat template. Raises ConfigError for an invalid template.
     """
-    reserve = _reserve(question, project, prompt)
+    earlier = history(thread, max_context_tokens)
+    reserve = _reserve(question, project, prompt, earlier)
     kept = fit_passages(results, max_context_tokens, reserve)
     passages = format_passages(kept) if kept else "(no documentation excerpt was found)"
-    return Prompt(render(prompt, project=project, passages=passages, question=question), kept)
+    return Prompt(_messages(prompt, project, passages, question, earlier), kept)

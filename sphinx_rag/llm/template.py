@@ -28,6 +28,8 @@ APIs, parameters or values.
 anything containing underscores.
 - Cite the excerpts that support each statement as [n], e.g. [1] or [2][3].
 - If the content does not contain the answer, say so plainly instead of guessing.
+- After the answer you may suggest up to 3 short follow-up questions that the excerpts \
+can answer: a line "Follow-up questions:", then one question per line, each starting with "- ".
 ---
 Documentation excerpts:
 

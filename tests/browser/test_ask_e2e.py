@@ -27,7 +27,8 @@ from playwright.sync_api import expect
 from site_helpers import build_site, chunks_of, manifest_of
 
 from site_helpers import fake_llm_server
-from test_search_e2e import INPUT, OPTIONS, QUESTION, STATUS, THEME_NOISE, open_with_shortcut, results_for
+from test_search_e2e import (INPUT, OPTIONS, QUESTION, STATUS, THEME_NOISE, open_with_shortcut, results_for,
+                             wait_hybrid)
 
 REPO = Path(__file__).resolve().parents[2]
 ROOTS = REPO / "tests" / "roots"
@@ -59,11 +60,15 @@ def fake_llm():
 
 @pytest.fixture(scope="session")
 def ask_site(tmp_path_factory, fake_llm) -> Path:
-    """test-searchbar (alabaster, keyword-only) + a hostile page, with sphinx_rag_llm set in conf.py."""
+    """test-searchbar (alabaster, keyword-only) + a hostile page, with sphinx_rag_llm and
+    sphinx_rag_feedback_url (a form on the fake LLM server) set in conf.py."""
     src = tmp_path_factory.mktemp("ask-src")
     shutil.copytree(ROOTS / "test-searchbar", src, dirs_exist_ok=True)
     with open(src / "conf.py", "a") as f:
-        f.write('\nimport os\nsphinx_rag_llm = {"endpoint": os.environ["SPHINX_RAG_TEST_LLM"], "model": "normal"}\n')
+        f.write('\nimport os\nsphinx_rag_llm = {"endpoint": os.environ["SPHINX_RAG_TEST_LLM"], "model": "normal"}\n'
+                # a bad answer's report goes to a form there (the fake server answers 404: the URL is what counts)
+                'sphinx_rag_feedback_url = os.environ["SPHINX_RAG_TEST_LLM"].removesuffix("/v1") + '
+                '"/issues/new?title={query}&body={results}"\n')
     title = f"Payload {PAYLOAD_SCRIPT} page"
     (src / "payload.rst").write_text(
         f":orphan:\n\n{title}\n{'=' * len(title)}\n\nHostile passage\n---------------\n\n"
@@ -170,7 +175,7 @@ def test_normal_answer_cites_and_lists_the_passages(page, context, site, serve, 
     page.goto(server.url + "index.html")
     open_with_shortcut(page)
     expect(page.locator(ASK_BUTTON)).to_be_visible()
-    expect(page.locator(STATUS)).to_have_attribute("data-mode", "hybrid", timeout=120_000)
+    wait_hybrid(page)
     ids = ask(page, QUESTION, "hybrid")
     wait_state(page, "done")
 
@@ -627,7 +632,7 @@ def test_multi_query_and_filtering_show_each_call_then_answer(page, context, sit
                              "filter_passages": True})
     page.goto(server.url + "index.html")
     open_with_shortcut(page)
-    expect(page.locator(STATUS)).to_have_attribute("data-mode", "hybrid", timeout=120_000)
+    wait_hybrid(page)
     before = len(requests_log(fake_llm))
     ask(page, MISSING, "hybrid")
     wait_state(page, "preparing")
@@ -719,3 +724,278 @@ def test_asks_passages_do_not_wait_on_a_typed_query_or_fall_with_it(page, contex
     assert isinstance(got["during"], list), got["during"]
     assert got["during"] == got["idle"] and len(got["idle"]) > 1
     assert problems(page) == []
+
+
+# -- Ask as a conversation: follow-ups, suggested follow-ups, errors, the phone, feedback ----------
+
+FOLLOW_UP = "what other strategies are there?"  # alone: the dummy estimators; after MISSING: imputation
+THREAD = "sphinx-rag-thread:"  # js/src/ui/ask.js THREAD_KEY
+PHONE = {"width": 390, "height": 844}
+
+
+def stored_thread(page) -> list[dict]:
+    """The conversation the tab keeps (sessionStorage), [] when none."""
+    return page.evaluate("""(prefix) => {
+        for (let i = 0; i < sessionStorage.length; i++) {
+            const key = sessionStorage.key(i);
+            if (key.startsWith(prefix)) return JSON.parse(sessionStorage.getItem(key)).turns;
+        }
+        return [];
+    }""", THREAD)
+
+
+def is_collapsed(page) -> bool:
+    return page.evaluate("document.querySelector('section.sphinx-rag-ask').hasAttribute('data-collapsed')")
+
+
+def test_a_follow_up_is_asked_with_the_thread_which_the_tab_keeps(page, context, site, serve, fake_llm):
+    """A first question, then a follow-up typed in the search box: the follow-up is searched
+    with the thread (its passages are about imputation; asked alone, about the dummy
+    estimators), the model reads the first turn, and the panel shows both. The tab keeps the
+    conversation across pages; "New question" forgets it."""
+    server = serve(site)
+    set_reader_llm(context, {"endpoint": f"{fake_llm}/v1", "model": "normal"})
+    page.goto(server.url + "index.html")
+    open_with_shortcut(page)
+    ask(page, MISSING)
+    wait_state(page, "done")
+    turns = stored_thread(page)
+    assert [t["question"] for t in turns] == [MISSING]
+    assert turns[0]["answer"].startswith("According to the documentation") and "[1]" in turns[0]["answer"]
+    assert len(turns[0]["sources"]) == len(sent_passages(last_request(fake_llm)))
+
+    page.fill(INPUT, FOLLOW_UP)  # typing folds the answer away from the new query's results
+    expect(page.locator(ASK)).to_have_attribute("data-collapsed", "")
+    results_for(page, FOLLOW_UP)
+    page.keyboard.press("Control+Enter")
+    wait_state(page, "done")
+    assert not is_collapsed(page)
+    body = last_request(fake_llm)
+    assert [m["role"] for m in body["messages"]] == ["system", "user", "assistant", "user"]
+    assert body["messages"][1]["content"] == MISSING
+    assert body["messages"][2]["content"] == re.sub(r" \[\d\]", "", turns[0]["answer"])  # no stale citations
+    assert body["messages"][3]["content"].endswith("Question: " + FOLLOW_UP)
+    titles = [title for title, _ in sent_passages(body)]
+    assert all("imput" in t.lower() for t in titles[:2]), titles
+    expect(page.locator(".sphinx-rag-turn")).to_have_count(1)
+    expect(page.locator(".sphinx-rag-turn-question")).to_have_text(MISSING)
+    expect(page.locator(".sphinx-rag-ask-title")).to_contain_text(FOLLOW_UP)
+    assert [t["question"] for t in stored_thread(page)] == [MISSING, FOLLOW_UP]
+    assert problems(page) == []
+
+    # another page of the site: the conversation is there, folded, and goes on
+    cite = page.locator(f"{ANSWER} a.sphinx-rag-cite").first
+    href = cite.get_attribute("href")
+    cite.click()
+    page.wait_for_url(href)
+    open_with_shortcut(page)
+    expect(page.locator(ASK)).to_be_visible()
+    assert is_collapsed(page)
+    expect(page.locator(".sphinx-rag-ask-title")).to_contain_text(FOLLOW_UP)
+    page.click("button.sphinx-rag-ask-toggle")
+    expect(page.locator(ANSWER)).to_contain_text("According to the documentation")
+    expect(page.locator(".sphinx-rag-turn")).to_have_count(1)
+
+    # "New question": forgotten; the same question alone is a first question again
+    page.click("button.sphinx-rag-ask-new")
+    expect(page.locator(ASK)).to_be_hidden()
+    expect(page.locator(INPUT)).to_be_focused()
+    assert stored_thread(page) == []
+    ask(page, FOLLOW_UP)
+    wait_state(page, "done")
+    alone = last_request(fake_llm)
+    assert [m["role"] for m in alone["messages"]] == ["system", "user"]
+    assert "imput" not in sent_passages(alone)[0][0].lower()
+    expect(page.locator(".sphinx-rag-turn")).to_have_count(0)
+
+
+def test_suggested_follow_ups_are_buttons_that_ask_them(page, context, site, serve, fake_llm):
+    """The model ends with a "Follow-up questions:" list: it never shows in the answer, not
+    even while it streams; its three questions are buttons, and one asks its question as a
+    follow-up (searched, then answered after the first turn)."""
+    from fake_llm_server import FOLLOW_UPS
+
+    server = serve(site)
+    set_reader_llm(context, {"endpoint": f"{fake_llm}/followups/v1", "model": "followups"})
+    page.goto(server.url + "index.html")
+    open_with_shortcut(page)
+    page.evaluate("""() => {  // whether the list ever reached the answer's text, at any moment
+        window.__sawList = false;
+        const answer = document.querySelector(".sphinx-rag-answer");
+        new MutationObserver(() => {
+            if (/Follow-up|\\*\\*/.test(answer.textContent)) window.__sawList = true;
+        }).observe(answer, { subtree: true, childList: true, characterData: true });
+    }""")
+    ask(page, QUERY)
+    wait_state(page, "done")
+    buttons = page.locator("button.sphinx-rag-follow-up")
+    expect(buttons).to_have_count(3)
+    assert buttons.all_inner_texts() == list(FOLLOW_UPS)
+    expect(page.locator(ANSWER)).to_contain_text("See also the second passage for details")
+    assert page.evaluate("window.__sawList") is False
+    turn = stored_thread(page)[0]
+    assert turn["followUps"] == list(FOLLOW_UPS) and "Follow-up" not in turn["answer"]
+
+    buttons.nth(1).click()
+    expect(page.locator(INPUT)).to_have_value(FOLLOW_UPS[1])
+    expect(page.locator(".sphinx-rag-ask-title")).to_contain_text(FOLLOW_UPS[1])
+    wait_state(page, "done")
+    body = last_request(fake_llm)
+    assert body["messages"][1]["content"] == QUERY
+    assert body["messages"][-1]["content"].endswith("Question: " + FOLLOW_UPS[1])
+    assert_results_visible(page, FOLLOW_UPS[1])
+    assert [t["question"] for t in stored_thread(page)] == [QUERY, FOLLOW_UPS[1]]
+    assert injected(page) == {"scripts": 0, "imgs": 0, "handlers": 0, "badHrefs": [], "pwned": "undefined"}
+
+
+def test_a_malformed_follow_up_list_is_no_list_and_the_answer_stays_whole(page, context, site, serve, fake_llm):
+    ask_reader_llm(page, context, site, serve, f"{fake_llm}/badfollowups/v1")
+    wait_state(page, "done")
+    expect(page.locator(ANSWER)).to_contain_text("The documentation covers the rest well enough, so read on.")
+    expect(page.locator("button.sphinx-rag-follow-up")).to_have_count(0)
+    expect(page.locator(".sphinx-rag-follow-ups")).to_be_hidden()
+
+
+def test_an_error_is_one_line_with_markdown_details_and_goes_with_the_next_query(page, context, site, serve):
+    """A stopped server on a 390 px phone: one short line, the long explanation under
+    "Details" with its commands as code (no literal backticks); the next query's results
+    come without it."""
+    page.set_viewport_size(PHONE)
+    ask_reader_llm(page, context, site, serve, f"http://127.0.0.1:{closed_port()}/v1")
+    wait_state(page, "error")
+    line = page.locator(".sphinx-rag-ask-note-line")
+    expect(line).to_have_text("Could not reach the LLM server.")
+    assert line.bounding_box()["height"] < 30  # one line
+    details = page.locator("details.sphinx-rag-ask-details")
+    expect(details).not_to_have_attribute("open", "")
+    assert page.locator(NOTE).bounding_box()["height"] < 70
+    assert "`" not in page.locator(NOTE).text_content()
+    page.click("details.sphinx-rag-ask-details > summary")
+    codes = details.locator("code").all_inner_texts()
+    assert "llama-server -m model.gguf --port 8080" in codes and any(c.startswith("OLLAMA_ORIGINS=") for c in codes)
+    assert page.locator(ASK).bounding_box()["height"] <= 0.35 * PHONE["height"]
+
+    page.fill(INPUT, "SimpleImputer")
+    results_for(page, "SimpleImputer")
+    expect(page.locator(ASK)).to_be_hidden()
+    expect(page.locator(NOTE)).to_be_hidden()
+    first = page.locator(OPTIONS).first.bounding_box()
+    assert first["y"] + first["height"] / 2 < 0.5 * PHONE["height"]
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_the_answer_folds_away_for_the_next_querys_results_on_a_phone(page, context, site, serve, fake_llm, scheme):
+    """A long answer on a 390 px phone takes at most a third of the screen (its body
+    scrolls); typing the next query folds it to its title line, and the results come right
+    under it; in the page's colour scheme."""
+    page.set_viewport_size(PHONE)
+    server = serve(site)
+    set_reader_llm(context, {"endpoint": f"{fake_llm}/md3000t40/v1", "model": "m"})
+    page.goto(server.url + "index.html")
+    if scheme == "dark":
+        page.evaluate("document.documentElement.dataset.theme = 'dark'")
+    open_with_shortcut(page)
+    ask(page, QUERY)
+    wait_state(page, "done")
+    panel = page.locator(ASK)
+    assert panel.bounding_box()["height"] <= 0.35 * PHONE["height"]
+    assert page.evaluate("(() => { const b = document.querySelector('.sphinx-rag-ask-body'); "
+                         "return b.scrollHeight > b.clientHeight + 50; })()")
+
+    def rgb(selector, prop="backgroundColor"):
+        return page.evaluate(f"""() => getComputedStyle(document.querySelector({json.dumps(selector)}))
+            .{prop}.match(/\\d+/g).slice(0, 3).map(Number)""")
+
+    background, text = sum(rgb(ASK)), sum(rgb(ANSWER, "color"))
+    assert (background < 250 and text > 500) if scheme == "dark" else (background > 600 and text < 300)
+
+    page.fill(INPUT, "SimpleImputer")
+    results_for(page, "SimpleImputer")
+    expect(panel).to_have_attribute("data-collapsed", "")
+    folded = panel.bounding_box()
+    assert folded["height"] < 48
+    first = page.locator(OPTIONS).first.bounding_box()
+    assert folded["y"] + folded["height"] - 1 <= first["y"] < 0.4 * PHONE["height"]
+    assert sum(rgb(ASK)) == background  # folded, in the same scheme
+    toggle = page.locator("button.sphinx-rag-ask-toggle")
+    expect(toggle).to_have_attribute("aria-expanded", "false")
+    toggle.click()
+    expect(page.locator(ANSWER)).to_be_visible()
+    expect(toggle).to_have_attribute("aria-expanded", "true")
+
+
+def test_thumbs_without_a_feedback_url_send_nothing(page, context, site, serve, fake_llm):
+    server = ask_reader_llm(page, context, site, serve, f"{fake_llm}/v1")
+    wait_state(page, "done")
+    up, down = page.locator("button.sphinx-rag-thumb[data-vote=up]"), page.locator("button.sphinx-rag-thumb[data-vote=down]")
+    requests = len(page.log.requests)
+    up.click()
+    expect(up).to_have_attribute("aria-pressed", "true")
+    expect(page.locator(".sphinx-rag-feedback-note")).to_have_text("Thanks for the feedback.")
+    down.click()
+    expect(up).to_have_attribute("aria-pressed", "false")
+    reasons = page.locator("button.sphinx-rag-reason")
+    assert reasons.all_inner_texts() == ["Incorrect", "Not what I asked", "Missing in the docs"]
+    expect(reasons.first).to_be_focused()
+    reasons.nth(2).click()
+    expect(page.locator(".sphinx-rag-feedback-note")).to_have_text("Thanks for the feedback.")
+    expect(reasons.first).to_be_hidden()
+    assert len(context.pages) == 1  # no form opened
+    assert page.log.requests[requests:] == []  # nothing left the page
+    only_site_and_endpoint(page, server.url, fake_llm)
+
+
+def test_thumbs_down_opens_the_prefilled_report_as_a_golden_entry(page, context, ask_site, serve, fake_llm):
+    """With sphinx_rag_feedback_url: a reason opens the form in a new tab, its title the
+    question, its body the reason, the answer's beginning, the sources sent and a golden-set
+    entry to complete."""
+    from urllib.parse import parse_qs, urlsplit
+
+    server = serve(ask_site)
+    page.goto(server.url + "index.html")
+    page.locator("#searchbox input[name=q]").click()
+    expect(page.locator(ASK_BUTTON)).to_be_visible(timeout=LONG)
+    ask(page, PAYLOAD_WORD)
+    wait_state(page, "done")
+    page.click("button.sphinx-rag-thumb[data-vote=down]")
+    with context.expect_page() as opened:
+        page.click("button.sphinx-rag-reason[data-reason=not-asked]")
+    url = opened.value.url
+    assert url.startswith(f"{fake_llm}/issues/new?")
+    fields = parse_qs(urlsplit(url).query)
+    assert fields["title"] == [PAYLOAD_WORD]
+    body = fields["body"][0]
+    assert body.startswith(f"Ask: {PAYLOAD_WORD}\nReason: Not what I asked\n")
+    assert "> According to the documentation, the passage titled" in body
+    source = server.url + "payload.html#hostile-passage"
+    assert f"Sources sent to the model:\n1. Payload {PAYLOAD_SCRIPT} page > Hostile passage ({source})" in body
+    entry = json.loads(body.strip().splitlines()[-1])
+    assert entry == {"query": PAYLOAD_WORD, "url": "PAGE.html#ANCHOR", "rank": 3}
+    expect(page.locator(".sphinx-rag-feedback-note")).to_contain_text("A prefilled report opened in a new tab")
+    expect(page.locator("a.sphinx-rag-report-link")).to_have_attribute("href", url)
+    assert injected(page)["badHrefs"] == []
+
+
+def test_a_failed_follow_up_leaves_the_conversation_as_it_was(page, context, site, serve, fake_llm):
+    """A follow-up that fails is no turn: the next query clears its error and the panel
+    folds back to the conversation's last answer."""
+    ask_reader_llm(page, context, site, serve, f"{fake_llm}/v1")
+    wait_state(page, "done")
+    page.evaluate("([key, value]) => localStorage.setItem(key, value)",
+                  [STORAGE_KEY, json.dumps({"endpoint": f"{fake_llm}/error500/v1", "model": "m"})])
+    page.fill(INPUT, FOLLOW_UP)
+    results_for(page, FOLLOW_UP)
+    page.keyboard.press("Control+Enter")
+    wait_state(page, "error")
+    expect(page.locator(".sphinx-rag-ask-note-line")).to_have_text("The LLM server answered with an error (HTTP 500).")
+    expect(page.locator("details.sphinx-rag-ask-details")).to_contain_text("model crashed: out of memory")
+    assert [t["question"] for t in stored_thread(page)] == [QUERY]
+
+    page.fill(INPUT, "SimpleImputer")
+    results_for(page, "SimpleImputer")
+    expect(page.locator(NOTE)).to_be_hidden()
+    expect(page.locator(ASK)).to_have_attribute("data-state", "done")
+    assert is_collapsed(page)
+    expect(page.locator(".sphinx-rag-ask-title")).to_contain_text(QUERY)
+    page.click("button.sphinx-rag-ask-toggle")
+    expect(page.locator(ANSWER)).to_contain_text("According to the documentation")

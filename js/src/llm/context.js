@@ -10,6 +10,10 @@
  * 3. filterPassages: the model judges each passage, one call each (judge.js); the
  *    rejected ones are not sent.
  *
+ * A follow-up (`thread`: the earlier turns) is also searched as thread.js's threadQuery (the
+ * earlier questions joined to it), fused with the question's own ranking; the rewrite sees
+ * the earlier questions and the judge reads the joined question.
+ *
  * Each extra call is reported to onStep when it ends, and onStepStart before (the Ask
  * panel shows a status line for it). A failed call ends the extra steps; an aborted one
  * (the reader's Stop) ends everything.
@@ -20,6 +24,7 @@
 import { JUDGE_MAX_TOKENS, judgeMessages, keptPassages, parseVerdict } from "./judge.js";
 import { REWRITE_MAX_TOKENS, parseQueries, rewriteMessages } from "./multi_query.js";
 import { MESSAGE_OVERHEAD_TOKENS, estimateTokens, llmPassage } from "./prompt.js";
+import { earlierQuestions, threadQuery } from "./thread.js";
 
 /**
  * @typedef {import("./prompt.js").Message} Message
@@ -66,22 +71,24 @@ export async function callStep(kind, complete, messages, maxTokens) {
  * The passages for an answer to `question` (see the module's comment).
  * @template {Passage} P
  * @param {{question: string, search: (queries: string[]) => Promise<P[]>, project: string,
- *          complete?: Complete | null, multiQuery?: boolean, filterPassages?: boolean,
+ *          complete?: Complete | null, multiQuery?: boolean, filterPassages?: boolean, thread?: unknown[],
  *          onStepStart?: (kind: "rewrite" | "judge", passage: P | null) => void,
  *          onStep?: (step: Step) => void}} options
  * @returns {Promise<{passages: P[], queries: string[], retrieved: P[], verdicts: (boolean | null)[], steps: Step[]}>}
  */
 export async function gatherContext({
-  question, search, project, complete = null, multiQuery = false, filterPassages = false,
+  question, search, project, complete = null, multiQuery = false, filterPassages = false, thread = [],
   onStepStart = () => {}, onStep = () => {},
 }) {
-  const queries = [question];
+  const joined = threadQuery(thread, question);
+  const queries = joined ? [question, joined] : [question];
   /** @type {Step[]} */
   const steps = [];
   let failed = false;
   if (multiQuery && complete) {
     onStepStart("rewrite", null);
-    const step = await callStep("rewrite", complete, rewriteMessages(question, project), REWRITE_MAX_TOKENS);
+    const messages = rewriteMessages(question, project, earlierQuestions(thread));
+    const step = await callStep("rewrite", complete, messages, REWRITE_MAX_TOKENS);
     failed = Boolean(step.error);
     step.result = failed ? [] : parseQueries(step.reply, question);
     queries.push(...step.result);
@@ -95,7 +102,7 @@ export async function gatherContext({
   if (filterPassages && complete && !failed && retrieved.length) {
     for (const p of retrieved) {
       onStepStart("judge", p);
-      const step = await callStep("judge", complete, judgeMessages(question, p.title, p.text, project), JUDGE_MAX_TOKENS);
+      const step = await callStep("judge", complete, judgeMessages(joined ?? question, p.title, p.text, project), JUDGE_MAX_TOKENS);
       step.passage = p;
       step.result = step.error ? null : parseVerdict(step.reply);
       steps.push(step);

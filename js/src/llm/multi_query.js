@@ -50,15 +50,25 @@ function stripChars(s, chars) {
 /** @param {string} s  Python's str.rstrip(",;") */
 const rstripSeparators = (s) => s.replace(/[,;]+$/, "");
 
+const THREAD = "\n\nThe question follows earlier questions of a conversation: write queries that make sense " +
+  "on their own.\n\nEarlier questions:\n{earlier}";
+
 /**
- * The chat messages asking for the search queries of `question`.
- * @param {string} question @param {string} project
+ * The chat messages asking for the search queries of `question`; `earlier`: the
+ * conversation's earlier questions (thread.js's earlierQuestions), oldest first.
+ * @param {string} question @param {string} project @param {string[]} [earlier]
  * @returns {import("./prompt.js").Message[]}
  */
-export function rewriteMessages(question, project) {
+export function rewriteMessages(question, project, earlier = []) {
+  let user = USER.replace("{question}", () => question);
+  if (earlier.length) {
+    const at = user.lastIndexOf("\n\nQuestion: ");
+    const listed = earlier.map((q) => `- ${q}`).join("\n");
+    user = user.slice(0, at) + THREAD.replace("{earlier}", () => listed) + user.slice(at);
+  }
   return [
     { role: "system", content: SYSTEM.replace("{project}", () => project) },
-    { role: "user", content: USER.replace("{question}", () => question) },
+    { role: "user", content: user },
   ];
 }
 

@@ -9,12 +9,15 @@
  * lowest-ranked first, cut the top passage only after a whole sentence).
  * js/test/prompt.test.js compares both on the same inputs. The LLM reads a result's display
  * form as plain text (llmPassage, Python's llm_passage: shorter than the embedded text and
- * free of reST markup; see sphinx_rag/llm/prompt.py for the measurement).
+ * free of reST markup; see sphinx_rag/llm/prompt.py for the measurement). A follow-up's
+ * earlier turns (thread.js's history) come as user/assistant messages before the question's
+ * own and count in the reserve.
  *
  * @module prompt
  */
 
 import { displayText } from '../search/display.js';
+import { history, historyMessages } from './thread.js';
 
 /**
  * The default prompt template, the same text as Python's `DEFAULT_PROMPT` (checked by
@@ -31,6 +34,8 @@ APIs, parameters or values.
 anything containing underscores.
 - Cite the excerpts that support each statement as [n], e.g. [1] or [2][3].
 - If the content does not contain the answer, say so plainly instead of guessing.
+- After the answer you may suggest up to 3 short follow-up questions that the excerpts \
+can answer: a line "Follow-up questions:", then one question per line, each starting with "- ".
 ---
 Documentation excerpts:
 
@@ -191,14 +196,25 @@ function render(prompt, values) {
 }
 
 /**
- * Tokens the context keeps for all but the passages (Python's _reserve): the prompt without
- * them, the answer's room and the chat template's. Throws for an invalid template.
- * @param {string} question @param {string} project @param {string} prompt
+ * The template's messages, the earlier turns just before the last one (the question's).
+ * @param {string} prompt @param {Record<string, string>} values @param {[string, string][]} earlier
+ * @returns {Message[]}
  */
-function reserveTokens(question, project, prompt) {
+function messagesOf(prompt, values, earlier) {
+  const messages = render(prompt, values);
+  return [...messages.slice(0, -1), ...historyMessages(earlier), ...messages.slice(-1)];
+}
+
+/**
+ * Tokens the context keeps for all but the passages (Python's _reserve): the prompt without
+ * them (the earlier turns included), the answer's room and the chat template's. Throws for
+ * an invalid template.
+ * @param {string} question @param {string} project @param {string} prompt @param {[string, string][]} earlier
+ */
+function reserveTokens(question, project, prompt, earlier) {
   const error = validatePrompt(prompt);
   if (error) throw new Error(`[sphinx-rag] the LLM prompt ${error}`);
-  const empty = render(prompt, { project, passages: '', question });
+  const empty = messagesOf(prompt, { project, passages: '', question }, earlier);
   return empty.reduce((s, m) => s + estimateTokens(m.content), 0) + ANSWER_RESERVE_TOKENS + MESSAGE_OVERHEAD_TOKENS;
 }
 
@@ -208,10 +224,11 @@ function reserveTokens(question, project, prompt) {
  * each. The search sizes its passages to it (expand.js) before fitPassages checks them.
  * @param {string} question @param {number} k
  * @param {Pick<import('./llm_settings.js').LLMSettings, 'prompt'|'project'|'max_context_tokens'>} settings
+ * @param {unknown[]} [thread]  the earlier turns ({question, answer}, oldest first) of a follow-up
  */
-export function passageBudget(question, k, settings) {
+export function passageBudget(question, k, settings, thread = []) {
   const { prompt, project = '', max_context_tokens: maxTokens = 4096 } = settings;
-  const left = maxTokens - reserveTokens(question, project, prompt);
+  const left = maxTokens - reserveTokens(question, project, prompt, history(thread, maxTokens));
   return Math.max(1, 4 * left - k * PASSAGE_HEADER_CHARS);
 }
 
@@ -222,12 +239,14 @@ export function passageBudget(question, k, settings) {
  * @template {Passage} P
  * @param {string} question @param {P[]} passages
  * @param {Pick<import('./llm_settings.js').LLMSettings, 'prompt'|'project'|'max_context_tokens'>} settings
+ * @param {unknown[]} [thread]  the earlier turns ({question, answer}, oldest first) of a follow-up
  * @returns {{messages: Message[], passages: P[]}}
  */
-export function buildMessages(question, passages, settings) {
+export function buildMessages(question, passages, settings, thread = []) {
   const { prompt, project = '', max_context_tokens: maxTokens = 4096 } = settings;
-  const reserve = reserveTokens(question, project, prompt);
+  const earlier = history(thread, maxTokens);
+  const reserve = reserveTokens(question, project, prompt, earlier);
   const kept = fitPassages(passages, maxTokens, reserve);
   const text = kept.length ? formatPassages(kept) : '(no documentation excerpt was found)';
-  return { messages: render(prompt, { project, passages: text, question }), passages: kept };
+  return { messages: messagesOf(prompt, { project, passages: text, question }, earlier), passages: kept };
 }

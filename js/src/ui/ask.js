@@ -10,6 +10,20 @@
  * markdown.js's MarkdownStream (DOM nodes only, never innerHTML), its [n] citations
  * linked to the cited passages, above a "Sources" list of the passages sent.
  *
+ * A conversation: each answered question is a turn of the thread, kept in the tab
+ * (sessionStorage, THREAD_KEY + the site root's path: it survives following a citation to
+ * another page) and shown above the next answer; "New question" empties it. A follow-up (the
+ * search box or a suggested question, while a thread is open) is searched as itself and
+ * joined to the earlier questions, and the model reads the last turns (llm/thread.js). The
+ * model's suggested follow-ups (a "Follow-up questions:" list, parsed defensively) are held
+ * back from the streamed answer and shown as buttons that ask them. Thumbs up/down, with a
+ * reason for down: with the site's feedback URL (sphinx_rag_feedback_url) a reason opens
+ * its form prefilled (feedback.js's answerReportText); without it, nothing leaves the page.
+ *
+ * The panel never crowds out the results: typing another query folds it to its title line
+ * (and clears an error), and its height is capped (less on a phone), its body scrolling. An
+ * error is one short line and a "Details" disclosure with the whole message, as Markdown.
+ *
  * Rendering costs time linear in the answer's length: finished blocks are rendered once,
  * only the open one again, at most once per animation frame and for a few milliseconds
  * of it (a fast stream is shown over the next frames). The answer stops at the settings'
@@ -18,7 +32,7 @@
  * Settings: the site's (`manifest.json` settings.llm, passed in by the backend, no
  * request of its own) under the reader's override, kept in localStorage under
  * STORAGE_KEY as {endpoint, model, timeout?, multi_query?, filter_passages?} — the only
- * thing ever stored — combined
+ * thing kept there (the conversation is in sessionStorage) — combined
  * by llm_settings.js's mergeSettings. With neither, the Ask button is hidden; the gear
  * button's settings panel lets a reader enable it. The only request made is to the
  * configured endpoint (llm.js may also probe `<endpoint>/models` once, to tell a stopped
@@ -26,9 +40,10 @@
  *
  * State for tests and tools: the answer section's `data-state` is idle | searching |
  * preparing (the extra calls) | waiting | streaming | done | error (then
- * `data-error-kind` is llm.js's error kind), `timings` ({start, firstToken, end},
- * performance.now() ms) describes the last answer and `steps` its extra calls
- * (context.js's Step). The panel is `window.sphinxRag.ask`.
+ * `data-error-kind` is llm.js's error kind; `data-collapsed` when folded), `timings`
+ * ({start, firstToken, end}, performance.now() ms) describes the last answer, `steps` its
+ * extra calls (context.js's Step) and `thread` the turns so far. The panel is
+ * `window.sphinxRag.ask`.
  *
  * @module ask
  */
@@ -36,8 +51,10 @@
 import { gatherContext } from "../llm/context.js";
 import { LLMError, completeChat, normalizeEndpoint, streamChat } from "../llm/llm.js";
 import { DEFAULTS, mergeSettings } from "../llm/llm_settings.js";
-import { MarkdownStream } from "../llm/markdown.js";
+import { MarkdownStream, renderMarkdown, safeUrl } from "../llm/markdown.js";
 import { buildMessages, passageBudget } from "../llm/prompt.js";
+import { FollowUpHold, earlierQuestions, parseFollowUps } from "../llm/thread.js";
+import { REASONS, answerReportText, feedbackUrl } from "./feedback.js";
 import { displayText, titleParts } from "./highlight.js";
 import { h } from "./dom.js";
 import { wellFormed } from "./well_formed.js";
@@ -47,6 +64,114 @@ export const STORAGE_KEY = "sphinx-rag-llm";
 /** Passages offered to the model, as `sphinx-rag ask --k` (fewer if the context is small). */
 export const ASK_PASSAGES = 8;
 const PREFIX = "sphinx-rag";
+/** sessionStorage key of the conversation (followed by the site root's path). */
+export const THREAD_KEY = "sphinx-rag-thread:";
+/** Turns kept in the tab (the model reads fewer: llm/thread.js). */
+export const STORED_TURNS = 10;
+/** Characters of an answer kept in the tab. */
+const STORED_ANSWER_CHARS = 20000;
+/** An error message up to this long is its own short line; a longer one goes under "Details". */
+export const SHORT_ERROR_CHARS = 100;
+
+/** The short line of an error whose message is long, by llm.js's kind (and "settings"). */
+export const SHORT_ERRORS = /** @type {Record<string, string>} */ ({
+  unreachable: "Could not reach the LLM server.",
+  cors: "The LLM server does not allow requests from this site (CORS).",
+  csp: "This site’s Content-Security-Policy blocks the LLM server.",
+  http: "The LLM server answered with an error.",
+  incomplete: "The connection broke: the answer is incomplete.",
+  timeout: "The LLM server did not answer in time.",
+  aborted: "Stopped: the answer is incomplete.",
+  invalid: "The LLM server sent a reply Ask cannot read.",
+  redirect: "The LLM server redirected the request: nothing was sent there.",
+  limit: "The answer was cut at its maximum length (max_answer_chars).",
+  settings: "The LLM settings are not valid.",
+});
+
+/**
+ * An error as the panel shows it: one short line, and the whole message as details (""
+ * when the message is the short line itself: short, without Markdown).
+ * @param {string} kind @param {string} message @param {number} [status]  an HTTP status
+ * @returns {{line: string, details: string}}
+ */
+export function errorSummary(kind, message, status = 0) {
+  const text = String(message ?? "").trim();
+  if (Array.from(text).length <= SHORT_ERROR_CHARS && !/[`*[\]\n]/.test(text)) return { line: text, details: "" };
+  const line = kind === "http" && status ? `The LLM server answered with an error (HTTP ${status}).`
+    : SHORT_ERRORS[kind] ?? "Ask failed.";
+  return { line, details: text };
+}
+
+/**
+ * @typedef {{title: string, url: string}} Source
+ * @typedef {{question: string, answer: string, sources: Source[], followUps: string[]}} Turn
+ * @typedef {{question: string, text: string, hold: FollowUpHold | null, sources: Source[], recorded: boolean}} Live
+ *   the answer shown: its text (a streamed one's: hold.text), whether it is a turn of the thread yet
+ */
+
+/** The text of the answer shown. @param {Live} live */
+const liveText = (live) => (live.hold ? live.hold.text : live.text);
+
+/** The tab's `sessionStorage`, or null where it is unavailable. */
+export function pageSession() {
+  try {
+    return globalThis.sessionStorage ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/** @param {unknown} v @param {number} max */
+const cap = (v, max) => (typeof v === "string" ? Array.from(v).slice(0, max).join("") : "");
+
+/**
+ * The conversation kept in the tab, its malformed parts dropped ([] when none or unreadable).
+ * @param {Storage | null} storage @param {string} key
+ * @returns {Turn[]}
+ */
+export function readThread(storage, key) {
+  let value;
+  try {
+    value = JSON.parse(storage?.getItem(key) ?? "null");
+  } catch {
+    return [];
+  }
+  const turns = value && typeof value === "object" && Array.isArray(value.turns) ? value.turns : [];
+  /** @type {Turn[]} */
+  const out = [];
+  for (const t of turns) {
+    if (!t || typeof t !== "object") continue;
+    const question = cap(t.question, 2000).trim();
+    const answer = cap(t.answer, STORED_ANSWER_CHARS);
+    if (!question || !answer.trim()) continue;
+    const sources = (Array.isArray(t.sources) ? t.sources : [])
+      .filter((/** @type {any} */ s) => s && typeof s.title === "string" && typeof s.url === "string" && safeUrl(s.url))
+      .map((/** @type {any} */ s) => ({ title: cap(s.title, 500), url: cap(s.url, 2000) }));
+    const followUps = (Array.isArray(t.followUps) ? t.followUps : [])
+      .filter((/** @type {unknown} */ q) => typeof q === "string" && q.trim()).slice(0, 3)
+      .map((/** @type {string} */ q) => cap(q, 300));
+    out.push({ question, answer, sources, followUps });
+  }
+  return out.slice(-STORED_TURNS);
+}
+
+/**
+ * Keep the conversation in the tab (its last STORED_TURNS turns); false if it could not be.
+ * @param {Storage | null} storage @param {string} key @param {Turn[]} turns
+ */
+export function writeThread(storage, key, turns) {
+  try {
+    if (!storage) return false;
+    if (!turns.length) storage.removeItem(key);
+    else {
+      const kept = turns.slice(-STORED_TURNS).map((t) => ({ ...t, answer: cap(t.answer, STORED_ANSWER_CHARS) }));
+      storage.setItem(key, JSON.stringify({ version: 1, turns: kept }));
+    }
+    return true;
+  } catch {
+    return false; // full, or denied: the conversation lives in this page only
+  }
+}
 
 /**
  * @typedef {{endpoint: string, model: string, timeout?: number, multi_query?: boolean,
@@ -206,19 +331,42 @@ function gearIcon() {
  * The part of SearchDialog the panel uses.
  * @typedef {{input: HTMLInputElement, bar: HTMLElement, askSlot: HTMLElement, listbox: HTMLElement,
  *            results: Passage[], resultListeners: ((q: string, r: any[], m: string) => void)[],
+ *            feedback?: string, searchFor?(query: string): void,
  *            close(): void, passages(queries: string[], k: number, budget: number): Promise<Passage[]>}} DialogLike
- *   passages: Ask's context from the search worker (the queries' rankings fused, sized to `budget`)
+ *   passages: Ask's context from the search worker (the queries' rankings fused, sized to `budget`);
+ *   feedback: sphinx_rag_feedback_url's template ("": none); searchFor: search a query as if typed
  */
+
+/**
+ * A thumb (up; down is the same turned over), drawn here: a cuff and a fist with its thumb up.
+ * @param {boolean} down
+ */
+function thumbIcon(down) {
+  const ns = "http://www.w3.org/2000/svg";
+  const svg = document.createElementNS(ns, "svg");
+  svg.setAttribute("viewBox", "0 0 24 24");
+  svg.setAttribute("aria-hidden", "true");
+  svg.setAttribute("class", `${PREFIX}-icon ${PREFIX}-thumb-icon`);
+  const path = document.createElementNS(ns, "path");
+  path.setAttribute("d", "M3 10h4v11H3z M7 10l4-8c1.4 0 2.5 1.1 2.5 2.5V9H19a2 2 0 0 1 2 2.3l-1.3 7.6a2 2 0 0 1-2 1.7H7");
+  path.setAttribute("stroke-linejoin", "round");
+  if (down) path.setAttribute("transform", "rotate(180 12 12)");
+  svg.append(path);
+  return svg;
+}
 
 export class AskPanel {
   /**
-   * @param {{dialog: DialogLike, siteRoot: URL, project?: string, storage?: Storage | null}} options
+   * @param {{dialog: DialogLike, siteRoot: URL, project?: string, storage?: Storage | null,
+   *          session?: Storage | null}} options  storage: the reader's settings; session: the conversation
    */
-  constructor({ dialog, siteRoot, project = "", storage = pageStorage() }) {
+  constructor({ dialog, siteRoot, project = "", storage = pageStorage(), session = pageSession() }) {
     this.dialog = dialog;
     this.siteRoot = siteRoot;
     this.project = project;
     this.storage = storage;
+    this.session = session;
+    this.threadKey = THREAD_KEY + siteRoot.pathname;
     /** manifest settings.llm, once the index is read */
     /** @type {Record<string, any>} */
     this.site = {};
@@ -234,8 +382,15 @@ export class AskPanel {
     this.renderer = null;
     /** @type {import("../llm/context.js").Step[]} the last answer's extra calls */
     this.steps = [];
+    /** @type {Turn[]} the conversation: the questions answered, oldest first */
+    this.thread = readThread(session, this.threadKey);
+    /** @type {Live | null} the answer shown */
+    this.live = null;
+    /** The question of the answer area ("" when it shows none). */
+    this.shown = "";
     this.build();
     this.update();
+    if (this.thread.length) this.showThread(true);
   }
 
   /** Settings of the next answer, or null when Ask is off. */
@@ -327,21 +482,42 @@ export class AskPanel {
     this.slot.setAttribute("data-state", "idle");
     this.heading = h("p", { class: id("ask-title") });
     this.stopButton = h("button", { type: "button", class: id("stop"), hidden: "" }, ["Stop"]);
-    const dismiss = h("button", { type: "button", class: id("ask-dismiss"), "aria-label": "Close the answer" }, ["×"]);
+    this.newButton = h("button", { type: "button", class: id("ask-new"), title: "Forget this conversation" },
+      ["New question"]);
+    this.toggleButton = h("button", {
+      type: "button", class: id("ask-toggle"), "aria-expanded": "true", "aria-controls": id("ask-body"),
+      "aria-label": "Hide the answer", title: "Hide the answer",
+    }, [h("span", { "aria-hidden": "true" }, ["▾"])]);
+    this.threadList = h("ol", { class: id("thread"), "aria-label": "Earlier questions", hidden: "" });
     this.stepsList = h("ol", { class: id("ask-steps"), "aria-label": "Before the answer", hidden: "" });
     this.answer = h("div", { class: id("answer"), "aria-live": "polite", "aria-busy": "false" });
-    this.note = h("p", { class: id("ask-note"), role: "alert", hidden: "" });
+    this.note = h("div", { class: id("ask-note"), role: "alert", hidden: "" });
+    this.followUps = h("div", { class: id("follow-ups"), hidden: "" });
     this.sourcesList = h("ol", { class: id("sources-list") });
-    this.sources = h("div", { class: id("sources"), hidden: "" }, [
+    this.sources = h("div", { class: id("ask-sources"), hidden: "" }, [
       h("p", { class: id("sources-title"), id: id("sources-title") }, ["Sources"]),
       this.sourcesList,
     ]);
     this.sourcesList.setAttribute("aria-labelledby", id("sources-title"));
+    // thumbs up/down; down asks why (DocSearch's reasons)
+    this.thumbs = ["up", "down"].map((vote) => h("button", {
+      type: "button", class: id("thumb"), "data-vote": vote, "aria-pressed": "false",
+      "aria-label": vote === "up" ? "Good answer" : "Bad answer", title: vote === "up" ? "Good answer" : "Bad answer",
+    }, [thumbIcon(vote === "down")]));
+    this.reasons = h("div", { class: id("reasons"), role: "group", "aria-label": "What was wrong?", hidden: "" },
+      Object.entries(REASONS).map(([key, label]) => h("button", { type: "button", class: id("reason"), "data-reason": key },
+        [label])));
+    this.feedbackNote = h("p", { class: id("feedback-note"), role: "status" });
+    this.feedback = h("div", { class: id("ask-feedback"), hidden: "" }, [
+      h("span", { class: id("feedback-label") }, ["Helpful?"]), ...this.thumbs, this.reasons, this.feedbackNote,
+    ]);
     this.disclaimer = h("p", { class: id("ask-disclaimer"), hidden: "" });
-    this.slot.append(
-      h("div", { class: id("ask-head") }, [this.heading, this.stopButton, dismiss]),
-      this.stepsList, this.answer, this.note, this.sources, this.disclaimer,
-    );
+    this.body = h("div", { id: id("ask-body"), class: id("ask-body") }, [
+      this.threadList, this.stepsList, this.answer, this.note, this.followUps, this.sources, this.feedback,
+      this.disclaimer,
+    ]);
+    this.slot.append(h("div", { class: id("ask-head") }, [this.heading, this.stopButton, this.newButton,
+      this.toggleButton]), this.body);
 
     // -- events ---------------------------------------------------------------------------------
     this.askButton.addEventListener("click", () => this.ask());
@@ -360,30 +536,43 @@ export class AskPanel {
     this.resetButton.addEventListener("click", () => this.reset());
     closeSettings.addEventListener("click", () => this.closeSettings());
     this.stopButton.addEventListener("click", () => this.stop());
-    dismiss.addEventListener("click", () => {
-      this.stop();
-      this.pending = null;
-      this.slot.hidden = true;
-      this.slot.setAttribute("data-state", "idle");
-      d.input.focus();
-    });
+    this.newButton.addEventListener("click", () => this.newQuestion());
+    this.toggleButton.addEventListener("click", () => this.collapse(this.toggleButton.getAttribute("aria-expanded") === "true"));
+    for (const thumb of this.thumbs) thumb.addEventListener("click", () => this.vote(thumb.getAttribute("data-vote") ?? ""));
+    for (const button of this.reasons.querySelectorAll("button")) {
+      button.addEventListener("click", () => this.report(/** @type {keyof typeof REASONS} */ (button.getAttribute("data-reason"))));
+    }
     this.slot.addEventListener("click", (e) => {
       const a = /** @type {HTMLElement} */ (e.target).closest?.("a");
-      if (a && !(e instanceof MouseEvent && (e.ctrlKey || e.metaKey || e.shiftKey || e.button !== 0))) {
+      if (a && a.getAttribute("target") !== "_blank" &&
+        !(e instanceof MouseEvent && (e.ctrlKey || e.metaKey || e.shiftKey || e.button !== 0))) {
         d.close(); // same-page links only change the hash: do not leave the dialog open
       }
     });
     d.input.addEventListener("input", () => {
-      if (this.pending !== null && wellFormed(d.input.value).trim() !== this.pending) { // the question changed
-        this.pending = null;
-        this.slot.hidden = true;
-        this.slot.setAttribute("data-state", "idle");
+      const typed = wellFormed(d.input.value).trim();
+      if (this.pending !== null) {
+        if (typed === this.pending) return;
+        this.pending = null; // the question changed before its results came: the thread as it was
+        this.showThread(true);
+        return;
       }
+      if (this.slot.hidden || typed === this.shown) return;
+      // another query starts: its results must not sit under the answer, nor under an error
+      const state = this.slot.getAttribute("data-state");
+      if (state === "error" || state === "done") this.clearNote();
+      if (!(this.live && liveText(this.live).trim()) && !this.controller) {
+        this.showThread(true); // no answer came (an error, no results): the conversation as it was, or nothing
+        return;
+      }
+      this.collapse(true);
     });
     d.resultListeners.push((query, results) => {
       if (this.pending !== null && query === this.pending) {
         this.pending = null;
         this.start(query, results);
+      } else if (this.pending === null && !this.slot.hidden && query !== this.shown) {
+        this.collapse(true); // results of another query (a recent search, a suggestion): on top
       }
     });
   }
@@ -504,9 +693,12 @@ export class AskPanel {
     this.gearButton.focus(); // the reset button is now disabled
   }
 
-  /** The Ask action (button, Ctrl/Cmd+Enter): answer the question in the search box. */
-  ask() {
-    const question = wellFormed(this.dialog.input.value).trim(); // as the dialog searched it
+  /**
+   * The Ask action (button, Ctrl/Cmd+Enter, a suggested follow-up): answer the question in
+   * the search box, a follow-up when a conversation is open.
+   * @param {string} [question]  as the dialog searched it
+   */
+  ask(question = wellFormed(this.dialog.input.value).trim()) {
     if (!this.settings()) {
       this.openSettings();
       return;
@@ -516,6 +708,7 @@ export class AskPanel {
       return;
     }
     this.stop();
+    this.recordLive(); // what the last answer gave, if it was still coming
     const box = this.dialog.listbox;
     if (box.getAttribute("data-query") === question) {
       this.start(question, this.dialog.results);
@@ -528,28 +721,205 @@ export class AskPanel {
     this.answer.append(h("p", { class: `${PREFIX}-waiting` }, ["Searching the documentation…"]));
   }
 
+  /** A suggested follow-up: searched as if typed (its results below), then asked. @param {string} question */
+  askFollowUp(question) {
+    this.dialog.input.value = question;
+    this.ask(question);
+    if (this.pending === question) this.dialog.searchFor?.(question);
+  }
+
   stop() {
     this.controller?.abort();
   }
 
-  /** Clear the answer area for a new question. @param {string} question */
-  resetAnswer(question) {
+  /** "New question": the conversation is forgotten (the tab's copy too) and the panel closes. */
+  newQuestion() {
+    this.stop();
+    this.run++; // an answer still coming is not shown, nor kept
+    this.renderer?.cancel();
+    this.thread = [];
+    this.live = null;
+    writeThread(this.session, this.threadKey, []);
+    this.hide();
+    this.dialog.input.focus();
+    this.dialog.input.select();
+  }
+
+  /** Hide the panel (no answer to show). */
+  hide() {
+    this.pending = null;
+    this.shown = "";
+    this.slot.hidden = true;
+    this.slot.setAttribute("data-state", "idle");
+  }
+
+  /** Fold the panel to its title line, or unfold it. @param {boolean} folded */
+  collapse(folded) {
+    this.slot.toggleAttribute("data-collapsed", folded);
+    this.body.hidden = folded;
+    const label = folded ? "Show the answer" : "Hide the answer";
+    this.toggleButton.setAttribute("aria-expanded", String(!folded));
+    this.toggleButton.setAttribute("aria-label", label);
+    this.toggleButton.setAttribute("title", label);
+    this.toggleButton.replaceChildren(h("span", { "aria-hidden": "true" }, [folded ? "▸" : "▾"]));
+  }
+
+  /**
+   * The answer shown becomes a turn of the conversation (once; an empty answer does not),
+   * kept in the tab. Its follow-up list is read off (llm/thread.js).
+   * @returns {{answer: string, questions: string[]}}
+   */
+  recordLive() {
+    const live = this.live;
+    if (!live || live.recorded) return { answer: "", questions: [] };
+    live.recorded = true;
+    const parsed = parseFollowUps(liveText(live));
+    if (!parsed.answer.trim()) return parsed;
+    this.thread.push({ question: live.question, answer: parsed.answer, sources: live.sources, followUps: parsed.questions });
+    this.thread = this.thread.slice(-STORED_TURNS);
+    writeThread(this.session, this.threadKey, this.thread);
+    return parsed;
+  }
+
+  /** @param {string} question @param {number} earlier  turns shown above it */
+  setHeading(question, earlier) {
+    this.heading.replaceChildren(h("span", { class: `${PREFIX}-ask-label` }, [earlier ? "Follow-up" : "Answer"]),
+      earlier ? ": " : " to ", h("q", {}, [question]));
+    if (earlier) {
+      this.heading.append(h("span", { class: `${PREFIX}-ask-count` },
+        [` (${earlier} earlier question${earlier === 1 ? "" : "s"})`]));
+    }
+  }
+
+  /** Empty every part of the answer area. @param {string} question  the one it will show */
+  clearArea(question) {
     this.run++;
     this.renderer?.cancel(); // the last answer's rendering stops
+    this.shown = question;
     this.slot.hidden = false;
     this.slot.removeAttribute("data-error-kind");
-    this.heading.replaceChildren(h("span", { class: `${PREFIX}-ask-label` }, ["Answer"]), " to ",
-      h("q", {}, [question]));
     this.answer.replaceChildren();
-    this.note.hidden = true;
-    this.note.textContent = "";
+    this.clearNote();
     this.sources.hidden = true;
     this.sourcesList.replaceChildren();
+    this.showFollowUps([]);
+    this.resetFeedback(false);
     this.disclaimer.hidden = true;
     this.stopButton.hidden = true;
     this.stepsList.replaceChildren();
     this.stepsList.hidden = true;
     this.steps = [];
+  }
+
+  /** Clear the answer area for a new question, the conversation so far above it. @param {string} question */
+  resetAnswer(question) {
+    this.clearArea(question);
+    this.live = null;
+    this.collapse(false);
+    this.setHeading(question, this.thread.length);
+    this.renderEarlier(this.thread);
+  }
+
+  /**
+   * Show the conversation kept so far (its last answer as the current one); hide the
+   * panel if there is none.
+   * @param {boolean} folded
+   */
+  showThread(folded) {
+    const last = this.thread.at(-1);
+    if (!last) {
+      this.clearArea("");
+      this.live = null;
+      this.hide();
+      return;
+    }
+    this.clearArea(last.question);
+    this.live = { question: last.question, text: last.answer, hold: null, sources: last.sources, recorded: true };
+    this.setHeading(last.question, this.thread.length - 1);
+    this.renderEarlier(this.thread.slice(0, -1));
+    this.answer.append(renderMarkdown(last.answer, {
+      doc: document, citationUrl: (n) => last.sources[n - 1]?.url ?? null,
+    }));
+    this.renderSources(last.sources, last.sources.map((s) => s.url));
+    this.showFollowUps(last.followUps);
+    this.resetFeedback(true);
+    this.slot.setAttribute("data-state", "done");
+    this.collapse(folded);
+  }
+
+  /** The earlier turns, each its question and its answer (citations to its own sources). @param {Turn[]} turns */
+  renderEarlier(turns) {
+    this.threadList.replaceChildren(...turns.map((t) => {
+      const answer = h("div", { class: `${PREFIX}-turn-answer` });
+      answer.append(renderMarkdown(t.answer, { doc: document, citationUrl: (n) => t.sources[n - 1]?.url ?? null }));
+      return h("li", { class: `${PREFIX}-turn` }, [h("p", { class: `${PREFIX}-turn-question` }, [t.question]), answer]);
+    }));
+    this.threadList.hidden = !turns.length;
+  }
+
+  /** The model's suggested follow-ups, as buttons that ask them ([]: none). @param {string[]} questions */
+  showFollowUps(questions) {
+    this.followUps.replaceChildren();
+    this.followUps.hidden = !questions.length;
+    if (!questions.length) return;
+    this.followUps.append(
+      h("p", { class: `${PREFIX}-follow-ups-title` }, ["Ask next"]),
+      h("ul", { class: `${PREFIX}-follow-up-list` }, questions.map((q) => {
+        const button = h("button", { type: "button", class: `${PREFIX}-follow-up` }, [q]);
+        button.addEventListener("click", () => this.askFollowUp(q));
+        return h("li", {}, [button]);
+      })),
+    );
+  }
+
+  /** The thumbs, unpressed (shown for an answer, else hidden). @param {boolean} show */
+  resetFeedback(show) {
+    this.feedback.hidden = !show;
+    for (const thumb of this.thumbs) thumb.setAttribute("aria-pressed", "false");
+    for (const button of this.reasons.querySelectorAll("button")) button.removeAttribute("aria-pressed");
+    this.reasons.hidden = true;
+    this.feedbackNote.replaceChildren();
+  }
+
+  /** A thumb pressed: up thanks, down asks what was wrong. @param {string} vote */
+  vote(vote) {
+    for (const thumb of this.thumbs) thumb.setAttribute("aria-pressed", String(thumb.getAttribute("data-vote") === vote));
+    this.reasons.hidden = vote !== "down";
+    this.feedbackNote.replaceChildren(vote === "down" ? "What was wrong?" : "Thanks for the feedback.");
+    if (vote === "down") /** @type {HTMLElement | null} */ (this.reasons.querySelector("button"))?.focus();
+  }
+
+  /**
+   * The reason of a thumbs down. With the site's feedback URL, its form opens in a new tab,
+   * prefilled with the question, the reason, the answer's beginning, the sources and a
+   * golden-set entry to complete; the reader decides to submit it. Without one, nothing
+   * leaves the page.
+   * @param {keyof typeof REASONS} reason
+   */
+  report(reason) {
+    for (const button of this.reasons.querySelectorAll("button")) {
+      button.setAttribute("aria-pressed", String(button.getAttribute("data-reason") === reason));
+    }
+    this.reasons.hidden = true;
+    const live = this.live;
+    const template = this.dialog.feedback ?? "";
+    if (!live || !template) {
+      this.feedbackNote.replaceChildren("Thanks for the feedback.");
+      return;
+    }
+    const own = live.recorded && this.thread.at(-1)?.question === live.question; // the last turn is this one
+    const earlier = earlierQuestions(own ? this.thread.slice(0, -1) : this.thread);
+    const { answer } = parseFollowUps(liveText(live));
+    const text = answerReportText({ question: live.question, reason, answer, sources: live.sources, earlier });
+    const url = feedbackUrl(template, live.question, live.sources, text);
+    if (!url) {
+      this.feedbackNote.replaceChildren("Thanks for the feedback.");
+      return;
+    }
+    window.open(url, "_blank", "noopener,noreferrer");
+    this.feedbackNote.replaceChildren("Thanks. A prefilled report opened in a new tab (",
+      h("a", { href: url, target: "_blank", rel: "noopener noreferrer", class: `${PREFIX}-report-link` }, ["open it again"]),
+      "); nothing is sent until you submit it there.");
   }
 
   /**
@@ -589,21 +959,51 @@ export class AskPanel {
     if (step.kind === "judge" && !step.error) line.setAttribute("data-verdict", String(step.result));
   }
 
-  /** @param {string} text @param {string} kind */
+  clearNote() {
+    this.note.hidden = true;
+    this.note.replaceChildren();
+    this.note.removeAttribute("data-kind");
+  }
+
+  /** A note that is not an error (no results, nothing fits, an empty answer). @param {string} text @param {string} kind */
   showNote(text, kind) {
     this.note.hidden = false;
-    this.note.textContent = text;
+    this.note.replaceChildren(h("div", { class: `${PREFIX}-ask-note-line` }, [text]));
     this.note.setAttribute("data-kind", kind);
   }
 
   /**
-   * Ask the model about `results` (the top ASK_PASSAGES of them).
+   * An error: one short line, and the whole message under "Details" (both Markdown: the
+   * messages write commands in backticks), and the panel's data-error-kind.
+   * @param {string} kind @param {string} message @param {number} [status]
+   */
+  showError(kind, message, status = 0) {
+    const { line, details } = errorSummary(kind, message, status);
+    const lineNode = h("div", { class: `${PREFIX}-ask-note-line` });
+    lineNode.append(renderMarkdown(line, { doc: document }));
+    const parts = [lineNode];
+    if (details) {
+      const body = h("div", { class: `${PREFIX}-ask-details-body` });
+      body.append(renderMarkdown(details, { doc: document }));
+      parts.push(h("details", { class: `${PREFIX}-ask-details` }, [h("summary", {}, ["Details"]), body]));
+    }
+    this.note.replaceChildren(...parts);
+    this.note.hidden = false;
+    this.note.setAttribute("data-kind", kind);
+    this.slot.setAttribute("data-error-kind", kind === "settings" ? "invalid" : kind);
+    this.slot.setAttribute("data-state", "error");
+  }
+
+  /**
+   * Ask the model about `results` (the top ASK_PASSAGES of them), after the conversation so far.
    * @param {string} question @param {Passage[]} results
    */
   async start(question, results) {
     const settings = this.settings();
     if (!settings) return;
     this.stop();
+    this.recordLive();
+    const thread = this.thread.slice(); // the earlier turns
     this.resetAnswer(question);
     const run = this.run;
     const state = (/** @type {string} */ s) => this.slot.setAttribute("data-state", s);
@@ -614,14 +1014,10 @@ export class AskPanel {
       this.showNote(`No search results for “${question}”: nothing to ask the model about.`, "empty");
       return;
     }
-    const invalid = (/** @type {unknown} */ err) => {
-      state("error");
-      this.slot.setAttribute("data-error-kind", "invalid");
-      this.showNote(/** @type {Error} */ (err).message, "invalid");
-    };
+    const invalid = (/** @type {unknown} */ err) => this.showError("settings", /** @type {Error} */ (err).message);
     let budget;
     try {
-      budget = passageBudget(question, ASK_PASSAGES, settings);
+      budget = passageBudget(question, ASK_PASSAGES, settings, thread);
     } catch (err) {
       invalid(err);
       return;
@@ -650,7 +1046,7 @@ export class AskPanel {
     let context;
     try {
       context = await gatherContext({
-        question, search, project: settings.project, complete,
+        question, search, project: settings.project, complete, thread,
         multiQuery: settings.multi_query, filterPassages: settings.filter_passages,
         onStepStart: (kind, passage) => { if (run === this.run) this.stepStarted(kind, passage, settings.model); },
         onStep: (step) => { if (run === this.run) this.stepEnded(step); },
@@ -658,16 +1054,14 @@ export class AskPanel {
     } catch (err) { // the reader's Stop
       if (run !== this.run) return;
       const e = err instanceof LLMError ? err : new LLMError("aborted", String(/** @type {any} */ (err)?.message ?? err));
-      this.showNote(e.message, e.kind);
-      this.slot.setAttribute("data-error-kind", e.kind);
-      state("error");
+      this.showError(e.kind, e.message, e.status);
       finish();
       return;
     }
     if (run !== this.run) return;
     let built;
     try {
-      built = buildMessages(question, context.passages, settings);
+      built = buildMessages(question, context.passages, settings, thread);
     } catch (err) {
       invalid(err);
       finish();
@@ -676,6 +1070,9 @@ export class AskPanel {
     const sent = built.passages;
     const urls = sent.map((p) => new URL(p.url, this.siteRoot).href);
     this.renderSources(sent, urls);
+    const live = { question, text: "", hold: new FollowUpHold(), recorded: false,
+      sources: sent.map((p, i) => ({ title: p.title, url: urls[i] })) };
+    this.live = live;
     if (!sent.length) {
       this.showNote(`No passage fits in max_context_tokens=${settings.max_context_tokens}: the model ` +
         "gets the question alone.", "warning");
@@ -698,6 +1095,28 @@ export class AskPanel {
     let markdown = null; // made at the first piece: it replaces "Asking…"
     const renderer = new FrameRenderer((budget) => markdown?.render(budget) ?? true);
     this.renderer = renderer;
+    // the answer as shown: all but a follow-up list (held back while it streams, read at the end)
+    const hold = live.hold;
+    const show = (/** @type {string} */ piece) => {
+      if (!piece) return;
+      markdown ??= new MarkdownStream(this.answer, {
+        doc: document, citationUrl: (n) => urls[n - 1] ?? null, groupClass: `${PREFIX}-blocks`,
+      });
+      markdown.push(piece);
+      renderer.request();
+    };
+    /** The stream ended (or broke): the rest of the answer shown, its follow-ups read. */
+    const settle = () => {
+      hold.end();
+      show(hold.takeUpTo(parseFollowUps(hold.text).answer.length));
+      if (markdown) {
+        markdown.close();
+        return renderer.drain();
+      }
+      this.answer.replaceChildren();
+      return Promise.resolve(true);
+    };
+    let ok = false;
     try {
       await streamChat({
         endpoint: settings.endpoint,
@@ -714,18 +1133,16 @@ export class AskPanel {
             state("streaming");
           }
           text += piece;
-          markdown ??= new MarkdownStream(this.answer, {
-            doc: document, citationUrl: (n) => urls[n - 1] ?? null, groupClass: `${PREFIX}-blocks`,
-          });
-          markdown.push(piece);
-          renderer.request();
+          hold.push(piece);
+          show(hold.take());
+          if (!markdown) this.answer.replaceChildren(); // nothing to show yet: "Asking…" goes
         },
       });
       if (run !== this.run) return;
-      markdown?.close();
-      if (markdown && !(await renderer.drain())) return; // the rest of a fast stream, frame by frame
+      if (!(await settle())) return; // the rest of a fast stream, frame by frame
       if (!text.trim()) this.showNote(`${settings.model} returned an empty answer.`, "empty");
       state("done");
+      ok = true;
     } catch (err) {
       if (run !== this.run) return;
       let e = err instanceof LLMError ? err : new LLMError("invalid", String(/** @type {any} */ (err)?.message ?? err));
@@ -737,17 +1154,10 @@ export class AskPanel {
       if ((e.kind === "unreachable" || e.kind === "cors") && blocked.some((u) => u.startsWith(origin))) {
         e = new LLMError("csp", `This site's Content-Security-Policy does not allow connections to ${origin} ` +
           `(connect-src), so Ask cannot reach the LLM server: the site must allow it, e.g. ` +
-          `"connect-src 'self' ${origin}".`);
+          `\`connect-src 'self' ${origin}\`.`);
       }
-      if (markdown) { // what arrived (streamChat's partial) stays
-        markdown.close();
-        if (!(await renderer.drain())) return;
-      } else {
-        this.answer.replaceChildren();
-      }
-      this.showNote(e.message, e.kind);
-      this.slot.setAttribute("data-error-kind", e.kind);
-      state("error");
+      if (!(await settle())) return; // what arrived (streamChat's partial) stays
+      this.showError(e.kind, e.message, e.status);
     } finally {
       renderer.cancel();
       document.removeEventListener("securitypolicyviolation", onViolation);
@@ -758,19 +1168,22 @@ export class AskPanel {
         if (this.controller === controller) this.controller = null;
         this.disclaimer.hidden = !text.trim();
         this.disclaimer.textContent = `Generated by ${settings.model} from the sources above: check them.`;
+        const { questions } = this.recordLive();
+        if (ok) this.showFollowUps(questions);
+        this.resetFeedback(ok && Boolean(text.trim()));
       }
     }
   }
 
-  /** @param {Passage[]} sent @param {string[]} urls */
+  /** @param {{title: string, url: string, text?: string, id?: string}[]} sent @param {string[]} urls */
   renderSources(sent, urls) {
     this.sourcesList.replaceChildren(...sent.map((p, i) => {
-      const link = h("a", { href: urls[i], class: `${PREFIX}-source` });
+      const link = h("a", { href: urls[i], class: `${PREFIX}-ask-source` });
       titleParts(p.title).forEach((part, j) => {
         if (j) link.append(h("span", { class: `${PREFIX}-sep`, "aria-hidden": "true" }, [" › "]));
         link.append(part);
       });
-      const body = displayText(p.text, p.title);
+      const body = p.text ? displayText(p.text, p.title) : "";
       const excerpt = body.length > 90 ? `${body.slice(0, 90).replace(/\s+\S*$/, "")}…` : body;
       return h("li", { "data-id": p.id ?? "" }, [link, h("span", { class: `${PREFIX}-source-text` }, [excerpt])]);
     }));
