@@ -17,6 +17,7 @@ embedding cache, so a second run costs seconds.
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import sys
 import time
@@ -38,7 +39,7 @@ from sphinx_rag.retrieve import Searcher  # noqa: E402
 def variants(model_dir: Path) -> dict[str, dict]:
     table = build.query_table(model_dir)
     if table is None:
-        sys.exit(f"error: the model in {model_dir} has no query table (query_table.bin)")
+        sys.exit(f"error: the model in {model_dir} has no query table ({model_dir / 'query_table.bin'})")
     return {
         "fit-24": {"prior": None},
         "table": {"prior": table, "max_queries": 0},
@@ -53,6 +54,11 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     sets = {path.stem: load_questions(path) for path in args.questions}
     index, chunks, vectors, scales, model_dir = site_corpus(args.site)
+    if build.query_table(model_dir) is None:  # a site ships the model, not its table: the cache entry has both
+        from sphinx_rag.model import cached_model_dir
+
+        model_dir = cached_model_dir(index.manifest["model"]["model_id"])
+        assert json.loads((model_dir / "model_info.json").read_text()) == index.manifest["model"], model_dir
     texts, titles = [c.text for c in chunks], [c.title for c in chunks]
     docs = vectors.astype(np.float32) * scales[:, None]
     searchers = {f: Searcher(args.site, fusion=f, encoder="static") for f in ("dense", "rrf")}

@@ -223,10 +223,13 @@ def test_the_wheels_install_without_torch_and_build_a_site_with_the_default_mode
     listed = subprocess.run([python, "-m", "pip", "list", "--format=freeze"], capture_output=True, text=True).stdout
     names = {line.split("==")[0].lower() for line in listed.splitlines()}
     assert "sphinx-rag-minilm" in names and not [h for h in HEAVY if h in names], sorted(names)
-    src = tmp_path / "src"
-    shutil.copytree(REPO / "tests" / "roots" / "test-narrative", src)
-    conf = (src / "conf.py").read_text().replace("sphinx_rag_embeddings = False", "sphinx_rag_embeddings = True")
-    (src / "conf.py").write_text(conf)
+    src = tmp_path / "src"  # a plain reST project (the test roots use extensions the base install lacks)
+    src.mkdir()
+    (src / "conf.py").write_text('project = "light"\nextensions = ["sphinx_rag"]\n')
+    (src / "index.rst").write_text("Light\n=====\n\n.. toctree::\n\n   topics\n")
+    (src / "topics.rst").write_text("Topics\n======\n\n" + "\n\n".join(
+        f"Topic {i}\n{'-' * (6 + len(str(i)))}\n\nOption number {i} sets how the solver treats case {i} of the input."
+        for i in range(60)))
     proc = subprocess.run([python, "-m", "sphinx", "-b", "html", "-q", str(src), str(tmp_path / "html")],
                           capture_output=True, text=True, timeout=900, cwd=tmp_path,
                           env={**os.environ, "SPHINX_RAG_CACHE": str(tmp_path / "cache"), "PYTHONPATH": ""})
