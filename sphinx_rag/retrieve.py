@@ -42,7 +42,7 @@ from .lexical import fold, identifier_tokens, split_words, tokenize
 from .rerank import rerank
 
 __all__ = ["Result", "Searcher", "top_k", "rrf_fuse", "correct_spelling", "weak_match", "CANDIDATES", "FUSIONS", "ENCODERS",
-           "DENSE_VOTE", "RELEVANCE_FLOOR", "FRUGAL_PROBE_SHARE", "frugal_probe", "RARE_DF", "decisive_hits",
+           "DENSE_VOTE", "RELEVANCE_FLOOR", "MAX_QUERY_CHARS", "clip_query", "FRUGAL_PROBE_SHARE", "frugal_probe", "RARE_DF", "decisive_hits",
            "pin_decisive"]
 
 CANDIDATES = 100  # depth of each ranking before fusion
@@ -65,6 +65,17 @@ FRUGAL_PROBE_SHARE = 4
 def frugal_probe(probe: int) -> int:
     """The probe of a frugal reader's queries, for a layout's ``probe`` (retrieve.js frugalProbe)."""
     return max(1, probe // FRUGAL_PROBE_SHARE)
+
+
+#: Characters (code points) of a query that are searched: the model reads 256 tokens, and a
+#: pasted page of 30,000 words otherwise costs minutes of spelling correction
+#: (``clip_query``; retrieve.js clipQuery the same).
+MAX_QUERY_CHARS = 1000
+
+
+def clip_query(query: str) -> str:
+    """The part of ``query`` that is searched (its first ``MAX_QUERY_CHARS`` code points)."""
+    return query[:MAX_QUERY_CHARS]
 
 
 #: A query token in at most this many chunks may name them (``decisive_hits``): a table
@@ -244,7 +255,8 @@ class Searcher:
                              "use the encoder 'static'")
 
     def embedding_query(self, query: str) -> str:
-        """The text actually embedded for a query (spelling corrected)."""
+        """The text actually embedded for a query (clipped, spelling corrected)."""
+        query = clip_query(query)
         if self._model_words is None:
             if self.encoder == "static":
                 lines = self.index.encoder().vocab.decode("utf-8").splitlines()
@@ -258,7 +270,7 @@ class Searcher:
         """The query's vector from the chosen encoder (zeros: the static encoder knows none
         of its tokens, so no chunk is semantically near)."""
         self._check_encoder()
-        text = self.embedding_query(query)
+        text = self.embedding_query(clip_query(query))
         if self.encoder == "static":
             vector = self.index.encoder().encode(text)
             return np.zeros(self.index.dim, dtype=np.float32) if vector is None else vector
@@ -266,7 +278,7 @@ class Searcher:
 
     def bm25_scores(self, query: str) -> np.ndarray:
         """The keyword ranking: BM25 times query-term coverage over the stored postings."""
-        tokens = tokenize(query)
+        tokens = tokenize(clip_query(query))
         expansions = expand_tokens(tokens, self.index.postings, self.index.near)
         return keyword_scores(self.index.n_chunks, tokens, expansions)
 
@@ -306,6 +318,7 @@ class Searcher:
     def ranking(self, query: str, vector: np.ndarray | None = None) -> tuple[dict[int, float], bool]:
         """Final score of every candidate chunk, and whether they are only a weak match
         (``weak_match``, from the same keyword and dense passes)."""
+        query = clip_query(query)
         tokens = tokenize(query)
         expansions = expand_tokens(tokens, self.index.postings, self.index.near)
         kscores = keyword_scores(self.index.n_chunks, tokens, expansions)

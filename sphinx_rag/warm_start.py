@@ -158,6 +158,7 @@ def load(site: str, model_info: dict, chunker: int, *, fit: str | None, note, wa
     None when nothing can be reused: then ``note`` (info) or ``warn`` (warning) got one
     line saying why. Never raises for what the site does or sends.
     """
+    from .assets import IndexDamaged
     from .embed import embedding_text
     from .remote import RemoteError, RemoteIndexReader
 
@@ -178,7 +179,10 @@ def load(site: str, model_info: dict, chunker: int, *, fit: str | None, note, wa
     manifest, problem, warning = _usable_manifest(raw, url, model_info, chunker)
     if manifest is None:
         return skip(problem, warning=warning)
-    reader = RemoteIndexReader(site, cache_dir=False, timeout=timeout, deadline=deadline, manifest=manifest)
+    try:
+        reader = RemoteIndexReader(site, cache_dir=False, timeout=timeout, deadline=deadline, manifest=manifest)
+    except IndexDamaged as exc:  # the manifest's own checks (index_checks.manifest_problem)
+        return skip(str(exc).removeprefix("[sphinx-rag] "), warning=True)
     shards = _Fetch(reader)
     texts, clusters = _directories(shards, manifest)
     if texts is None or clusters is None:
@@ -300,7 +304,8 @@ def _directories(shards: _Fetch, manifest: dict) -> tuple[list[str] | None, list
     texts = clusters = None
     try:
         if keyword is not None:
-            texts = [str(name) for name in json.loads(read_script_shard(manifest["dir"], keyword))["texts"]]
+            texts = [str(name) for name in json.loads(read_script_shard(manifest["dir"], keyword,
+                                                                        shards.reader.limits(manifest["dir"])[0]))["texts"]]
         if dense is not None:
             clusters = [str(name) for name, _ in json.loads(dense)["clusters"]]
     except (ValueError, KeyError, TypeError):
@@ -309,18 +314,26 @@ def _directories(shards: _Fetch, manifest: dict) -> tuple[list[str] | None, list
 
 
 def _records(shards: _Fetch, names: list[str], files: list[bytes | None]) -> dict[int, tuple[str, str]]:
-    """(kind, text) of each chunk id of the text shards that arrived."""
+    """(kind, text) of each chunk id of the text shards that arrived, every record checked
+    (``index_checks.text_records``: a record that is not well-formed is not reused)."""
+    from .index_checks import text_records
     from .shards import read_script_shard
 
+    reader = shards.reader
+    per = reader.manifest["layout"]["texts_per_shard"]
     records: dict[int, tuple[str, str]] = {}
-    for name, data in zip(names, files):
+    for at, (name, data) in enumerate(zip(names, files)):
         if data is None:
             continue
         try:
-            shard = json.loads(read_script_shard(name, data))
-            records.update((shard["first"] + j, (r["kind"], r["text"])) for j, r in enumerate(shard["chunks"]))
-        except (ValueError, KeyError, TypeError):
+            shard = json.loads(read_script_shard(name, data, reader.limits(name)[0]))
+        except ValueError:
+            shard = None
+        checked, _ = text_records(shard, at, per, reader.n_chunks, reader.site_url)
+        if checked is None:
             shards.refused.append(name)
+            continue
+        records.update((at * per + j, (r["kind"], r["text"])) for j, r in enumerate(checked) if not r.get("dropped"))
     return records
 
 
@@ -335,7 +348,7 @@ def _vectors(shards: _Fetch, names: list[str], files: list[bytes | None], dim: i
         if data is None:
             continue
         try:
-            cluster = read_cluster_shard(data, dim)
+            cluster = read_cluster_shard(data, dim, shards.reader.n_chunks)
         except (ValueError, IndexError, struct_error):
             shards.refused.append(name)
             continue

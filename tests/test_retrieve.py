@@ -229,3 +229,16 @@ def test_a_name_written_once_ranks_first_on_long_pages(longpages_html):
     # a typo is not a name of the docs: nothing is pinned (its near terms rank as before)
     tokens = tokenize("codelin19999")
     assert retrieve.decisive_hits("codelin19999", expand_tokens(tokens, index.postings, index.near)) == set()
+
+
+def test_a_pasted_page_is_searched_by_its_first_characters(demo_html):
+    """A 30,000-word query searches its first MAX_QUERY_CHARS code points, in every path
+    (keyword ranking, the query's embedding text): what it ranks is what they rank."""
+    from sphinx_rag.retrieve import MAX_QUERY_CHARS, clip_query
+
+    head = "how do I impute missing values with the mean " * 30
+    query = head + "strategy " * 30_000
+    assert clip_query(query) == query[:MAX_QUERY_CHARS] and len(clip_query(query)) == MAX_QUERY_CHARS
+    searcher = retrieve.Searcher(demo_html, encoder="static")
+    assert searcher.embedding_query(query) == searcher.embedding_query(query[:MAX_QUERY_CHARS])
+    assert [r.id for r in searcher.search(query, k=5)] == [r.id for r in searcher.search(query[:MAX_QUERY_CHARS], k=5)]

@@ -4,9 +4,18 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { test } from "node:test";
 
-import { CANDIDATES, DENSE_VOTE, Searcher, correctSpelling, modelWords, rrfFuse, topK } from "../src/search/retrieve.js";
+import { CANDIDATES, DENSE_VOTE, MAX_QUERY_CHARS, Searcher, clipQuery, correctSpelling, modelWords, rrfFuse, topK }
+  from "../src/search/retrieve.js";
 import { RERANK_DEPTH, asksForObject, rerank } from "../src/search/rerank.js";
 import { SKIP_DEMO, SKIP_LONG, SKIP_SMALL, demoIndexDir, fixture, longPages, openIndex, readFixture, smallIndexDir } from "./helpers.js";
+
+test("clipQuery keeps the first MAX_QUERY_CHARS code points, as retrieve.py's clip_query", () => {
+  assert.equal(MAX_QUERY_CHARS, fixture("rankings.json").settings.max_query_chars); // Python's
+  assert.equal(clipQuery("short query"), "short query");
+  const astral = "\u{1F600}".repeat(MAX_QUERY_CHARS + 5); // two UTF-16 units each: cut by code points
+  assert.equal([...clipQuery(astral)].length, MAX_QUERY_CHARS);
+  assert.equal(clipQuery("word ".repeat(30000)).length, MAX_QUERY_CHARS);
+});
 
 test("topK keeps positive scores, ties to the lower index", () => {
   assert.deepEqual(topK([0, 2, -1, 2, 3, 0.5], 3), [4, 1, 3]);

@@ -37,6 +37,18 @@ export function frugalProbe(probe) {
 /** A query token in at most this many chunks may name them (Python's RARE_DF). */
 export const RARE_DF = 2;
 
+/** Code points of a query that are searched (retrieve.py MAX_QUERY_CHARS): the model reads
+ * 256 tokens, and a pasted page of 30,000 words otherwise holds the worker for minutes. */
+export const MAX_QUERY_CHARS = 1000;
+
+/**
+ * The part of a query that is searched (its first MAX_QUERY_CHARS code points).
+ * @param {string} query
+ */
+export function clipQuery(query) {
+  return query.length <= MAX_QUERY_CHARS ? query : [...query].slice(0, MAX_QUERY_CHARS).join("");
+}
+
 /**
  * @typedef {object} Result
  * @property {number} rank  from 1

@@ -79,7 +79,7 @@
 import * as ort from "onnxruntime-web/wasm";
 import { Embedder } from "../search/embed.js";
 import { IndexReader } from "../search/index.js";
-import { Searcher, correctSpelling, frugalProbe, modelWords } from "../search/retrieve.js";
+import { Searcher, clipQuery, correctSpelling, frugalProbe, modelWords } from "../search/retrieve.js";
 import { fuseRankings } from "../llm/multi_query.js";
 import { StaticEncoder } from "../search/static_encoder.js";
 import { Federation } from "./federation.js";
@@ -273,7 +273,7 @@ async function queryVector(query, m) {
  * @param {{id: number, queries: unknown, k: unknown, budget: unknown}} msg
  */
 async function passagesFor(msg) {
-  const queries = Array.isArray(msg.queries) ? msg.queries.map((q) => wellFormed(String(q))).filter((q) => q.trim()) : [];
+  const queries = Array.isArray(msg.queries) ? msg.queries.map((q) => clipQuery(wellFormed(String(q)))).filter((q) => q.trim()) : [];
   const budget = Number(msg.budget) >= 1 ? Math.trunc(Number(msg.budget)) : null;
   try {
     const s = /** @type {Searcher} */ (searcher);
@@ -579,7 +579,7 @@ worker.addEventListener("message", (/** @type {MessageEvent} */ e) => {
       if (keystrokes.length > RHYTHM_KEYS) keystrokes.shift();
     }
     latest = {
-      id: msg.id, query: wellFormed(msg.query), k: Number(msg.k) || 10, typing, at,
+      id: msg.id, query: clipQuery(wellFormed(msg.query)), k: Number(msg.k) || 10, typing, at,
       settle: typing ? settleDelay(keystrokes, frugal ? FRUGAL_SETTLE : SETTLE) : 0,
     };
     wake(); // a typed query waiting to settle is overtaken
