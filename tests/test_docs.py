@@ -138,6 +138,16 @@ def test_the_docs_golden_set_names_pages_that_exist():
         assert 1 <= entry.get("rank", 10) <= 10
 
 
+def test_the_docs_questions_name_pages_that_exist():
+    """eval/docs_questions.json, the sixth corpus (the docs themselves), in evaluate's format."""
+    questions = json.loads((REPO / "eval" / "docs_questions.json").read_text())
+    assert len({q["id"] for q in questions}) == len(questions) >= 10
+    for q in questions:
+        assert q["question"].strip() and q["style"] and q["relevant"], q["id"]
+        for label in q["relevant"]:
+            assert _doc_source(label["url"]) is not None and label["text_contains"].strip(), q["id"]
+
+
 def test_results_open_with_the_current_figures():
     text = (REPO / "eval" / "RESULTS.md").read_text()
     assert text.startswith("# Current figures\n")
