@@ -106,6 +106,29 @@ def _doc_source(page: str) -> Path | None:
     return None
 
 
+def _github_slug(heading: str) -> str:
+    """The anchor GitHub gives a Markdown heading."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_repository_links_in_the_docs_name_files_and_headings_that_exist():
+    """{repo}`...` links point at GitHub, which Sphinx cannot check: the file must exist here,
+    and a #fragment must be the anchor of one of its headings."""
+    links = []
+    for source in DOCS.rglob("*"):
+        if source.suffix in (".md", ".rst") and "_build" not in source.parts:
+            text = source.read_text()
+            links += re.findall(r"\{repo\}`([^`]+)`", text) + re.findall(r":repo:`([^`]+)`", text)
+    assert len(links) >= 10
+    for link in links:
+        target = re.search(r"<([^>]+)>$", link)
+        path, _, fragment = (target.group(1) if target else link).partition("#")
+        assert (REPO / path).exists(), link
+        if fragment:
+            headings = re.findall(r"^#+ (.+)$", (REPO / path).read_text(), re.M)
+            assert fragment in {_github_slug(h) for h in headings}, link
+
+
 def test_readme_is_short_and_points_into_the_docs():
     readme = (REPO / "README.md").read_text()
     assert len(readme.splitlines()) <= 200
