@@ -116,6 +116,8 @@ class _State:
         self.federation: list[dict] = []  # the other sites the dialog searches (federation.py)
         self.ahead = None  # embed_ahead.EmbedAhead: chunks embedded while pages are read and written
         self.ahead_checked = False  # whether this build decided to embed ahead
+        self.twins: dict = {}  # docname -> twins.Twin: the Markdown twins of the pages written
+        self.twins_only = False  # doctree-resolved makes a twin only (pages resolved for their twin)
 
 
 def on_builder_inited(app):
@@ -267,6 +269,10 @@ def on_doctree_resolved(app, doctree, docname):
     state = getattr(app, "sphinx_rag", None)
     if state is None or state.model_dir is None or _excluded(app, docname):
         return
+    if app.config.sphinx_rag_llms_txt:
+        _make_twin(app, state, doctree, docname)
+    if state.twins_only:
+        return
     if not state.pending:
         _pending_marker(app).parent.mkdir(parents=True, exist_ok=True)
         _pending_marker(app).touch()
@@ -279,6 +285,54 @@ def on_doctree_resolved(app, doctree, docname):
     )
     if _ahead(app, state) is not None:
         state.ahead.add([embedding_input(c) for c in chunks])
+
+
+def _make_twin(app, state, doctree, docname: str):
+    """The page's Markdown twin (``twins.py``), from the doctree the HTML page is written from."""
+    from .twins import page_twin, toctree_children
+
+    env = app.env
+
+    def entry(doc: str):
+        if doc not in env.found_docs or _excluded(app, doc):
+            return None
+        title = env.titles.get(doc)
+        return (title.astext() if title is not None else doc), page_url(app, doc), toctree_children(env.tocs.get(doc))
+
+    try:
+        state.twins[docname] = page_twin(doctree, page_url(app, docname), entry)
+    except Exception as exc:  # noqa: BLE001 - the chunks' twin stands in; the build goes on
+        logger.warning(f"[sphinx-rag] the Markdown twin of {docname} is made from its chunks: its doctree could not "
+                       f"be read ({type(exc).__name__}: {exc})", location=docname, type="sphinx_rag", subtype="llms")
+
+
+def _page_twins(app, wanted: list[str]) -> dict:
+    """Every indexed page's twin: the pages written now, the others' from what the previous
+    build kept in the doctree directory (``twins.TWINS_FILE``), else their doctrees resolved
+    again; kept there for the next build. {} when ``sphinx_rag_llms_txt`` is off."""
+    from .twins import TWINS_FILE, load_twins, save_twins
+
+    if not app.config.sphinx_rag_llms_txt:
+        return {}
+    state = app.sphinx_rag
+    path = Path(app.doctreedir) / TWINS_FILE
+    kept = load_twins(path) if not state.interrupted else {}
+    missing = [d for d in wanted if d not in state.twins and d not in kept]
+    if missing:
+        state.twins_only = True
+        try:
+            for docname in status_iterator(missing, "writing Markdown twins... ", "darkgreen", len(missing),
+                                           app.verbosity):
+                app.env.get_and_resolve_doctree(docname, app.builder, tags=app.builder.tags)
+        finally:
+            state.twins_only = False
+    twins = {d: state.twins.get(d) or kept.get(d) for d in wanted}
+    twins = {d: t for d, t in twins.items() if t is not None}
+    try:
+        save_twins(path, twins)
+    except OSError as exc:
+        logger.info(f"[sphinx-rag] the Markdown twins are not kept for the next build: {exc}")
+    return twins
 
 
 #: "0" turns off embedding while pages are written (benchmarks compare with and without).
@@ -433,8 +487,9 @@ def _build_finished(app, exception):
     if previous:
         changed = (sum(len(fresh[d]) for d in wanted if d in fresh)
                    + sum(len(c) for d, c in previous.items() if d not in wanted))
+    twins = _page_twins(app, wanted)
     with _without_cyclic_gc():
-        manifest = _write_index(app, chunks, out_dir, changed, inputs, carried)
+        manifest = _write_index(app, chunks, out_dir, changed, inputs, carried, twins)
     copy_model_runtime(app, manifest.get("model_files") is not None)
     _pending_marker(app).unlink(missing_ok=True)
     logger.info(f"[sphinx-rag] indexed {len(chunks)} chunks into {out_dir}")
@@ -474,17 +529,19 @@ def _check_golden(app, out_dir: Path):
     logger.info(f"[sphinx-rag] golden set: {met}/{len(outcomes)} within rank ({path.name})")
 
 
-def _llms_site(app) -> LlmsSite | None:
+def _llms_site(app, twins: dict | None = None) -> LlmsSite | None:
     """What llms.txt says besides the pages (None: ``sphinx_rag_llms_txt`` is off): the
     project, the theme's description if it has one (else the root page's first paragraph),
-    and the root toctree's captions with the documents each reaches, in reading order."""
+    and the root toctree's captions with the documents each reaches, in reading order;
+    ``twins``: the pages' twins made from their doctrees (``_page_twins``)."""
     cfg = app.config
     if not cfg.sphinx_rag_llms_txt:
         return None
     description = (getattr(cfg, "html_theme_options", None) or {}).get("description")
     return LlmsSite(project=str(cfg.project or ""), summary=description if isinstance(description, str) else "",
                     sections=_toctree_sections(app), root=cfg.root_doc,
-                    base_url=str(getattr(cfg, "html_baseurl", "") or ""), full_bytes=cfg.sphinx_rag_llms_full_bytes)
+                    base_url=str(getattr(cfg, "html_baseurl", "") or ""), full_bytes=cfg.sphinx_rag_llms_full_bytes,
+                    twins=twins)
 
 
 def _toctree_sections(app) -> tuple[tuple[str, tuple[str, ...]], ...]:
@@ -574,7 +631,7 @@ def page_url(app, docname: str) -> str:
 
 
 def _write_index(app, chunks: list[Chunk], out_dir: Path, changed: int | None, inputs: str,
-                 carried: carry.Carried | None) -> dict:
+                 carried: carry.Carried | None, twins: dict | None = None) -> dict:
     """``build.write_index`` with the site's configuration."""
     cfg = app.config
     urls = {d: page_url(app, d) for d in {c.doc for c in chunks}}
@@ -607,7 +664,7 @@ def _write_index(app, chunks: list[Chunk], out_dir: Path, changed: int | None, i
         inputs=inputs,
         suggestions=cfg.sphinx_rag_suggestions,
         note=logger.info,
-        llms=_llms_site(app),
+        llms=_llms_site(app, twins),
         warn=_warn_warm_start,
         warm_start=_warm_start_url(cfg),
         ahead=app.sphinx_rag.ahead,

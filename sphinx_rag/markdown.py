@@ -1,10 +1,13 @@
-"""Markdown for coding agents, made from the chunks' display forms (``chunk/display.py``):
-each indexed page's twin, ``llms.txt`` and ``llms-full.txt`` (the llmstxt.org convention).
+"""Markdown for coding agents: each indexed page's twin, ``llms.txt`` and ``llms-full.txt``
+(the llmstxt.org convention).
 
-No second HTML parser: a page's twin is its chunks' displays in page order, under the
-headings of their heading paths (``# Page``, ``## Section``, ``## module.Object``), the
-overlap a chunk repeats from the one before dropped, an object card's signature first,
-code fenced with its language, API entries as inline code under their numpydoc section.
+A page's twin is made from its resolved doctree when the build has it (``twins.py``: the
+page as its HTML shows it, autosummary tables and toctrees as links to other twins);
+else (a copy of an index without its build, ``lookup_api``'s objects) from its chunks'
+displays (``chunk/display.py``) in page order, under the headings of their heading paths
+(``# Page``, ``## Section``, ``## module.Object``), the overlap a chunk repeats from the
+one before dropped, an object card's signature first, code fenced with its language, API
+entries as inline code under their numpydoc section.
 
 Where a twin lives (``twin_name``): the page's URL with ``.md`` appended
 (``guide.html`` -> ``guide.html.md``); a URL without a file name, as a ``dirhtml`` site
@@ -19,6 +22,7 @@ writes the files inside the index's atomic publish.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import re
 from dataclasses import dataclass, field
@@ -27,13 +31,16 @@ from urllib.parse import quote
 from .chunk import valid_text
 from .chunk.display import HEADING, Display
 
-__all__ = ["LlmsSite", "twin_name", "display_markdown", "page_markdown", "site_files", "llms_txt", "LLMS_TXT",
+__all__ = ["LlmsSite", "TWIN_VERSION", "twin_name", "display_markdown", "page_markdown", "site_files", "llms_txt", "LLMS_TXT",
            "LLMS_FULL_TXT", "DESCRIPTION_CHARS"]
 
 LLMS_TXT = "llms.txt"
 LLMS_FULL_TXT = "llms-full.txt"
 DESCRIPTION_CHARS = 160  # a link's description in llms.txt: the page's first sentences, about this long
 SUMMARY_CHARS = 300  # the blockquote summary (agent fetchers are said to cut longer ones)
+#: The version of the twins made from doctrees (``twins.py``): bumped when the same page
+#: would give another twin (the twins a build kept are then made again).
+TWIN_VERSION = 1
 
 
 @dataclass(frozen=True)
@@ -42,7 +49,10 @@ class LlmsSite:
     blockquote; "" = the root page's first paragraph), ``sections`` (the root toctree's
     captions, each with its documents in reading order), ``root`` (the root document),
     ``base_url`` (absolute links when the site sets html_baseurl; "" = links relative to
-    the site root), ``full_bytes`` (the cap of llms-full.txt; 0 = none)."""
+    the site root), ``full_bytes`` (the cap of llms-full.txt; 0 = none), ``twins`` (each
+    document's twin made from its doctree, ``twins.py``; a document without one gets the
+    twin of its chunks), ``twin_version`` (in the repr the build's inputs digest reads:
+    a new renderer writes the files again)."""
 
     project: str
     summary: str = ""
@@ -51,6 +61,8 @@ class LlmsSite:
     base_url: str = ""
     full_bytes: int = 0
     notes: tuple[str, ...] = field(default=())
+    twin_version: int = TWIN_VERSION
+    twins: dict | None = field(default=None, repr=False, compare=False)
 
 
 def twin_name(page_url: str) -> str:
@@ -244,31 +256,59 @@ class _Page:
 def site_files(records: list[dict], site: LlmsSite) -> tuple[dict[str, bytes], list[list]]:
     """Every file for agents: ``{name relative to the site root: bytes}`` (the twins,
     llms.txt, llms-full.txt), and the pages ``[[doc, url, twin, first chunk, chunks]]`` in
-    index order (``records`` is the index's chunk records, in index order)."""
+    index order (``records`` is the index's chunk records, in index order; a page with a
+    doctree twin and no chunk has 0 chunks)."""
+    from .twins import resolve
+
+    made = site.twins or {}
     by_doc: dict[str, list[int]] = {}
     for i, r in enumerate(records):
         by_doc.setdefault(r["doc"], []).append(i)
+    record_docs = [r["doc"] for r in records]
+    first = {doc: at[0] for doc, at in by_doc.items()} | {
+        doc: bisect.bisect_right(record_docs, doc) for doc in made.keys() - by_doc.keys()}  # records by document
+    docs = sorted(first, key=lambda d: (first[d], d))
     pages: list[list] = []
     twins: dict[str, _Page] = {}
-    blocks: dict[str, list[str]] = {}
-    for doc, at in by_doc.items():
+    sources: dict[str, list[tuple[str, object]]] = {}  # twin name -> its documents' twins or records
+    for doc in docs:
+        at = by_doc.get(doc, [])
         recs = [records[i] for i in at]
-        url = recs[0]["url"].partition("#")[0]
+        twin = made.get(doc)
+        url = twin.url if twin is not None else recs[0]["url"].partition("#")[0]
         name = twin_name(url)
-        pages.append([doc, url, name, at[0], len(at)])
-        blocks.setdefault(name, []).extend(_page_blocks(recs))
+        pages.append([doc, url, name, first[doc], len(at)])
+        sources.setdefault(name, []).append((doc, twin if twin is not None else recs))
         if name not in twins:
-            title = next((h for h in recs[0].get("headings") or [] if h), doc)
-            twins[name] = _Page(name, title, _one_line(_first_paragraph(recs), DESCRIPTION_CHARS), [doc])
+            title = next((h for h in (recs[0].get("headings") or [] if recs else []) if h), "")
+            description = _first_paragraph(recs) or (twin.description if twin is not None else "")
+            twins[name] = _Page(name, title or (twin.title if twin is not None else "") or doc,
+                                _one_line(description, DESCRIPTION_CHARS), [doc])
         else:
             twins[name].docs.append(doc)
+    names = set(sources)
+    blocks: dict[str, list[str]] = {}
+    full_blocks: dict[str, list[str]] = {}
+    for name, parts in sources.items():
+        # a file several documents share (singlehtml): the doctree twins when any has one
+        # (the one page's doctree holds them all), else every document's chunks
+        doctree_made = [p for _, p in parts if not isinstance(p, list)]
+        root = [p for doc, p in parts if doc == site.root and not isinstance(p, list)]
+        if len(parts) > 1 and root:  # singlehtml: the root's doctree is every page, assembled
+            doctree_made = root
+        if doctree_made:
+            blocks[name] = [b for t in doctree_made for b in resolve(t, name, names)]
+            full_blocks[name] = [b for t in doctree_made for b in resolve(t, "", names, site.base_url)]
+        else:
+            blocks[name] = full_blocks[name] = [b for _, recs in parts for b in _page_blocks(recs)]
     files = {name: _utf8("\n\n".join(parts) + "\n") for name, parts in blocks.items()}
     doc_twin = {p[0]: p[2] for p in pages}
     listed = _sections(site, doc_twin, twins)
-    summary = site.summary or _first_paragraph([records[i] for i in by_doc.get(site.root, [])]) or site.project
+    summary = site.summary or _first_paragraph([records[i] for i in by_doc.get(site.root, [])]) or (
+        made[site.root].description if site.root in made else "") or site.project
     files[LLMS_TXT] = _utf8(llms_txt(site, _one_line(summary, SUMMARY_CHARS), listed))
     order = [p for _, section in listed for p in section]
-    files[LLMS_FULL_TXT] = _utf8(_llms_full(site, [(p, blocks[p.twin]) for p in order]))
+    files[LLMS_FULL_TXT] = _utf8(_llms_full(site, [(p, full_blocks[p.twin]) for p in order]))
     return files, pages
 
 

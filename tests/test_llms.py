@@ -1,15 +1,20 @@
-"""Files for coding agents (markdown.py): llms.txt in the llmstxt.org format, a Markdown
-twin of every indexed page made from the chunks' displays, llms-full.txt under its cap;
+"""Files for coding agents (markdown.py, twins.py): llms.txt in the llmstxt.org format, a
+Markdown twin of every indexed page made from its doctree (autosummary tables and toctrees
+as links to other twins, inline code, admonitions, lists, tables, math), llms-full.txt under its cap;
 written in the index's publish, the same bytes on every build, kept by a build that
 changes nothing, removed when switched off or when a page leaves the index."""
 
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 import shutil
+import subprocess
+import sys
 from html.parser import HTMLParser
 from pathlib import Path
+from urllib.parse import unquote, urljoin, urlsplit
 
 import pytest
 from llms_txt import parse_llms_file
@@ -70,14 +75,17 @@ def test_agent_files_of_a_build(tmp_path):
     first = (out / "tutorials" / "first.html.md").read_text(encoding="utf-8")
     assert first.startswith("# Your first widget\n\nInstall the package")
     assert "```bash\npip install widgets\n```" in first  # code fenced with its language
-    assert "## Making one\n\nCall make_widget with the object to show:\n\n```python\nfrom widgets import" in first
+    assert "## Making one\n\nCall `make_widget` with the object to show:\n\n```python\nfrom widgets import" in first
     layout = (out / "tutorials" / "layout.html.md").read_text(encoding="utf-8")
     assert "```pycon\n>>> from widgets import Row\n>>> Row([1, 2])\nRow(2 widgets)\n```" in layout
     api = (out / "api.html.md").read_text(encoding="utf-8")
-    assert "## make_widget\n\n```python\nmake_widget(obj, title=None, width=80)\n```\n\nMake a widget that shows obj." \
-        in api  # the object card's signature first, then its summary
-    assert "### Parameters\n\n`obj`\n\nthe object to show.\n\n`title`" in api and "`width : int`" in api
-    assert "### Returns" in api
+    assert "## make_widget\n\n```python\nmake_widget(obj, title=None, width=80)\n```\n\nMake a widget that shows `obj`." \
+        in api  # the object's name, its signature, then its text
+    assert "**Parameters:**\n\n- **obj** – the object to show.\n- **title** – " in api
+    assert "- **width** (*int*) – the width in characters." in api and "**Returns:** the new widget." in api
+    index = (out / "index.html.md").read_text(encoding="utf-8")
+    assert index.endswith("**Tutorials**\n\n- [Your first widget](tutorials/first.html.md)\n- [Layout](tutorials/layout.html.md)"
+                          "\n\n**Reference**\n\n- [API reference](api.html.md)\n")  # drafts/ideas has no twin: left out
 
     full = (out / "llms-full.txt").read_text(encoding="utf-8")
     assert full.startswith("# Widgets\n")
@@ -109,6 +117,28 @@ def test_agent_files_follow_the_builds(tmp_path):
     full = (a / "llms-full.txt").read_text(encoding="utf-8")
     assert len(full.encode()) <= 700 and "llms-full.txt is cut here" in full and "not included: " in full
     assert (a / "index.html.md").is_file()
+
+
+def test_an_incremental_build_keeps_the_twins_of_the_pages_it_does_not_write(tmp_path):
+    """The twins are made from the doctrees of the pages written: a one-page edit keeps the
+    others' twins (kept in the doctree directory), and without that file they are made
+    again from their doctrees, never from the chunks (which hold no toctree)."""
+    src = tmp_path / "src"
+    shutil.copytree(ROOT, src)
+    out, doctrees = tmp_path / "html", tmp_path / "doctrees"
+    build_site(src, out, "-d", str(doctrees))
+    index = (out / "index.html.md").read_text(encoding="utf-8")
+    assert "- [Layout](tutorials/layout.html.md)" in index
+    (src / "tutorials" / "first.rst").write_text((src / "tutorials" / "first.rst").read_text() + "\nAn ``added`` line.\n")
+    build_site(src, out, "-d", str(doctrees), fresh=False)
+    assert "An `added` line." in (out / "tutorials" / "first.html.md").read_text(encoding="utf-8")
+    assert (out / "index.html.md").read_text(encoding="utf-8") == index  # not written: its kept twin
+    (doctrees / "sphinx_rag_twins.json").unlink()
+    (src / "tutorials" / "layout.rst").write_text((src / "tutorials" / "layout.rst").read_text() + "\nMore.\n")
+    build_site(src, out, "-d", str(doctrees), fresh=False)
+    assert (out / "index.html.md").read_text(encoding="utf-8") == index  # made again from its doctree
+    assert (out / "tutorials" / "layout.html.md").read_text(encoding="utf-8").endswith("More.\n")
+    assert (doctrees / "sphinx_rag_twins.json").is_file()
 
 
 def test_dirhtml_twins_sit_beside_index_html(tmp_path):
@@ -171,15 +201,17 @@ def hostile_html(tmp_path_factory) -> Path:
 
 def test_page_text_and_the_project_name_are_text_in_every_agent_file(hostile_html):
     """``<script>``, an image, an autolink or a link written in a page's text, a title, a
-    caption or the project's name is shown as written by a Markdown renderer, never made
-    HTML, an image or a link; code stays verbatim; the links llms.txt makes stay links."""
+    caption, a table, a term, a field, math or the project's name is shown as written by a
+    Markdown renderer, never made HTML, an image or a link; code stays verbatim; the only
+    links are those made here (llms.txt's, and a toctree's or a reference's Sphinx made to
+    another page's twin: never to a page left out, nor to a URL written in the text)."""
     out = hostile_html
     files = {name: (out / name).read_text(encoding="utf-8")
              for name in ("llms.txt", "llms-full.txt", "index.html.md", "guide.html.md")}
     for name, text in files.items():
         html = rendered(text)
         tags = {tag for tag, _ in html.tags}
-        assert not tags & {"script", "img", "b", "a"} - ({"a"} if name == "llms.txt" else set()), (name, tags)
+        assert not tags & {"script", "img", "b", "i"}, (name, tags)
         hrefs = [attrs.get("href", "") for tag, attrs in html.tags if tag == "a"]
         assert all(h in ("llms-full.txt", "index.html.md", "guide.html.md") for h in hrefs), (name, hrefs)
         shown = "".join(html.text)
@@ -188,9 +220,20 @@ def test_page_text_and_the_project_name_are_text_in_every_agent_file(hostile_htm
         if name in ("index.html.md", "llms-full.txt"):
             assert "![pixel](https://evil.example/track.png)" in shown and "[click](javascript:alert(1))" in shown
             assert "<https://evil.example/auto>" in shown and "\\[x](https://evil.example/bs)" in shown
+        if name in ("guide.html.md", "llms-full.txt"):
+            for written in ("Careful <img src=x onerror=alert(1)> [t](https://evil.example/adm)", "Name <b>",
+                            "[cell](https://evil.example/cell)", "Term <script>x</script>",
+                            "Definition with ![img](https://evil.example/def.png).",
+                            "Field [f](https://evil.example/field): value <i>", "<script>alert(1)</script>"):
+                assert written in shown, (name, written)
+            assert "stay text: click, elsewhere, https://evil.example/bare, and one to a page left out of search, " \
+                   "the page left out." in shown
         outside_code = re.sub(r"^(`{3,})[^\n]*\n.*?^\1$", "", text, flags=re.M | re.S)
+        outside_code = re.sub(r"(`+)[^`].*?\1", "", outside_code)
         assert "<script" not in outside_code and "](" not in outside_code.replace("](llms-full.txt)", "").replace(
             "](index.html.md)", "").replace("](guide.html.md)", "")
+    assert "- [The \\[guide\\]\\(https://evil.example/guide-title)](guide.html.md)" in files["index.html.md"]
+    assert "hidden" not in files["index.html.md"]  # the toctree's entry of a page left out goes
     assert "```html\n<script>alert(\"code\")</script>\n![kept](https://example.org/kept.png)\n```" \
         in files["index.html.md"]  # code verbatim in its fence
     assert "```python\nmake(x='<b>[a](https://example.org/sig)</b>', y='`')\n```" in files["guide.html.md"]
@@ -260,3 +303,144 @@ def test_a_page_with_a_lone_surrogate_builds(tmp_path):
     assert any("A lone \ufffd in the text." in r["text"] for r in chunks_of(out))
     assert "A lone \ufffd in the text." in (out / "guide.html.md").read_text(encoding="utf-8")
     assert "A lone \ufffd in the text." in (out / "llms-full.txt").read_text(encoding="utf-8")
+
+
+# -- twins that carry the page: autosummary tables and toctrees (issue 37) --------------------
+
+class _Navigation(HTMLParser):
+    """The rows of a page's autosummary tables ([target href, summary text]) and the links
+    of its toctrees, as its HTML shows them."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.rows: list[list[str]] = []
+        self.toctree: list[str] = []
+        self._table = self._wrapper = 0
+        self._cell = -1
+        self._in_a = False
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        classes = (attrs.get("class") or "").split()
+        if tag == "table" and "autosummary" in classes:
+            self._table += 1
+        elif tag == "div" and "toctree-wrapper" in classes:
+            self._wrapper += 1
+        elif self._wrapper and tag == "div":
+            self._wrapper += 1
+        elif self._table and tag == "tr":
+            self.rows.append(["", ""])
+            self._cell = -1
+        elif self._table and tag == "td":
+            self._cell += 1
+        elif tag == "a" and self._table and self._cell == 0 and not self.rows[-1][0]:
+            self.rows[-1][0] = attrs.get("href", "")
+        elif tag == "a" and self._wrapper and "internal" in classes:
+            self.toctree.append(attrs.get("href", ""))
+
+    def handle_endtag(self, tag):
+        if tag == "table" and self._table:
+            self._table -= 1
+        elif tag == "div" and self._wrapper:
+            self._wrapper -= 1
+
+    def handle_data(self, data):
+        if self._table and self._cell == 1 and self.rows:
+            self.rows[-1][1] += data
+
+
+def _site_path(page: str, href: str) -> str:
+    """``href`` on ``page`` as a path from the site root (no fragment)."""
+    return unquote(urlsplit(urljoin("https://s.invalid/" + page, href)).path)[1:]
+
+
+def _twin_links(markdown: str, twin: str) -> dict[str, str]:
+    """The links of a twin rendered by a CommonMark renderer: {target from the site root:
+    the text of the list item or paragraph that holds it}."""
+    out = {}
+    tokens = MarkdownIt("commonmark").parse(markdown)
+    for token in tokens:
+        if token.type != "inline":
+            continue
+        for child in token.children or []:
+            if child.type == "link_open":
+                out[posixpath.normpath(posixpath.join(posixpath.dirname(twin), child.attrs["href"]))] = token.content
+    return out
+
+
+def check_twins_carry_navigation(html: Path) -> tuple[int, int]:
+    """Every page with a twin: each autosummary row's object is a link to its own twin in the
+    twin, on a line with its summary; each toctree link of the HTML page, a link to that
+    page's twin. Returns (rows, toctree links) checked."""
+    rows = links = 0
+    for twin_path in sorted(html.rglob("*.html.md")):
+        twin = twin_path.relative_to(html).as_posix()
+        page = twin[: -len(".md")]
+        nav = _Navigation()
+        nav.feed((html / page).read_text(encoding="utf-8"))
+        markdown = twin_path.read_text(encoding="utf-8")
+        linked = _twin_links(markdown, twin)
+        for href, summary in nav.rows:
+            target = _site_path(page, href)
+            if target == page or not (html / (target + ".md")).is_file():
+                continue  # a member on the same page (a class's methods): its name, as text
+            assert target + ".md" in linked, (twin, href)
+            summary = re.sub(r"\\\((.*?)\\\)", r"$\1$", " ".join(summary.split()))  # MathJax's \(x\) is $x$
+            assert summary in " ".join(linked[target + ".md"].split()), (twin, href, summary)
+            rows += 1
+        for href in nav.toctree:
+            target = _site_path(page, href)
+            if target != page and (html / (target + ".md")).is_file():
+                assert target + ".md" in linked, (twin, href)
+                links += 1
+    return rows, links
+
+
+def test_demo_twins_carry_autosummary_tables_and_toctrees(demo_html):
+    rows, links = check_twins_carry_navigation(demo_html)
+    assert rows >= 28 and links >= 60, (rows, links)
+    api = (demo_html / "api.html.md").read_text(encoding="utf-8")
+    assert "- [`dummy.DummyClassifier`](api/generated/mlkit.dummy.DummyClassifier.html.md)(*\\[, strategy, ...\\]): " \
+           "DummyClassifier makes predictions that ignore the input features." in api
+    assert "[full user guide](user_guide/index.html.md)" in api  # a reference Sphinx made: a link to the twin
+    index = (demo_html / "index.html.md").read_text(encoding="utf-8")
+    assert "**Contents**\n\n- [User Guide](user_guide/index.html.md)\n  - [Getting started](user_guide/getting_started" \
+           ".html.md)\n" in index  # nested as the HTML's toctree shows it (maxdepth 2: a page's own toctree)
+    assert "\n- [API Reference](api.html.md)\n- [Examples](auto_examples/index.html.md)\n" in index
+    impute = (demo_html / "user_guide" / "impute.html.md").read_text(encoding="utf-8")
+    assert "> **Warning**\n>\n> Dropping empty columns" in impute  # an admonition, labelled
+    assert "```math\n\\operatorname{Var}" in impute and "where $m$ is the fraction" in impute  # math
+    assert "`keep_empty_features=True`" in impute  # inline code
+    cls = (demo_html / "api" / "generated" / "mlkit.dummy.DummyClassifier.html.md").read_text(encoding="utf-8")
+    assert cls.startswith("# DummyClassifier\n\n```python\nclass mlkit.dummy.DummyClassifier(*, strategy='prior'")
+    assert "**Parameters:**\n\n- **strategy** : {“most_frequent”, " in cls  # a field list, its definition list
+    assert "\n## mlkit.dummy.DummyClassifier.fit\n\n```python\nfit(X, y)\n```" in cls  # a method one level down
+    assert re.search(r"^### ", cls, re.M) is None and re.search(r"^## ", cls, re.M)
+    full = (demo_html / "llms-full.txt").read_text(encoding="utf-8")
+    assert "[`dummy.DummyClassifier`](api/generated/mlkit.dummy.DummyClassifier.html.md)" in full  # from the root
+    assert "[User Guide](../../user_guide/dummy_estimators.html.md)" not in full
+    check_llms_txt((demo_html / "llms.txt").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def sklearn_api_html(tmp_path_factory) -> Path:
+    """A real API site: scikit-learn's dummy and impute modules through autosummary,
+    numpydoc and pydata-sphinx-theme (benchmarks/make_api_corpus.py), keyword-only."""
+    pytest.importorskip("sklearn")
+    src = tmp_path_factory.mktemp("sklearn-api") / "src"
+    proc = subprocess.run([sys.executable, str(Path(__file__).parent.parent / "benchmarks" / "make_api_corpus.py"),
+                           str(src), "--modules", "sklearn.dummy,sklearn.impute"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return build_site(src, src / "_build" / "html", "-D", "sphinx_rag_embeddings=0")
+
+
+def test_api_site_twins_carry_autosummary_tables_and_toctrees(sklearn_api_html):
+    html = sklearn_api_html
+    rows, links = check_twins_carry_navigation(html)
+    assert rows >= 5 and links >= 2, (rows, links)
+    impute = (html / "sklearn_impute.html.md").read_text(encoding="utf-8")
+    assert "[`SimpleImputer`](generated/sklearn.impute.SimpleImputer.html.md)" in impute
+    index = (html / "index.html.md").read_text(encoding="utf-8")
+    assert "- [sklearn.dummy](sklearn_dummy.html.md)\n- [sklearn.impute](sklearn_impute.html.md)" in index
+    imputer = (html / "generated" / "sklearn.impute.SimpleImputer.html.md").read_text(encoding="utf-8")
+    assert "**Parameters:**" in imputer and "- **strategy** : " in imputer
