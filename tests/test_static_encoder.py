@@ -252,3 +252,31 @@ def test_an_incremental_build_keeps_the_encoder_until_enough_has_changed(tmp_pat
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert json.loads((clean / ASSET_DIR / "manifest.json").read_text())["encoder"] == refitted["encoder"]
+
+
+def test_the_fits_sparse_products_are_scipys_without_scipy():
+    """static_encoder.SparseRows (numpy only: the base install has no SciPy) multiplies as a
+    CSR matrix does, repeated entries summed, rows without entries included, over blocks."""
+    from scipy.sparse import csr_matrix
+
+    from sphinx_rag.static_encoder import SparseRows
+
+    rng = np.random.default_rng(0)
+    n, m = 3000, 400
+    rows, cols = rng.integers(0, n, 9000), rng.integers(0, m, 9000)
+    values = rng.random(9000)
+    ours = SparseRows.from_entries(rows, cols, values, (n, m))
+    theirs = csr_matrix((values, (rows, cols)), shape=(n, m))
+    dense, other = rng.random((m, 7)), rng.random((n, 5))
+    for block in (1, 7, 1 << 10, 1 << 20):
+        ours.BLOCK_NONZEROS = block
+        assert np.allclose(ours @ dense, theirs @ dense) and np.allclose(ours.T @ other, theirs.T @ other)
+    assert not any(name == "scipy" or name.startswith("scipy.") for name in _static_encoder_imports())
+
+
+def _static_encoder_imports() -> set[str]:
+    """The modules a fresh interpreter imports to fit an encoder."""
+    code = ("import sys, numpy as np; from sphinx_rag.static_encoder import _feature_matrix, _ridge_cg; "
+            "x = _feature_matrix(np.arange(5), np.ones(5, np.float32), [[0, 1], [2, 2, 3], [9]]); "
+            "_ridge_cg(x, np.ones((3, 2)), 0.3); print(' '.join(sys.modules))")
+    return set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split())
