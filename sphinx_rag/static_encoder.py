@@ -482,6 +482,11 @@ class SparseRows:
         indptr = np.concatenate([[0], np.cumsum(np.bincount(row_of, minlength=shape[0]))]).astype(np.int64)
         return cls(indptr, (unique % shape[1]).astype(np.int64), data, shape)
 
+    def toarray(self) -> np.ndarray:
+        out = np.zeros(self.shape, dtype=np.float64)
+        out[np.repeat(np.arange(self.shape[0]), np.diff(self.indptr)), self.indices] = self.data
+        return out
+
     @property
     def T(self) -> SparseRows:  # noqa: N802 (as numpy and scipy name it)
         rows = np.repeat(np.arange(self.shape[0]), np.diff(self.indptr))
