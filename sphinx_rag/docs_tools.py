@@ -23,6 +23,7 @@ from pathlib import Path
 from urllib.parse import unquote, urljoin, urlsplit
 
 from .assets import ASSET_DIR, IndexDamaged, IndexMissing, IndexReader, site_root_of
+from .budget import ANSWER_TOKENS, estimate_tokens, parts
 from .keyword_scoring import keyword_scores, expand_tokens
 from .chunk.display import display_text
 from .lexical import tokenize
@@ -62,9 +63,10 @@ def _one_line(exc: BaseException) -> str:
 class Site:
     """One documentation site, opened on first use (and again after a failure).
 
-    ``encoder``: the query encoder (None: the site's own final tier, except that a site
-    whose tier is the model falls back to its static encoder when onnxruntime is not
-    installed). ``cache_dir``, ``offline``: see ``RemoteIndexReader``. ``timeout``: the
+    ``encoder``: the query encoder (None: a published site's static encoder when it ships
+    one, so that no query waits for its 23 MB model; else the site's own final tier, the
+    static encoder when onnxruntime is not installed). ``cache_dir``, ``offline``: see
+    ``RemoteIndexReader``. ``timeout``: the
     seconds one call on a remote site may take in all, every request in it
     (``remote.CALL_TIMEOUT`` unless given; a single wait is at most ``remote.TIMEOUT``).
     ``fusion``: the site's own unless given (``sphinx-rag search --fusion``).
@@ -90,12 +92,14 @@ class Site:
     def claims(self, url: str) -> bool:
         """Whether ``url`` is one of this site's (known without opening it: a site that
         cannot be read does not answer for the others' URLs)."""
+        if "://" not in url:  # relative: a page of the one site served (Library.read_page)
+            return True
         if self.remote:
             root = index_url(self.location)[: -len(ASSET_DIR.as_posix() + "/")]
             return url.startswith(root)
         if url.startswith("file:"):
             return url.startswith(Path(self.location).resolve().as_uri())
-        return "://" not in url
+        return False
 
     def _open(self, deadline: float) -> Searcher:
         if self._searcher is None:
@@ -111,6 +115,8 @@ class Site:
     def _encoder_for(self, reader: IndexReader) -> str | None:
         if self.encoder is not None or not reader.has_vectors:
             return self.encoder
+        if self.remote and reader.has_encoder:  # its first query would fetch the model (23 MB) first
+            return "static"
         tier = "static" if reader.manifest.get("settings", {}).get("query_encoder") == "static" else "model"
         if tier == "model" and reader.has_encoder and importlib.util.find_spec("onnxruntime") is None:
             return "static"  # the model needs onnxruntime; the static encoder does not
@@ -420,7 +426,9 @@ class Library:
                     return site, answer
         return None, None
 
-    def read_page(self, url: str) -> str:
+    def read_page(self, url: str, part: int = 1) -> str:
+        """A page's twin, in parts of at most ``budget.ANSWER_TOKENS`` (``part`` from 1): a
+        URL absolute or relative to the one site served, of the page or of its twin."""
         url = str(url).strip()
         if not url:
             raise DocsError("[sphinx-rag] give a page URL (as search_docs returns them)")
@@ -431,7 +439,15 @@ class Library:
             sites = ", ".join(s.name for s in self.sites)
             raise DocsError(f"[sphinx-rag] {url} is not a page of the sites served ({sites})")
         page_url, markdown = answer
-        return f"<!-- {page_url} (site: {site.name}) -->\n{markdown}"
+        pieces = parts(markdown)
+        if not 1 <= int(part) <= len(pieces):
+            raise DocsError(f"[sphinx-rag] {page_url} is read in {len(pieces)} part{'s' if len(pieces) > 1 else ''}: "
+                            f"part must be from 1 to {len(pieces)}; got {part}")
+        head = f"<!-- {page_url} (site: {site.name}) -->\n"
+        if len(pieces) > 1:
+            head += (f"<!-- part {part} of {len(pieces)} (each under {ANSWER_TOKENS:,} tokens)"
+                     + (f": read_page with part={part + 1} for the next" if part < len(pieces) else "") + " -->\n")
+        return head + pieces[int(part) - 1]
 
     def lookup_api(self, name: str) -> str:
         name = str(name).strip().strip("`").removesuffix("()")
@@ -448,9 +464,12 @@ class Library:
                 raise DocsError("; ".join(failures))
             raise DocsError(f"[sphinx-rag] no API object named {name!r} in {', '.join(s.name for s in self.sites)}: "
                             "try search_docs with words of what it does")
-        parts = []
+        out = []
         for site, (owner, markdown, url, members) in found:
-            parts.append(f"<!-- {owner}: {url} (site: {site.name}) -->\n{markdown}")
+            if estimate_tokens(markdown) > ANSWER_TOKENS // max(len(found), 1):
+                markdown = parts(markdown, ANSWER_TOKENS // max(len(found), 1) - 200)[0] + (
+                    f"\n(cut to stay under {ANSWER_TOKENS:,} tokens: read_page {url} for all of it)\n")
+            out.append(f"<!-- {owner}: {url} (site: {site.name}) -->\n{markdown}")
             if members:
-                parts.append(f"Members (lookup_api gives each): {', '.join(members)}\n")
-        return "\n".join(parts)
+                out.append(f"Members (lookup_api gives each): {', '.join(members)}\n")
+        return "\n".join(out)

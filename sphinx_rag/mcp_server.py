@@ -8,7 +8,9 @@ the ``sphinx-rag[mcp]`` extra): stdio by default, streamable HTTP on localhost w
 ``--http HOST:PORT``. A failing call is a one-line tool error (``isError``), arguments
 of the wrong type or range included (in the tool's words, not the SDK's validation
 dump); the server goes on. A call on a remote site takes at most ``--timeout`` seconds
-(``remote.CALL_TIMEOUT`` by default), several sites at once.
+(``remote.CALL_TIMEOUT`` by default), several sites at once. Every answer ends with its
+size in estimated tokens, and stays under ``budget.ANSWER_TOKENS`` (agents' clients cut
+at 25,000): a long page is read in parts, a search too long loses its last passages.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field, ValidationError
 
 from . import __version__
+from .budget import ANSWER_TOKENS, cut_hits, sized
 from .docs_tools import KINDS, MAX_K, DocsError, Library, Site
 
 __all__ = ["build_server", "serve", "INSTRUCTIONS", "parse_http"]
@@ -40,10 +43,13 @@ Markdown. Use it first for any question about the library: how to do something, 
 what an option or parameter does, what an error means. Says "No good match" when nothing in the docs \
 is close: then do not rely on the passages."""
 
-READ_HELP = """Read one whole documentation page as Markdown (headings, prose, code with its language, \
-API signatures and parameter lists). Give the URL of a page, as search_docs returns it (a #fragment is \
-ignored). Use it when a passage is not enough: the full tutorial, every parameter of a class, an example \
-from start to end."""
+READ_HELP = f"""Read one whole documentation page as Markdown (headings, prose, code with its language, \
+API signatures and parameter lists, tables of objects and tables of contents as links to other pages' \
+Markdown). Give the URL of a page as search_docs returns it (a #fragment is ignored), or relative to \
+the site (user_guide/impute.html), or of its Markdown twin (user_guide/impute.html.md). A page over \
+{ANSWER_TOKENS:,} tokens comes in parts: the answer says so, then ask for part=2 and on. Use it when a \
+passage is not enough: the full tutorial, every parameter of a class, an example from start to end, \
+the list of a module's objects."""
 
 LOOKUP_HELP = """Look up one API object (class, function, method, attribute) by name: exact \
 (mlkit.dummy.DummyClassifier) or its last dotted parts (DummyClassifier, DummyClassifier.fit). Returns \
@@ -59,6 +65,7 @@ ARGUMENT_HELP = {
     "kind": f"kind must be one of {', '.join(KINDS)}",
     "url": "url must be a page URL as search_docs gives it",
     "name": "name must be an API object's name, e.g. DummyClassifier.fit",
+    "part": "part must be a whole number from 1 (the page's first part)",
 }
 
 
@@ -108,21 +115,25 @@ def build_server(library: Library) -> MCPServer:
                         Field(description="only passages of this kind (default any)")] = "any",
     ) -> str:
         try:
-            return library.search(query, k, kind)
+            return sized(cut_hits(library.search(query, k, kind)))
         except DocsError as exc:
             raise tool_error(exc) from None
 
     @server.tool(name="read_page", description=READ_HELP)
-    def read_page(url: Annotated[str, Field(description="a page URL from search_docs")]) -> str:
+    def read_page(
+        url: Annotated[str, Field(description="a page URL from search_docs, or relative to the site, "
+                                              "or of the page's .md twin")],
+        part: Annotated[int, Field(ge=1, description="which part of a long page (default 1)")] = 1,
+    ) -> str:
         try:
-            return library.read_page(url)
+            return sized(library.read_page(url, part))
         except DocsError as exc:
             raise tool_error(exc) from None
 
     @server.tool(name="lookup_api", description=LOOKUP_HELP)
     def lookup_api(name: Annotated[str, Field(description="the object's name, e.g. DummyClassifier.fit")]) -> str:
         try:
-            return library.lookup_api(name)
+            return sized(library.lookup_api(name))
         except DocsError as exc:
             raise tool_error(exc) from None
 

@@ -21,8 +21,9 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from site_helpers import LoggedHandler, StaticServer
+from site_helpers import LoggedHandler, QuietHandler, StaticServer
 from sphinx_rag.assets import ASSET_DIR
+from sphinx_rag.budget import ANSWER_TOKENS, estimate_tokens
 
 QUERY = "strategy of a dummy classifier"
 PAGE = "api/generated/mlkit.dummy.DummyClassifier.html"
@@ -69,6 +70,18 @@ def _urls(text: str) -> list[str]:
     return re.findall(r"^URL: (\S+)$", text, re.M)
 
 
+_SIZE = re.compile(r"\n\n\(\u2248([\d,]+) tokens\)\n$")
+
+
+def _body(text: str) -> str:
+    """An answer without its last line, its size in estimated tokens (checked)."""
+    size = _SIZE.search(text)
+    assert size, text[-200:]
+    body = text[: size.start()]
+    assert abs(int(size.group(1).replace(",", "")) - estimate_tokens(body)) <= 10, size.group(0)
+    return body + "\n"
+
+
 def _cli_top5(site) -> list[str]:
     out = subprocess.run([sys.executable, "-m", "sphinx_rag", "search", str(site), QUERY, "--k", "5", "--json"],
                          capture_output=True, text=True, check=True, env=_env(Path(os.devnull)))
@@ -86,10 +99,11 @@ def test_mcp_over_the_demo_directory(demo_html, tmp_path):
             root = demo_html.resolve().as_uri() + "/"
             assert not error and [u.removeprefix(root) for u in _urls(text)] == _cli_top5(demo_html)
             assert "Kind: " in text and "```" in text or "strategy" in text
+            _body(text)
             error, page = await _call(session, "read_page", url=root + PAGE + "#mlkit.dummy.DummyClassifier")
-            assert not error and page.endswith((demo_html / (PAGE + ".md")).read_text(encoding="utf-8"))
+            assert not error and _body(page).endswith((demo_html / (PAGE + ".md")).read_text(encoding="utf-8"))
             error, api = await _call(session, "lookup_api", name="DummyClassifier")
-            assert not error and "class DummyClassifier(*, strategy='prior'" in api and "### Parameters" in api
+            assert not error and "class DummyClassifier(*, strategy='prior'" in api and "### Parameters" in _body(api)
             assert "mlkit.dummy.DummyClassifier.fit" in api  # its members are named
             error, kinds = await _call(session, "search_docs", query=QUERY, k=3, kind="example")
             assert not error and set(re.findall(r"^Kind: (\w+)", kinds, re.M)) == {"example"}
@@ -115,8 +129,8 @@ def test_mcp_over_a_served_site_reuses_its_cache(demo_html, tmp_path):
 
     with StaticServer(demo_html, LoggedHandler, requests=requests) as server:
         text, page = _run(session_run(server.url))
-        assert [u.removeprefix(server.url) for u in _urls(text)] == _cli_top5(demo_html)
-        assert page.endswith((demo_html / (PAGE + ".md")).read_text(encoding="utf-8"))
+        assert len(_urls(text)) == 5
+        assert _body(page).endswith((demo_html / (PAGE + ".md")).read_text(encoding="utf-8"))
         assert f"/{PAGE}.md" in requests
         first = len(requests)
         again, page_again = _run(session_run(server.url))
@@ -195,6 +209,11 @@ def test_several_sites_are_merged_and_named(demo_html, static_site, tmp_path):
 
 def test_mcp_argument_errors_are_one_line_in_the_tools_words(demo_html, tmp_path):
     cases = [("search_docs", {"query": QUERY, "k": 0}, "k (how many passages) must be a whole number from 1 to 20 (got 0)"),
+             ("search_docs", {"query": QUERY, "k": -3, "kind": "banana"},
+              "k (how many passages) must be a whole number from 1 to 20 (got -3); kind must be one of any, api, "
+              "guide, example (got 'banana')"),
+             ("read_page", {"url": PAGE, "part": 0}, "part must be a whole number from 1"),
+             ("read_page", {"url": PAGE, "part": 9}, "is read in 1 part: part must be from 1 to 1; got 9"),
              ("search_docs", {"query": QUERY, "k": "many"}, "must be a whole number from 1 to 20 (got 'many')"),
              ("search_docs", {"query": QUERY, "kind": "tutorial"}, "kind must be one of any, api, guide, example"),
              ("search_docs", {}, "query is missing"),
@@ -236,3 +255,86 @@ def test_mcp_a_slow_site_costs_its_timeout_and_a_line(demo_html, tmp_path):
 
     with StaticServer(tmp_path, Stall) as server:
         _run(main(server.url))
+
+
+class _Counted(QuietHandler):
+    """Logs each file served with its size (bytes of the body)."""
+
+    sent: list
+
+    def copyfile(self, source, outputfile):
+        data = source.read()
+        self.sent.append((self.path, len(data)))
+        outputfile.write(data)
+
+
+def test_mcp_first_query_on_a_site_with_a_static_encoder_fetches_no_model(demo_html, tmp_path):
+    """A published site that ships a static encoder: the first search_docs of a fresh agent
+    embeds its query with it (under 3 MB fetched, no model file); read_page takes a URL
+    relative to the site and a twin's path."""
+    sent: list[tuple[str, int]] = []
+
+    async def main(url: str):
+        async with _session(url, cache=tmp_path / "cache") as session:
+            error, text = await _call(session, "search_docs", query="how do I fill in missing values", k=5)
+            first = list(sent)
+            assert not error and len(_urls(text)) == 5
+            assert any("user_guide/impute.html" in u for u in _urls(text)), text
+            error, page = await _call(session, "read_page", url="user_guide/impute.html")
+            assert not error and _body(page).startswith(f"<!-- {url}user_guide/impute.html (site: {url}) -->\n# ")
+            error, twin = await _call(session, "read_page", url="user_guide/impute.html.md")
+            assert not error and twin == page
+            error, message = await _call(session, "read_page", url="../../etc/passwd")
+            assert error and "not a page of" in message and "\n" not in message
+            return first
+
+    with StaticServer(demo_html, _Counted, sent=sent) as server:
+        first = _run(main(server.url))
+    assert not [p for p, _ in first if "model" in p or p.endswith(".onnx")], first
+    assert any(p.rsplit("/", 1)[-1].startswith("encoder-") for p, _ in first), first
+    assert sum(n for _, n in first) <= 3_000_000, sum(n for _, n in first)
+
+
+@pytest.mark.slow
+def test_every_answer_stays_under_the_budget_on_a_25k_site(tmp_path_factory, tmp_path):
+    """The worst answers on the 25k preset of benchmarks/make_api_corpus.py (keyword-only:
+    the answers' sizes do not depend on the tier): 20 passages of a search, the longest
+    page and the object with the most chunks; each under the budget with its size stated,
+    a page over it read in parts that hold all of it."""
+    from site_helpers import build_site, chunks_of
+
+    src = tmp_path_factory.mktemp("api25k") / "src"
+    proc = subprocess.run([sys.executable, str(Path(__file__).parent.parent / "benchmarks" / "make_api_corpus.py"),
+                           str(src), "--preset", "25k"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    html = build_site(src, src / "_build" / "html", "-j", "2", "-D", "sphinx_rag_embeddings=0")
+    twins = sorted(html.rglob("*.html.md"), key=lambda p: p.stat().st_size)
+    longest = twins[-1].relative_to(html).as_posix()
+    owners: dict[str, int] = {}
+    for record in chunks_of(html):
+        if record["kind"] == "api" and record["headings"]:
+            owners[record["headings"][-1]] = owners.get(record["headings"][-1], 0) + 1
+    biggest = max(owners, key=owners.get)
+
+    async def main():
+        async with _session(html, cache=tmp_path / "cache") as session:
+            for query in ("fit the model to data", "parameters of the estimator", "array"):
+                error, text = await _call(session, "search_docs", query=query, k=20)
+                assert not error and estimate_tokens(_body(text)) <= ANSWER_TOKENS + 10
+            error, page = await _call(session, "read_page", url=longest[: -len(".md")])
+            assert not error
+            pieces = [_body(page)]
+            total = int(re.search(r"<!-- part 1 of (\d+)", page).group(1)) if "<!-- part 1 of" in page else 1
+            for n in range(2, total + 1):
+                error, more = await _call(session, "read_page", url=longest, part=n)
+                assert not error
+                pieces.append(_body(more))
+            assert all(estimate_tokens(p) <= ANSWER_TOKENS + 100 for p in pieces)
+            whole = twins[-1].read_text(encoding="utf-8")
+            assert sum(len(p) for p in pieces) >= len(whole)  # every part: the whole page
+            if estimate_tokens(whole) > ANSWER_TOKENS:
+                assert total > 1
+            error, api = await _call(session, "lookup_api", name=biggest)
+            assert not error and estimate_tokens(_body(api)) <= ANSWER_TOKENS + 10
+
+    _run(main())
