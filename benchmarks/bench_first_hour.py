@@ -72,6 +72,27 @@ def install(dist: Path, work: Path) -> None:
     print(f"\n({ours.name}, {model.name}: {model.stat().st_size / 1e6:.1f} MB)")
 
 
+def _narrative(doc: str) -> str:
+    """A module docstring as a narrative page: its autosummary tables become lists of names
+    (with ``:toctree:`` they would generate a page per function of SciPy's modules: 3,100
+    chunks, and each edit of the page would import them all), its toctrees are left out."""
+    out: list[str] = []
+    block, indent = "", 0
+    for line in doc.splitlines():
+        stripped = line.strip()
+        if stripped.startswith((".. autosummary::", ".. toctree::")):
+            block, indent = stripped[3:stripped.index("::")], len(line) - len(line.lstrip())
+            continue
+        if block and stripped and len(line) - len(line.lstrip()) <= indent:
+            block = ""
+        if block and stripped:
+            if block == "autosummary" and not stripped.startswith(":"):
+                out.append(" " * indent + f"- ``{stripped.split()[0]}``")
+            continue
+        out.append(line)
+    return "\n".join(out)
+
+
 def make_project(dest: Path, module: str = "scipy.signal.windows", objects: int = 22) -> Path:
     """A new project as a maintainer starts one: sphinx-quickstart's layout, pydata-sphinx-theme,
     autosummary + numpydoc over ``objects`` functions of ``module``, 5 narrative pages."""
@@ -81,14 +102,19 @@ def make_project(dest: Path, module: str = "scipy.signal.windows", objects: int 
     shutil.rmtree(dest, ignore_errors=True)
     (dest / "_templates").mkdir(parents=True)
     (dest / "conf.py").write_text(
-        'project = "windows"\nextensions = ["sphinx.ext.autodoc", "sphinx.ext.autosummary", "numpydoc", "sphinx_rag"]\n'
+        'import os\n\nproject = "windows"\n'
+        'extensions = ["sphinx.ext.autodoc", "sphinx.ext.autosummary", "numpydoc", "sphinx_rag"]\n'
+        'if os.environ.get("SPHINX_RAG_DISABLE"):  # plain Sphinx, for the benchmarks\n'
+        '    extensions.remove("sphinx_rag")\n'
         'autosummary_generate = True\nnumpydoc_show_class_members = False\nhtml_theme = "pydata_sphinx_theme"\n'
         'exclude_patterns = ["_build"]\n')
     pages = []
     for i, other in enumerate(("scipy.signal", "scipy.fft", "scipy.interpolate", "scipy.integrate", "scipy.optimize")):
-        doc = importlib.import_module(other).__doc__ or other
+        doc = _narrative(importlib.import_module(other).__doc__ or other)
         title = f"Guide {i + 1}: {other}"
-        (dest / f"guide{i + 1}.rst").write_text(f"{title}\n{'=' * len(title)}\n\n{doc.strip()}\n")
+        bar = "#" * len(title)  # above the docstring's own title styles
+        (dest / f"guide{i + 1}.rst").write_text(f"{bar}\n{title}\n{bar}\n\n.. currentmodule:: {other}\n\n"
+                                                f"{doc.strip()}\n")
         pages.append(f"guide{i + 1}")
     (dest / "api.rst").write_text(f"API\n===\n\n.. currentmodule:: {module}\n\n.. autosummary::\n   :toctree: generated\n\n"
                                   + "".join(f"   {n}\n" for n in names))

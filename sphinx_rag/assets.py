@@ -133,11 +133,15 @@ def _fsync_dir(path: Path):
         os.close(fd)
 
 
-def _model_files(model_dir: Path) -> tuple[str, dict[str, bytes], dict]:
-    data = {name: (Path(model_dir) / name).read_bytes() for name in MODEL_FILES}
-    entries = {name: {"bytes": len(b), "sha256": hashlib.sha256(b).hexdigest()} for name, b in data.items()}
+def _model_files(model_dir: Path) -> tuple[str, dict[str, Path], dict]:
+    """The model's directory name in the index, its files, and their manifest entries:
+    hashed once while they do not change (``filehash.py``), read only to be copied."""
+    from .filehash import sha256
+
+    paths = {name: Path(model_dir) / name for name in MODEL_FILES}
+    entries = {name: {"bytes": p.stat().st_size, "sha256": sha256(p)} for name, p in paths.items()}
     digest = hashlib.sha256(dumps(entries)).hexdigest()[:16]
-    return f"model-{digest}", data, entries
+    return f"model-{digest}", paths, entries
 
 
 def write_assets(out_dir: Path, *, chunks: list[dict], bm25: BM25Index, vectors_i8: np.ndarray | None,
@@ -166,7 +170,7 @@ def write_assets(out_dir: Path, *, chunks: list[dict], bm25: BM25Index, vectors_
     """
     out_dir = Path(out_dir)
     files: dict[str, bytes] = {}
-    in_place: set[str] = set()  # script shards of the memo already in out_dir: neither read nor written
+    in_place: set[str] = set()  # files already in out_dir (memo'd script shards, the model's): neither read nor written
     memo: dict[str, tuple[str, int]] = {}
 
     def script(kind: str, payload: bytes) -> str:
@@ -219,9 +223,13 @@ def write_assets(out_dir: Path, *, chunks: list[dict], bm25: BM25Index, vectors_
         if kept is not None:
             dense_entry["stale_chunks"] = kept[1]
         if model_dir is not None:  # None: vectors without a query model (tests, replicated benchmarks)
-            model_name, model_data, model_entries = _model_files(model_dir)
-            for name, data in model_data.items():
-                files[f"{model_name}/{name}"] = data
+            model_name, model_paths, model_entries = _model_files(model_dir)
+            for name, path in model_paths.items():  # named by their hashes: a file there with its size is it
+                target = f"{model_name}/{name}"
+                if _shard_at_hand(out_dir, (target, model_entries[name]["bytes"])) is None:
+                    files[target] = path.read_bytes()
+                else:
+                    in_place.add(target)
             model_entry = {"dir": model_name, "files": model_entries}
         if encoder is not None:
             data, fields = encoder
@@ -355,7 +363,8 @@ def _publish(out_dir: Path, files: dict[str, bytes], manifest: dict, keyword_scr
         _, data = script_shard("manifest", dumps(manifest))
         _write_file(out_dir / "manifest.js", data)
     _fsync_dir(out_dir)
-    keep = {n.split("/")[0] for n in files} | in_place | {"manifest.json"} | ({"manifest.js"} if keyword_script else set())
+    keep = ({n.split("/")[0] for n in (*files, *in_place)} | {"manifest.json"}
+            | ({"manifest.js"} if keyword_script else set()))
     for path in out_dir.iterdir():
         if path.name not in keep:
             shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import carry, static_encoder
+from . import carry, filehash, static_encoder
 from .assets import Layout, amend_manifest, read_json, write_assets
 from .bm25 import build_index, document_tokens
 from .carry import Carried
@@ -29,10 +29,11 @@ __all__ = ["write_index"]
 _SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 
 #: An incremental build keeps what the previous build fitted to the corpus, the static
-#: encoder and the dense clusters' centroids, until the chunks of the pages rewritten since
-#: the fit exceed this share of the site: fitting costs seconds on every edit of a large
-#: site (at 25k chunks: the encoder 5 s, the k-means 1.5 s). A build that writes every
-#: page (a clean build, -E, a configuration change) always fits them.
+#: encoder and the dense clusters' centroids (and the mined suggestions), until the chunks
+#: changed since the fit (added or removed: ``extension._changed_chunks``) exceed this share
+#: of the site: fitting costs seconds on every edit (at 25k chunks: the encoder 5 s, the
+#: k-means 1.5 s; at 250, the encoder 1-3 s). A build that writes every page (a clean
+#: build, -E, a configuration change) always fits them.
 REFIT_SHARE = 0.05
 #: How a site's index is cut into shards (``assets.Layout``, chosen by measurement).
 LAYOUT = Layout()
@@ -52,8 +53,8 @@ def write_index(chunks: list[Chunk], *, urls: dict[str, str], out_dir: Path, mod
     "both" (the encoder answers first, the model takes over once loaded). ``note`` gets
     one-line reports. ``keyword_script``: also write ``manifest.js`` for pages opened
     from ``file://`` (pages with the search bar). ``changed_chunks``: on an incremental
-    build, how many chunks come from pages rewritten (or removed) since the previous index;
-    None when every page was written. ``work_dir``: where a build leaves what the next one
+    build, how many chunks were added or removed since the previous index (an edited chunk
+    is one of each); None when every page was written. ``work_dir``: where a build leaves what the next one
     starts from (Sphinx's doctree directory, ``carry.py``; None: nothing). ``carried``: what
     the previous build left there: its chunks' tokens and vectors are not computed again.
     ``ahead``: the worker that embedded chunks while the pages were read and written
@@ -108,7 +109,7 @@ def write_index(chunks: list[Chunk], *, urls: dict[str, str], out_dir: Path, mod
             note(warm.report(reused, len(chunks), fitted))
     settings = {**settings, "query_encoder": query_encoder if vectors is not None else None}
     shards = dict(carried.shards) if carried is not None else {}
-    previous_suggestions = _previous_manifest(out_dir).get("suggestions") or []
+    previous_suggestions = (_previous_manifest(out_dir).get("settings") or {}).get("suggestions") or []
     manifest = write_assets(out_dir, chunks=records, bm25=bm25, vectors_i8=vectors, scales=scales,
                             model_dir=model_dir if query_encoder != "static" else None, model_info=info,
                             encoder=encoder, settings=settings, keyword_script=keyword_script,
@@ -350,7 +351,7 @@ def fit_static_encoder(texts: list[str], titles: list[str], docs: np.ndarray, mo
                          lowercase=bool(info.get("do_lower_case", True)), note=note, **params)
 
 
-_TABLES: dict[tuple, tuple] = {}
+_TABLES: dict[tuple, object] = {}
 
 
 def query_table(model_dir: Path):
@@ -367,8 +368,20 @@ def query_table(model_dir: Path):
     if key not in _TABLES:
         data = path.read_bytes()
         _TABLES.clear()
-        _TABLES[key] = (QueryTable.from_bytes(data), hashlib.sha256(data).hexdigest()[:16])
-    return _TABLES[key][0]
+        _TABLES[key] = QueryTable.from_bytes(data)
+    return _TABLES[key]
+
+
+def _table_digest(model_dir: Path) -> str | None:
+    """The query table's hash (None: the model has none), without reading the table
+    when it is the one the last build hashed (``filehash.py``): every build names its
+    fit by it, and only a build that fits reads the table."""
+    from .query_table import TABLE_FILE
+
+    try:
+        return filehash.sha256(Path(model_dir) / TABLE_FILE)[:16]
+    except OSError:
+        return None
 
 
 def _fit_digest(model_info, model_dir: Path | None = None) -> str:
@@ -377,10 +390,9 @@ def _fit_digest(model_info, model_dir: Path | None = None) -> str:
     params = (static_encoder.SEED, static_encoder.SAMPLING, static_encoder.MAX_QUERIES, static_encoder.QUERIES_PER_CHUNK,
               static_encoder.RANK, static_encoder.RIDGE, static_encoder.CG_ITERATIONS, static_encoder.MAX_ROWS,
               static_encoder.FORMAT)
-    table = query_table(model_dir) if model_dir is not None else None
+    table = _table_digest(model_dir) if model_dir is not None else None
     if table is not None:
-        params += ("prior", static_encoder.PRIOR_QUERIES_PER_CHUNK, static_encoder.PRIOR_RIDGE,
-                   next(v[1] for v in _TABLES.values()))
+        params += ("prior", static_encoder.PRIOR_QUERIES_PER_CHUNK, static_encoder.PRIOR_RIDGE, table)
     return hashlib.sha256(repr((params, sorted(model_info.items()))).encode()).hexdigest()[:32]
 
 

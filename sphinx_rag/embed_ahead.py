@@ -11,6 +11,11 @@ with one onnxruntime thread per core Sphinx leaves idle (one on two cores). When
 vectors by exact text, and embeds what is left (a text whose references resolved to
 other words, pages the worker did not reach) as before.
 
+A few new texts (a one-page edit: fewer than ``SLICE``) do not start a worker: they are
+embedded on a thread of the build's own process (``LOCAL``), as soon as they are read. The
+onnxruntime session and the model run outside Python's GIL, so the 0.3-0.4 s of loading
+the model leave Sphinx's path, and the index step loads no model at all.
+
 Nothing is guessed: the model gives a text the same vector whatever the batch, the
 padding or the thread count (``tests/test_embed_ahead.py``), so a build with or without
 this step publishes the same bytes. A text the index does not ask for is just not used.
@@ -39,6 +44,9 @@ __all__ = ["EmbedAhead", "SLICE"]
 
 #: Texts the worker embeds in one go (gathered across pages): what a stop loses at most.
 SLICE = 64
+#: Texts embedded on the build's own thread, at most, before the rest waits for a worker
+#: (a cold build's first pages; a one-page edit's texts, all of them).
+LOCAL = SLICE
 #: How long ``stop(finish=True)`` waits for the worker to embed what it was sent (tests).
 FINISH_TIMEOUT = 120.0
 FINISH = "finish"
@@ -52,12 +60,16 @@ class EmbedAhead:
     def __init__(self, model_dir: Path, *, batch_size: int = 32, cache_path: Path | None = None,
                  not_needed: Callable[[], bool] | None = None, threads: int = 1):
         """``cache_path``: the embedding cache (texts found there are not sent; no worker
-        starts before ``SLICE`` texts need one). ``not_needed``: asked first, off Sphinx's
-        thread; True (a published site will give the vectors,
-        ``warm_start.offers_vectors``) starts no worker. ``threads``: the worker's
-        onnxruntime threads (the cores a serial Sphinx leaves idle)."""
+        starts before ``SLICE`` texts need one: fewer are embedded on a thread here, and
+        without a cache, which would tell the new texts from the others, none).
+        ``not_needed``: asked first, off Sphinx's thread; True (a published site will give
+        the vectors, ``warm_start.offers_vectors``) starts no worker. ``threads``: the
+        worker's onnxruntime threads (the cores a serial Sphinx leaves idle)."""
         self._args = [sys.executable, "-m", "sphinx_rag.embed_ahead", str(model_dir), str(int(batch_size)),
                       str(max(1, int(threads)))]
+        self._model_dir, self._batch_size, self._threads = Path(model_dir), int(batch_size), max(1, int(threads))
+        self._here = None  # the Embedder of this process's thread (``LOCAL``), once made
+        self._here_left = LOCAL if cache_path is not None else 0
         self._cache_path = cache_path
         self._not_needed = not_needed
         self._queue: queue.Queue[list[str] | str | None] = queue.Queue()
@@ -144,11 +156,33 @@ class EmbedAhead:
                         backlog = []
                     if finish:
                         self._proc.stdin.write(json.dumps(FINISH).encode("utf-8") + b"\n")
+                elif backlog and len(backlog) <= self._here_left and self._queue.empty():
+                    backlog = self._embed_here(backlog)  # a few texts, and no more in sight
             if self._proc is not None:
                 self._proc.stdin.close()
+            elif backlog and self._here is not None and len(backlog) <= self._here_left:
+                self._embed_here(backlog)  # stopped: the texts left, on the session at hand
         except (OSError, ValueError) as exc:  # the worker could not start or died: the index step embeds it all
             self.error = str(exc) or type(exc).__name__
             self._closed.set()
+
+    def _embed_here(self, texts: list[str]) -> list[str]:
+        """Embed ``texts`` on this thread (the model loaded once); the texts not embedded
+        (the model failed: the index step embeds them, and says why it could not)."""
+        from .embed import EmbeddingCache, Embedder, quantize_vectors
+
+        try:
+            if self._here is None:
+                self._here = Embedder(self._model_dir, threads=self._threads)
+            q, s = quantize_vectors(self._here.embed(texts, batch_size=self._batch_size))
+        except Exception as exc:  # noqa: BLE001 - any failure of the model: the index step embeds them
+            self.error = self.error or f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+            self._here_left = 0
+            return texts
+        self._here_left -= len(texts)
+        for i, text in enumerate(texts):
+            self._made[EmbeddingCache.key(text)] = (q[i].tobytes(), float(s[i]))
+        return []
 
     def _collect(self, stream):
         """Off Sphinx's thread: each slice the worker writes, into ``_made`` (a slice cut

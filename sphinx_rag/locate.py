@@ -1,9 +1,11 @@
 """The "file:line" of a documented Python object, named by warnings about its docstring.
 
-``extension.on_autodoc_docstring`` asks for it for every object autodoc documents, on
-every read, and a warning is rare: so line numbers come off code objects, and a class's
-from one parse of its module per build. ``inspect.getsourcelines`` gives the same
-lines but parses the whole module again for each class (10 ms a class on scikit-learn).
+``extension.on_autodoc_docstring`` asks for it for every object autodoc documents (and
+every row of an autosummary table), on every read, and a warning is rare: so line numbers
+come off code objects, and a class's from one parse of its module, made only when a
+warning names it (``deferred_location``: parsing scikit-learn's modules for one page's
+classes cost 0.5 s of a one-page edit). ``inspect.getsourcelines`` gives the same lines
+but parses the whole module again for each class (10 ms a class on scikit-learn).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import inspect
 import os
 from pathlib import Path
 
-__all__ = ["object_location"]
+__all__ = ["object_location", "deferred_location", "ClassLocation"]
 
 
 def object_location(obj) -> str:
@@ -27,6 +29,39 @@ def object_location(obj) -> str:
         return ""
     line = _first_line(obj, path)
     return f"{path}:{line}" if line else path
+
+
+def deferred_location(obj) -> str | ClassLocation:
+    """``object_location``, except that a class's line is looked up only when the
+    location is turned into a string (a warning)."""
+    if not inspect.isclass(obj):
+        return object_location(obj)
+    try:
+        path = inspect.getsourcefile(obj)
+    except TypeError:
+        return ""
+    return ClassLocation(path, obj.__qualname__) if path else ""
+
+
+class ClassLocation:
+    """"file:line" of a class, its line read from its module when first asked for
+    (picklable: it is kept on Sphinx's environment)."""
+
+    def __init__(self, path: str, qualname: str):
+        self.path, self.qualname = path, qualname
+
+    def __str__(self) -> str:
+        try:
+            line = _definitions(self.path, os.stat(self.path).st_mtime_ns).get(self.qualname)
+        except OSError:
+            line = None
+        return f"{self.path}:{line}" if line else self.path
+
+    def __eq__(self, other):
+        return isinstance(other, ClassLocation) and (self.path, self.qualname) == (other.path, other.qualname)
+
+    def __hash__(self):
+        return hash((self.path, self.qualname))
 
 
 def _first_line(obj, path: str) -> int | None:

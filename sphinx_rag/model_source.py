@@ -134,12 +134,11 @@ _SHA_CACHE: dict[tuple, str] = {}
 
 
 def _memo_sha256(path: Path) -> str:
-    """sha256 of a file, once per process per (path, size, mtime)."""
-    stat = path.stat()
-    key = (str(path), stat.st_size, stat.st_mtime_ns)
-    if key not in _SHA_CACHE:
-        _SHA_CACHE[key] = sha256_file(path)
-    return _SHA_CACHE[key]
+    """sha256 of a file, hashed again only when the file changed (``filehash.py``: the
+    default model's 23 MB are checked against their pin on every build)."""
+    from .filehash import sha256
+
+    return sha256(path)
 
 
 def source_sha256(src: Path) -> str:

@@ -16,6 +16,7 @@ import re
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -79,13 +80,28 @@ def test_cached_texts_are_not_embedded_again_and_a_stop_waits_for_nothing(model_
     assert stopped.stop() is done
 
 
-def test_no_worker_starts_for_a_few_texts_the_cache_lacks(model_dir, tmp_path):
+def test_a_few_texts_the_cache_lacks_are_embedded_here_without_a_worker(model_dir, tmp_path):
+    """A one-page edit: its few new texts are embedded on a thread of the build's process
+    (no worker process), the vectors the index step would make, before the index step."""
     cache = EmbeddingCache(tmp_path / "cache.sqlite")
     cache.put([(EmbeddingCache.key(t), b"\0" * 384, 1.0) for t in TEXTS[:20]])
     ahead = EmbedAhead(model_dir, cache_path=tmp_path / "cache.sqlite")
-    ahead.add(TEXTS[:20])  # a one-page edit: its texts are cached
-    ahead.add(TEXTS[20:20 + SLICE - 1])  # and fewer new ones than a slice
-    assert ahead.stop() == {} and ahead._proc is None
+    ahead.add(TEXTS[:20])  # its texts are cached
+    new = TEXTS[20:20 + SLICE - 1]  # and fewer new ones than a slice
+    ahead.add(new)
+    deadline = time.monotonic() + 300  # not a timing: only how long this test waits at most
+    while len(ahead._made) < len(new) and time.monotonic() < deadline and not ahead.error:
+        time.sleep(0.05)
+    done = ahead.stop()
+    assert ahead._proc is None and ahead.error == ""
+    q, s = quantize_vectors(Embedder(model_dir, threads=2).embed(new))
+    assert sorted(done) == sorted(EmbeddingCache.key(t) for t in new)
+    for i, text in enumerate(new):
+        assert done[EmbeddingCache.key(text)] == (q[i].tobytes(), float(s[i]))
+
+    without = EmbedAhead(model_dir)  # no cache to tell the new texts from the others: nothing here
+    without.add(new)
+    assert without.stop() == {} and without._proc is None and without._here is None
 
 
 def test_a_worker_that_fails_says_why(tmp_path):
