@@ -13,6 +13,10 @@ builder-inited:  copies the built client (``sphinx_rag/static/sphinx_rag/``, mad
                  when only the reader configured an LLM server) and
                  ``data-theme-search`` (``sphinx_rag_theme_search``) and
                  ``data-feedback-url`` (``sphinx_rag_feedback_url``, when set).
+html-page-context: a page with a Markdown twin (``sphinx_rag_llms_txt``, the page not left
+                 out of the index) names it in its head, ``<link rel="alternate"
+                 type="text/markdown" href="page.html.md">``: agents find it there, and the
+                 client adds "View as Markdown · Copy as Markdown" from it (markdown_link.js).
 The index step (``build.write_index``) also writes ``index/manifest.js`` for the
 pages that get the bar (``wants_search_bar``): the entry of the index as a classic
 script for pages opened from ``file://``, where fetch and workers fail (the
@@ -32,7 +36,7 @@ from sphinx.util import logging
 
 from . import __version__
 
-__all__ = ["CLIENT_DIR", "wants_search_bar", "on_builder_inited", "copy_model_runtime"]
+__all__ = ["CLIENT_DIR", "wants_search_bar", "on_builder_inited", "on_html_page_context", "copy_model_runtime"]
 
 logger = logging.getLogger(__name__)
 
@@ -49,6 +53,7 @@ def wants_search_bar(app) -> bool:
 def on_builder_inited(app):
     if not wants_search_bar(app):
         return
+    app.connect("html-page-context", on_html_page_context)
     if not (CLIENT_DIR / "searchbar.js").is_file():
         logger.warning(
             f"[sphinx-rag] the browser client is missing from {CLIENT_DIR}: run `npm ci && npm run build` "
@@ -73,6 +78,26 @@ def on_builder_inited(app):
             **({"data-feedback-url": app.config.sphinx_rag_feedback_url} if app.config.sphinx_rag_feedback_url else {}),
         },
     )
+
+
+def on_html_page_context(app, pagename, templatename, context, doctree):
+    """A page with a Markdown twin links to it from its head (its name: the page's file
+    name with ``.md``, in the same directory, as ``markdown.twin_name`` places it)."""
+    from posixpath import basename
+
+    from .extension import _excluded
+    from .markdown import twin_name
+
+    if (doctree is None or not app.config.sphinx_rag_llms_txt or pagename not in app.env.found_docs
+            or _excluded(app, pagename) or app.builder.name == "singlehtml"):
+        return
+    uri = app.builder.get_target_uri(pagename)
+    name = basename(twin_name(uri)) if not uri.startswith("#") else ""
+    if name:
+        from html import escape
+
+        context["metatags"] = context.get("metatags", "") + (
+            f'\n<link rel="alternate" type="text/markdown" href="{escape(name)}" title="This page as Markdown" />')
 
 
 def _is_runtime(name: str) -> bool:

@@ -71,6 +71,10 @@ def test_agent_files_of_a_build(tmp_path):
     for name in AGENT_FILES:
         assert (out / name).is_file(), name
     assert (out / "drafts" / "ideas.html").is_file() and not (out / "drafts" / "ideas.html.md").exists()
+    alternate = '<link rel="alternate" type="text/markdown" href="first.html.md" title="This page as Markdown" />'
+    assert alternate in (out / "tutorials" / "first.html").read_text(encoding="utf-8")  # each page names its twin
+    assert 'type="text/markdown"' not in (out / "drafts" / "ideas.html").read_text(encoding="utf-8")
+    assert 'type="text/markdown"' not in (out / "genindex.html").read_text(encoding="utf-8")
 
     first = (out / "tutorials" / "first.html.md").read_text(encoding="utf-8")
     assert first.startswith("# Your first widget\n\nInstall the package")

@@ -53,6 +53,8 @@ import { historyIcon, searchIcon } from "./icons.js";
 import { wellFormed } from "./well_formed.js";
 import { ModelChoiceStore, frugal, modelPlan } from "./model_policy.js";
 import { ModelSetting } from "./model_setting.js";
+import { registerWebMcp } from "./webmcp.js";
+import { addMarkdownLink } from "./markdown_link.js";
 
 /** @typedef {import("./backend.js").Result} Result */
 /** @typedef {import("./backend.js").Status} Status */
@@ -588,6 +590,24 @@ function shareUrl(query) {
   return url.href;
 }
 
+/**
+ * An agent's search (WebMCP): the backend's passages for one query, once its index is in
+ * (started here if the dialog never was; retried while it loads, 30 s at most).
+ * @param {SearchDialog} dialog @param {string} query @param {number} k
+ * @returns {Promise<Result[]>}
+ */
+async function indexPassages(dialog, query, k) {
+  dialog.warmUp();
+  for (let waited = 0; ; waited += 200) {
+    try {
+      return await dialog.passages([query], k, k * 1500);
+    } catch (err) {
+      if (waited >= 30000 || !/not loaded yet/.test(String(err))) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+}
+
 function main() {
   if (!thisScript?.src) return;
   const assetBase = new URL(".", thisScript.src);
@@ -634,7 +654,10 @@ function main() {
   }, true);
 
   followColorScheme(() => [dialog.dialog, ...document.querySelectorAll(".sphinx-rag-trigger")]);
-  /** @type {any} */ (window).sphinxRag = { dialog, ask: dialog.ask };
+  addMarkdownLink(document); // "View as Markdown · Copy as Markdown" (markdown_link.js)
+  // WebMCP (webmcp.js): an agent in the browser searches and reads this site; nothing without the API
+  const webmcp = registerWebMcp({ win: window, siteRoot, passages: (query, k) => indexPassages(dialog, query, k) });
+  /** @type {any} */ (window).sphinxRag = { dialog, ask: dialog.ask, webmcp };
 
   // A shared link (?q=...) opens the dialog with its query; Sphinx's own search page
   // uses ?q= for itself and keeps it.
