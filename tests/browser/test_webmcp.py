@@ -131,3 +131,20 @@ def test_view_and_copy_as_markdown(page, site, serve):
     assert problems(page) == []
     page.goto(server.url + "genindex.html")  # no twin: no link
     expect(page.locator(".sphinx-rag-markdown")).to_have_count(0)
+
+
+def test_chromiums_own_webmcp_takes_both_tools(browser, site, serve):
+    """Debian's Chromium 156 has WebMCP behind --enable-features=WebMCPTesting (what Chrome's
+    origin trial turns on): its document.modelContext accepts both tools as registered."""
+    from site_helpers import CHROMIUM_ARGS, chromium_options
+
+    server = serve(site)
+    with_webmcp = browser.browser_type.launch(**chromium_options(args=[*CHROMIUM_ARGS, "--enable-features=WebMCPTesting"]))
+    try:
+        page = with_webmcp.new_page()
+        page.goto(server.url + "user_guide/pipeline.html")
+        page.wait_for_function("() => window.sphinxRag !== undefined")
+        assert page.evaluate("() => typeof document.modelContext?.registerTool") == "function"
+        assert page.evaluate("() => window.sphinxRag.webmcp") == ["search_docs", "read_page"]
+    finally:
+        with_webmcp.close()
