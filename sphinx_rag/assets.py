@@ -220,7 +220,7 @@ def write_assets(out_dir: Path, *, chunks: list[dict], bm25: BM25Index, vectors_
                            for s in range(0, len(chunks), step)]
         dense_entry = {"centroids": binary("centroids", centroid_data),
                        "directory": binary("ddir", dumps({"clusters": clusters, "cluster_map": cluster_map}))}
-        if kept is not None:
+        if kept is not None and kept[1]:  # none changed since the k-means: as if fitted now
             dense_entry["stale_chunks"] = kept[1]
         if model_dir is not None:  # None: vectors without a query model (tests, replicated benchmarks)
             model_name, model_paths, model_entries = _model_files(model_dir)

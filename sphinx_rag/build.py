@@ -271,7 +271,7 @@ def _query_encoder(chunks, vectors, scales, model_dir: Path, info: dict, previou
             note(f"[sphinx-rag] static query encoder kept from the previous build: {stale} of {len(chunks)} "
                  f"chunks changed since its fit (it is fitted again past {REFIT_SHARE:.0%}, "
                  f"and by every build that writes all pages)")
-        return previous, {"digest": entry["digest"], "fit": fit, "stale_chunks": stale}
+        return previous, {"digest": entry["digest"], "fit": fit, **({"stale_chunks": stale} if stale else {})}
     start = time.perf_counter()
     try:
         encoder = fit_static_encoder(texts, titles, vectors.astype(np.float32) * scales[:, None], model_dir, info,

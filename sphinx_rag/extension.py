@@ -487,7 +487,7 @@ def _build_finished(app, exception):
         for chunk in fresh.get(docname, previous.get(docname, [])):
             chunk.weight = weight
             chunks.append(chunk)
-    changed = _changed_chunks(previous, chunks) if previous else None  # None: every page written, all fitted
+    changed = _changed_chunks(previous, fresh, wanted) if previous else None  # None: every page written
     twins = _page_twins(app, wanted)
     with _without_cyclic_gc():
         manifest = _write_index(app, chunks, out_dir, changed, inputs, carried, twins)
@@ -497,14 +497,19 @@ def _build_finished(app, exception):
     _check_golden(app, out_dir)
 
 
-def _changed_chunks(previous: dict[str, list[Chunk]], chunks: list[Chunk]) -> int:
+def _changed_chunks(previous: dict[str, list[Chunk]], fresh: dict[str, list[Chunk]], wanted: list[str]) -> int:
     """Chunks added or removed since the previous index (an edited chunk is one of each),
-    by what the fits and vectors read of a chunk (kind, text, title): a page Sphinx rewrites
-    without a change to its text (a toctree, a neighbour's title) changes none, so a
-    one-page edit of a small site keeps the encoder and the suggestions (``build.REFIT_SHARE``)."""
-    before = Counter((c.kind, c.text, c.title) for page in previous.values() for c in page)
-    now = Counter((c.kind, c.text, c.title) for c in chunks)
-    return sum((before - now).values()) + sum((now - before).values())
+    by what the fits and vectors read of a chunk (kind, text, title), page by page over the
+    pages written and those gone: a page Sphinx rewrites without a change to its text (a
+    toctree, a neighbour's title) changes none, so a one-page edit of a small site keeps
+    the encoder and the suggestions (``build.REFIT_SHARE``)."""
+    kept = set(wanted)
+    changed = sum(len(chunks) for doc, chunks in previous.items() if doc not in kept)
+    for doc, chunks in fresh.items():
+        before = Counter((c.kind, c.text, c.title) for c in previous.get(doc, []))
+        now = Counter((c.kind, c.text, c.title) for c in chunks)
+        changed += sum((before - now).values()) + sum((now - before).values())
+    return changed
 
 
 def _federated_sites(app) -> list[dict]:
