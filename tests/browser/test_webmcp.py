@@ -120,7 +120,7 @@ def test_view_and_copy_as_markdown(page, site, serve):
     assert page.evaluate("""() => {
         const source = document.querySelector('a[href*="_sources/"]');
         const ours = document.querySelector('.sphinx-rag-markdown');
-        return (source.closest('li') ?? source.parentElement).parentElement.contains(ours);
+        return (source.closest("li") ?? source.parentElement).parentElement.contains(ours);
     }""")  # in the theme's own block of page links
     links.locator("button").click()
     expect(links.locator("button")).to_have_text("Copied")
@@ -148,3 +148,23 @@ def test_chromiums_own_webmcp_takes_both_tools(browser, site, serve):
         assert page.evaluate("() => window.sphinxRag.webmcp") == ["search_docs", "read_page"]
     finally:
         with_webmcp.close()
+
+
+@pytest.mark.parametrize("theme", ["furo", "sphinx_rtd_theme", "alabaster"])
+def test_the_markdown_link_follows_each_theme(page, theme_site, serve, theme):
+    """Beside each theme's own link to the page source (furo's icons, the RTD breadcrumbs,
+    alabaster's "This Page"), and it opens the twin."""
+    html = theme_site(theme)
+    server = serve(html)
+    page.goto(server.url + "guide.html")
+    links = page.locator(".sphinx-rag-markdown")
+    expect(links).to_have_count(1)
+    assert page.evaluate("""() => {
+        const source = document.querySelector('a[href*="_sources/"]');
+        const ours = document.querySelector('.sphinx-rag-markdown');
+        return (source.closest("li") ?? source.parentElement).parentElement.contains(ours);
+    }""")
+    href = links.locator("a").get_attribute("href")
+    assert href == server.url + "guide.html.md" and page.request.get(href).text() == \
+        (html / "guide.html.md").read_text(encoding="utf-8")
+    assert problems(page) == []

@@ -31,20 +31,24 @@ export function twinOfPage(doc) {
 }
 
 /**
- * Where the links go: beside the theme's link to the page's source, else the article's end.
+ * Where the links go: after the theme's link to the page's source (a list item after its
+ * item, a block like its block, with its classes: the theme's spacing), else the article's end.
  * @param {Document} doc
- * @returns {{parent: Element, before: Node | null, tag: string}}
+ * @returns {{parent: Element, before: Node | null, tag: string, classes: string}}
  */
 function slot(doc) {
   const source = doc.querySelector('a[href*="_sources/"]');
   if (source) {
     const item = source.closest("li");
-    if (item?.parentElement) return { parent: item.parentElement, before: item.nextSibling, tag: "li" };
+    if (item?.parentElement) return { parent: item.parentElement, before: item.nextSibling, tag: "li", classes: "" };
     const holder = source.parentElement;
-    if (holder) return { parent: holder, before: source.nextSibling, tag: "span" };
+    if (holder?.parentElement && holder !== doc.body) {
+      const tag = holder.tagName.toLowerCase() === "p" ? "p" : "div";
+      return { parent: holder.parentElement, before: holder.nextSibling, tag, classes: holder.className };
+    }
   }
   const main = doc.querySelector("article, [role=main], main, .body, .document") ?? doc.body;
-  return { parent: main, before: null, tag: "p" };
+  return { parent: main, before: null, tag: "p", classes: "" };
 }
 
 /**
@@ -80,7 +84,7 @@ export function addMarkdownLink(doc, io = {}) {
     clearTimeout(timer);
     timer = window.setTimeout(() => { button.textContent = "Copy as Markdown"; }, 2000);
   });
-  const el = h(where.tag, { class: CLASS }, [view, " \u00b7 ", button]);
+  const el = h(where.tag, { class: `${where.classes} ${CLASS}`.trim() }, [view, " \u00b7 ", button]);
   where.parent.insertBefore(el, where.before);
   return el;
 }
