@@ -448,7 +448,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "text: what was indexed, display: the passage as shown, a list of [type, text] blocks, id)")
     p.add_argument("--fusion", choices=FUSIONS, help="override the site's fusion method: rrf (keyword and "
                    "semantic rankings fused), bm25 (keyword only) or dense (semantic only)")
-    p.add_argument("--encoder", choices=ENCODERS, help=ENCODER_HELP)
+    p.add_argument("--encoder", choices=ENCODERS, help=ENCODER_HELP + "; of a published site's URL: its static "
+                   "encoder when it ships one (no model download)")
     p.add_argument("--timeout", type=float, metavar="SECONDS", help="the most a published site may take, all its "
                    "requests together (default 30); a site slower than that is one line, the others answer")
     p.set_defaults(func=_search)
@@ -535,7 +536,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--http", metavar="HOST:PORT", help="serve the streamable HTTP transport on localhost "
                    "(e.g. 127.0.0.1:8765, endpoint /mcp) instead of stdio")
     p.add_argument("--encoder", choices=ENCODERS, help="what embeds queries: static (the site's fitted encoder, "
-                   "no model download) or model; default: the site's, the static encoder without onnxruntime")
+                   "no model download) or model; default: a published site's static encoder when it ships one, "
+                   "else the site's own (a local directory's), the static encoder without onnxruntime")
     p.add_argument("--cache-dir", metavar="DIR", default=None, help="where fetched index files are kept "
                    "(default $SPHINX_RAG_CACHE/remote, else ~/.cache/sphinx-rag/remote)")
     p.add_argument("--offline", action="store_true", help="answer from the cache only (no network)")
