@@ -22,6 +22,13 @@ gets the quieter moments):
 
     python benchmarks/bench_cold.py --corpus-src /work/corpora/sk --runs 3
     python benchmarks/bench_cold.py --skip-preset --corpus-src /work/corpora/sk --runs 1
+    python benchmarks/bench_cold.py --skip-preset --corpus-src /work/corpora/sklearn/src --edit-only \
+        --jobs 1 --edit-rounds 5 --before /tmp/before
+
+``--edit-only`` times the one-page edit alone (no cold builds). ``--before DIR``: a
+``sphinx_rag`` package of another commit in DIR (``git archive COMMIT sphinx_rag | tar -x
+-C DIR``, then its built client: ``cp -r sphinx_rag/static DIR/sphinx_rag/``) is timed in
+the same rounds, interleaved, as a third row (the machine's load drifts between runs).
 
 Targets (issue 26): cold <= 2.5x plain, cold with the warm start <= 1.3x, one-page
 edit <= 1.2x.
@@ -58,10 +65,24 @@ def has_warm_start() -> bool:
     return "sphinx_rag_warm_start" in Path(config.__file__).read_text()
 
 
+#: ``python -m sphinx`` with the ``sphinx_rag`` package of another tree (``--before``): this
+#: checkout's editable install would win over PYTHONPATH, so its finder is dropped first.
+_OTHER_TREE = """
+import sys
+sys.meta_path = [f for f in sys.meta_path if "editable" not in repr(f).lower()]
+sys.path.insert(0, sys.argv.pop(1))
+import sphinx_rag
+assert sphinx_rag.__file__.startswith(sys.path[0]), sphinx_rag.__file__
+from sphinx.cmd.build import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
 def sphinx(src: Path, out: Path, *, rag: bool, jobs: int, cache: Path | None = None, options: tuple = (),
-           clean: bool = True, log: Path | None = None, ahead: bool = True) -> float:
+           clean: bool = True, log: Path | None = None, ahead: bool = True, tree: Path | None = None) -> float:
     """Seconds of one real ``python -m sphinx -b html`` (its output written to ``log``);
-    ``ahead``: False sets ``SPHINX_RAG_EMBED_AHEAD=0`` (nothing embedded before the index step)."""
+    ``ahead``: False sets ``SPHINX_RAG_EMBED_AHEAD=0`` (nothing embedded before the index step);
+    ``tree``: a directory holding another commit's ``sphinx_rag`` package, built with instead."""
     env = {**os.environ, "SPHINX_RAG_WARM_START": "0"}  # no warm start unless asked by -D (below)
     if not ahead:
         env["SPHINX_RAG_EMBED_AHEAD"] = "0"
@@ -75,7 +96,8 @@ def sphinx(src: Path, out: Path, *, rag: bool, jobs: int, cache: Path | None = N
         env["SPHINX_RAG_CACHE"] = str(cache)
     if clean:
         shutil.rmtree(out, ignore_errors=True)
-    cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-j", str(jobs), "-d", str(out / ".doctrees"),
+    launch = ["-c", _OTHER_TREE, str(tree)] if tree is not None else ["-m", "sphinx"]
+    cmd = [sys.executable, *launch, "-b", "html", "-j", str(jobs), "-d", str(out / ".doctrees"),
            *options, str(src), str(out)]
     start = time.perf_counter()
     with open(log or os.devnull, "w") as fh:  # each line stamped with the seconds since the start
@@ -118,8 +140,15 @@ def phases(log: Path) -> dict[str, float]:
     return out
 
 
-def bench(name: str, src: Path, work: Path, runs: int, jobs: int, edit_rounds: int) -> None:
+def bench(name: str, src: Path, work: Path, runs: int, jobs: int, edit_rounds: int, *, edit_only: bool = False,
+          before: Path | None = None) -> None:
+    """Cold builds (unless ``edit_only``) and one-page edits of ``src``, printed as a table;
+    ``before``: another commit's package (``sphinx``'s ``tree``), its edits timed in the same rounds."""
     say = lambda msg: print(msg, flush=True)  # noqa: E731
+    if edit_only:
+        say(f"\n## {name}: one-page edits, -j {jobs}\n")
+        edits(src, work, jobs, edit_rounds, before)
+        return
     warm = has_warm_start()
     times: dict[str, list[float]] = {"plain": [], "cold": []}
     if jobs == 1:  # embedding ahead needs a serial build: with and without it
@@ -178,23 +207,43 @@ def bench(name: str, src: Path, work: Path, runs: int, jobs: int, edit_rounds: i
     if not warm:
         say("| cold + warm start | skipped: this branch has no config value sphinx_rag_warm_start | | <= 1.3x | |")
     if edit_rounds:
-        e_plain, e_rag = [], []
-        sphinx(src, work / "plain", rag=False, jobs=jobs, clean=False)  # settle: nothing to do
-        sphinx(src, work / "cold", rag=True, jobs=jobs, clean=False)
-        for _ in range(edit_rounds):
-            for rag, into, bucket in ((False, "plain", e_plain), (True, "cold", e_rag)):
-                page, old = edit_page(src)
-                try:
-                    bucket.append(sphinx(src, work / into, rag=rag, jobs=jobs, clean=False))
-                finally:
-                    page.write_text(old)
-                sphinx(src, work / into, rag=rag, jobs=jobs, clean=False)  # back to the original
-        ratio = statistics.median(e_rag) / statistics.median(e_plain)
-        say(f"| one-page edit | {statistics.median(e_rag):.1f} ({', '.join(f'{t:.1f}' for t in e_rag)}) vs plain "
-            f"{statistics.median(e_plain):.1f} ({', '.join(f'{t:.1f}' for t in e_plain)}) | {ratio:.2f}x | "
-            f"<= 1.2x: {'met' if ratio <= 1.2 else 'MISSED'} | |")
+        edits(src, work, jobs, edit_rounds, before, loads)
     say(f"\nload average during the runs: median {statistics.median(loads):.1f}, max {max(loads):.1f} "
         f"(2 cores; other work competes for them); -j {jobs}")
+
+
+def edits(src: Path, work: Path, jobs: int, rounds: int, before: Path | None = None,
+          loads: list[float] | None = None) -> None:
+    """A paragraph appended to one page (``bench_build.edit_page``), then an incremental
+    build, with and without sphinx_rag (and with ``before``'s), in interleaved rounds; warm
+    caches, as on a laptop. Each output is built once first (settled: nothing to do)."""
+    say = lambda msg: print(msg, flush=True)  # noqa: E731
+    rows = [("plain Sphinx", False, None, "plain"), ("sphinx-rag", True, None, "cold")]
+    rows += [(f"sphinx-rag before ({before})", True, before, "before")] if before is not None else []
+    times: dict[str, list[float]] = {row[0]: [] for row in rows}
+    for _, rag, tree, into in rows:
+        sphinx(src, work / into, rag=rag, jobs=jobs, clean=False, tree=tree)
+        sphinx(src, work / into, rag=rag, jobs=jobs, clean=False, tree=tree)  # settle: nothing to do
+    loads = [] if loads is None else loads
+    for r in range(rounds):
+        for label, rag, tree, into in rows[r % len(rows):] + rows[:r % len(rows)]:
+            page, old = edit_page(src)
+            try:
+                times[label].append(sphinx(src, work / into, rag=rag, jobs=jobs, clean=False, tree=tree))
+            finally:
+                page.write_text(old)
+            sphinx(src, work / into, rag=rag, jobs=jobs, clean=False, tree=tree)  # back to the original
+            loads.append(os.getloadavg()[0])
+    plain = statistics.median(times["plain Sphinx"])
+    say("| one-page edit | median s (runs) | x plain Sphinx | target |")
+    say("|---|---|---|---|")
+    for label, ts in times.items():
+        ratio = statistics.median(ts) / plain
+        verdict = "" if label.startswith("plain") else f"<= 1.2x: {'met' if ratio <= 1.2 else 'MISSED'}"
+        say(f"| {label} | {statistics.median(ts):.2f} ({', '.join(f'{t:.2f}' for t in ts)}) | {ratio:.2f}x | "
+            f"{verdict} |")
+    say(f"\n{rounds} rounds, -j {jobs}; load average: median {statistics.median(loads):.1f}, max {max(loads):.1f} "
+        "(2 cores; other work competes for them)")
 
 
 def main(argv=None) -> int:
@@ -208,6 +257,9 @@ def main(argv=None) -> int:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--work", type=Path, default=None, help="parent of the temporary build directory")
     parser.add_argument("--keep", action="store_true")
+    parser.add_argument("--edit-only", action="store_true", help="only the one-page edits (no cold builds)")
+    parser.add_argument("--before", type=Path, default=None,
+                        help="a directory holding another commit's sphinx_rag package, timed beside this one")
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="sphinx-rag-cold-", dir=args.work))
     try:
@@ -224,7 +276,8 @@ def main(argv=None) -> int:
             shutil.copytree(given, src, ignore=shutil.ignore_patterns("_build"))
             corpora.append((f"API site {given}", src))
         for i, (name, src) in enumerate(corpora):
-            bench(name, src, work / f"c{i}", args.runs, args.jobs, args.edit_rounds)
+            bench(name, src, work / f"c{i}", args.runs, args.jobs, args.edit_rounds, edit_only=args.edit_only,
+                  before=args.before)
     finally:
         if args.keep:
             print(f"\nbuilds kept in {work}")

@@ -14,6 +14,9 @@
 
     python benchmarks/bench_first_hour.py --runs 3
     python benchmarks/bench_first_hour.py --skip-install --skip-demo --runs 1
+    python benchmarks/bench_first_hour.py --skip-install --skip-demo --edit-only --edit-rounds 7 --before /tmp/before
+
+(``--edit-only``, ``--before``: as in ``bench_cold.py``.)
 
 Targets: the venv <= 400 MB without torch; the small project's cold build <= plain + 10 s,
 its one-page edit <= 1.2x; the demo's cold build <= 2x plain.
@@ -132,18 +135,22 @@ def main(argv=None) -> int:
     parser.add_argument("--edit-rounds", type=int, default=2)
     parser.add_argument("--skip-install", action="store_true")
     parser.add_argument("--skip-demo", action="store_true")
+    parser.add_argument("--edit-only", action="store_true", help="only the one-page edits (no cold builds)")
+    parser.add_argument("--before", type=Path, default=None,
+                        help="a directory holding another commit's sphinx_rag package, timed beside this one")
     args = parser.parse_args(argv)
     work = args.work or Path(tempfile.mkdtemp(prefix="first-hour-"))
     if not args.skip_install:
         install(args.dist, work)
     project = make_project(work / "project")
     bench("a new project (22 scipy.signal.windows functions + 5 guide pages)", project, work / "project-runs",
-          args.runs, args.jobs, args.edit_rounds)
+          args.runs, args.jobs, args.edit_rounds, edit_only=args.edit_only, before=args.before)
     if not args.skip_demo:
         demo = work / "demo"
         shutil.copytree(ROOT / "demo_docs", demo, ignore=shutil.ignore_patterns("_build", "auto_examples", "generated"),
                         dirs_exist_ok=True)
-        bench("the demo", demo, work / "demo-runs", args.runs, args.jobs, args.edit_rounds)
+        bench("the demo", demo, work / "demo-runs", args.runs, args.jobs, args.edit_rounds, edit_only=args.edit_only,
+              before=args.before)
     return 0
 
 

@@ -75,6 +75,17 @@ def _untruncated(tokenizer):
     return entry[1]
 
 
+def token_counter(model_dir: str | os.PathLike) -> Callable[[str], int]:
+    """``count_tokens`` with the model's tokenizer, loaded once without truncation (a
+    truncating one copied into an untruncated one cost a second load, 0.1 s of every build)."""
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(str(Path(model_dir) / "tokenizer.json"))
+    tok.no_truncation()
+    tok.no_padding()
+    return lambda text: len(tok.encode(text).ids)
+
+
 def count_tokens(tokenizer, text: str) -> int:
     """Real token count of ``text`` including [CLS]/[SEP], even beyond the truncation limit.
 

@@ -162,7 +162,7 @@ def _load_model(app, state):
     chunks. The default model comes ready from its package (no export, no torch)."""
     cfg = app.config
     _require(BUILD_MODULES + (EMBEDDING_MODULES if cfg.sphinx_rag_embeddings else ()))
-    from .embed import count_tokens, load_tokenizer
+    from .embed import token_counter
     from .model import cached_model_dir
     from .model_source import (is_model_dir, packaged_model_dir, read_sentence_transformers_config,
                                resolve_model_source)
@@ -181,8 +181,7 @@ def _load_model(app, state):
             max_len = int(assets.read_json(state.model_dir / "model_info.json")["max_seq_length"])
         else:
             max_len = int(read_sentence_transformers_config(state.model_dir)["max_seq_length"])
-    tokenizer = load_tokenizer(state.model_dir, max_len)
-    state.count = lambda text: count_tokens(tokenizer, text)
+    state.count = token_counter(state.model_dir)
     state.budget = cfg.sphinx_rag_chunk_tokens or max_len
 
 

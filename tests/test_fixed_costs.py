@@ -178,3 +178,17 @@ def test_a_class_location_is_read_only_when_a_warning_names_it():
     function = locate.deferred_location(json.decoder.JSONDecoder.decode)  # a code object has its line
     assert function == locate.object_location(json.decoder.JSONDecoder.decode)
     assert locate.deferred_location(len) == ""
+
+
+def test_the_chunkers_token_counter_counts_past_the_models_length():
+    """The build's counter loads the tokenizer once, untruncated: the same counts as
+    ``count_tokens`` (which copies a truncating tokenizer), past 256 tokens too."""
+    from sphinx_rag.embed import count_tokens, load_tokenizer, token_counter
+    from sphinx_rag.model import cached_model_dir
+    from sphinx_rag.model_source import DEFAULT_MODEL
+
+    model_dir = cached_model_dir(DEFAULT_MODEL)
+    count, truncating = token_counter(model_dir), load_tokenizer(model_dir, 256)
+    texts = ["hello world", "The solver's warm start keeps the fitted coefficients. " * 60, ""]
+    assert [count(t) for t in texts] == [count_tokens(truncating, t) for t in texts]
+    assert count(texts[1]) > 256
