@@ -28,6 +28,7 @@ examples:
   sphinx-rag evaluate docs/_build/html questions.json --methods bm25,rrf
   sphinx-rag golden add docs/search_golden.json "impute missing values" user_guide/impute.html
   sphinx-rag mcp https://docs.example.org/en/stable    (an MCP server for coding agents)
+  sphinx-rag serve docs/_build/html --cors --port 8001   (a local preview other sites may search)
   sphinx-rag COMMAND --help      (the options of one command)"""
 
 BUILD_DIR_HELP = ("the HTML output directory of sphinx-build (e.g. docs/_build/html), or a Sphinx source "
@@ -143,27 +144,27 @@ def _print_grouped(results, query: str):
 
 
 def _search_sites(args, query: str) -> int:
-    """Several sites searched at once and merged by reciprocal rank (``merge.py``: the merge
-    of the browser's federated search and of the MCP server), one ranked list, each result
+    """Several sites searched at once and merged (``merge.py``: a weak site's after the
+    others' good matches, then by each hit's match to the query; the merge of the browser's
+    federated search and of the MCP server), one ranked list, each result
     naming its site, its URL absolute; a site that fails (down, too slow: ``remote.CALL_TIMEOUT``
     seconds in all, damaged, hostile) is one line on stderr, the others answer as alone."""
-    from .docs_tools import DocsError, Site, search_sites
-    from .merge import merge_ranked, merged_weak
+    from .docs_tools import DocsError, Site, merge_hits, search_sites
+    from .merge import merged_weak
 
     sites = [Site(location, encoder=args.encoder, fusion=args.fusion, timeout=args.timeout)
              for location in args.build_dir]
-    rankings, weak, failed = [], [], 0
+    answers, failed = [], 0
     for answer in search_sites(sites, lambda site: site.search(query, args.k)):
         if isinstance(answer, DocsError):
             print(clean(f"[sphinx-rag] not searched: {str(answer).removeprefix('[sphinx-rag] ')}"), file=sys.stderr)
             failed += 1
             continue
-        hits, site_weak = answer
-        rankings.append(hits)
-        weak.append(site_weak)
+        answers.append(answer)
     if failed == len(args.build_dir):
         return 2
-    merged = [hit for _, hit in merge_ranked(rankings, key=lambda h: (h.url, h.result.id), k=args.k)]
+    merged = merge_hits(query, answers, args.k)
+    weak = [site_weak for _, site_weak in answers]
     note = f"No good match for {_echo(query)}. The nearest results:" if merged and merged_weak(weak) else ""
     if args.json:  # exact: JSON escapes control characters itself
         if note:
@@ -364,6 +365,15 @@ def _mcp(args) -> int:
     return 0
 
 
+def _serve(args) -> int:
+    from .serve import serve
+
+    if not 0 <= args.port <= 65535:
+        print(f"[sphinx-rag] --port {args.port} is not a port: give 0 to 65535 (0: any free port)", file=sys.stderr)
+        return 2
+    return serve(args.build_dir, args.port, cors=args.cors, isolated=args.isolated)
+
+
 def _export(args) -> int:
     from .export_model import export_model
 
@@ -437,7 +447,7 @@ def build_parser() -> argparse.ArgumentParser:
     help_ = "search a built site's index (same ranking as the browser)"
     p = sub.add_parser("search", help=help_, description=help_[0].upper() + help_[1:] + ".")
     p.add_argument("build_dir", metavar="BUILD_DIR", nargs="+", help=BUILD_DIR_HELP + ", or a published "
-                   "site's URL; several: their results merged by reciprocal rank, each naming its site")
+                   "site's URL; several: their results merged by how well each matches the query, each naming its site")
     p.add_argument("query", metavar="QUERY", help="the search words or question (quote it)")
     p.add_argument("--k", type=_positive_int, default=10, metavar="N", help="number of results (default 10)")
     p.add_argument("--flat", action="store_true",
@@ -545,6 +555,20 @@ def build_parser() -> argparse.ArgumentParser:
                    "published site, all its requests together (default 30; a site slower than that is reported, "
                    "the others answer)")
     p.set_defaults(func=_mcp)
+
+    help_ = "serve a built site on 127.0.0.1 with the headers its search needs (a local preview)"
+    p = sub.add_parser("serve", help=help_, description=(
+        "Serve a built site on http://127.0.0.1:PORT/ with the headers its search needs: the content types of "
+        "its JavaScript modules, WebAssembly, JSON and Markdown, gzip, no-cache; with --cors, "
+        "Access-Control-Allow-Origin: * so that another site's search dialog may search this one "
+        "(sphinx_rag_federation; e.g. two sites on two ports). A local preview, not a production server."))
+    p.add_argument("build_dir", metavar="BUILD_DIR", help=BUILD_DIR_HELP)
+    p.add_argument("--port", type=int, default=8000, metavar="N", help="the port (default 8000; 0: any free port)")
+    p.add_argument("--cors", action="store_true", help="let pages of other origins read it (federation)")
+    p.add_argument("--isolated", action="store_true", help="send COOP/COEP (cross-origin isolation: the semantic "
+                   "model may use several threads; pages then embed no resource of another origin that does not "
+                   "allow it)")
+    p.set_defaults(func=_serve)
 
     help_ = "export a model to int8 ONNX (for CI caches)"
     p = sub.add_parser("export-model", help=help_, description=(

@@ -28,11 +28,11 @@ from .keyword_scoring import keyword_scores, expand_tokens
 from .chunk.display import display_text
 from .lexical import tokenize
 from .markdown import display_markdown, page_markdown, twin_name
-from .merge import RRF_K, merge_ranked, merged_weak
+from .merge import Entry, merge_answers, merged_weak
 from .remote import CALL_TIMEOUT, TIMEOUT, RemoteError, RemoteIndexReader, index_url, is_url
 from .retrieve import Result, Searcher, top_k
 
-__all__ = ["DocsError", "Site", "Library", "KINDS", "MAX_K", "RRF_K", "echo", "search_sites"]
+__all__ = ["DocsError", "Site", "Library", "KINDS", "MAX_K", "echo", "search_sites", "merge_hits"]
 
 KINDS = ("any", "api", "guide", "example")
 MAX_K = 20  # passages a search returns at most
@@ -378,9 +378,18 @@ def _doc_candidates(page: str) -> list[str]:
     return [path, f"{path}/index"] if path else ["index"]
 
 
+def merge_hits(query: str, answers: list[tuple[list[Hit], bool]], k: int | None) -> list[Hit]:
+    """Several sites' hits as one ranking (``merge.merge_answers``: a weak site's after the
+    others' good matches, then by each hit's match to the query, whatever the sites' order)."""
+    entries = [([Entry(f"{h.url} {h.result.id}", h.result.text, h.result.title, h.result.similarity) for h in hits],
+                weak) for hits, weak in answers]
+    names = [hits[0].site.name if hits else "" for hits, _ in answers]
+    return [answers[n][0][i] for n, i in merge_answers(query, entries, names, k)]
+
+
 class Library:
-    """One or more sites behind the three tools; several sites' results merged by
-    reciprocal rank, each naming its site."""
+    """One or more sites behind the three tools; several sites' results merged by how
+    well each matches the query (``merge_hits``), each naming its site."""
 
     def __init__(self, sites: list[Site]):
         if not sites:
@@ -394,22 +403,20 @@ class Library:
         if kind not in KINDS:
             raise DocsError(f"[sphinx-rag] kind must be one of {', '.join(KINDS)}; got {kind!r}")
         k = max(1, min(int(k), MAX_K))
-        rankings: list[list[Hit]] = []
-        weak, failures = [], []
+        answers: list[tuple[list[Hit], bool]] = []
+        failures = []
         for answer in search_sites(self.sites, lambda site: site.search(query, k, kind)):
             if isinstance(answer, DocsError):
                 failures.append(str(answer))
                 continue
-            hits, site_weak = answer
-            rankings.append(hits)
-            weak.append(site_weak)
+            answers.append(answer)
         if failures and len(failures) == len(self.sites):
             raise DocsError(failures[0] if len(failures) == 1 else "; ".join(failures))
-        ranked = [hit for _, hit in merge_ranked(rankings, key=lambda h: (h.url, h.result.id), k=k)]
+        ranked = merge_hits(query, answers, k)
         lines = []
         if not ranked:
             lines.append(f"No results for {echo(query)}.")
-        elif merged_weak(weak):
+        elif merged_weak([weak for _, weak in answers]):
             lines.append(f"No good match for {echo(query)}: these are only the nearest passages.")
         lines += [f"Not searched: {f}" for f in failures]
         for rank, hit in enumerate(ranked, start=1):

@@ -95,6 +95,9 @@ class Result:
     index: int
     also: list[str] = field(default_factory=list)  # URLs of the passage's other chunks (expand.py)
     display: list[list[str]] = field(default_factory=list)  # what a reader sees (chunk/display.py)
+    #: the hit chunk's cosine to the query (0: its cluster was not probed; None: keywords
+    #: alone): what merge.py compares across sites
+    similarity: float | None = None
 
     def to_json(self) -> dict:
         return {"rank": self.rank, "score": self.score, "url": self.url, "title": self.title,
@@ -318,6 +321,11 @@ class Searcher:
     def ranking(self, query: str, vector: np.ndarray | None = None) -> tuple[dict[int, float], bool]:
         """Final score of every candidate chunk, and whether they are only a weak match
         (``weak_match``, from the same keyword and dense passes)."""
+        scored, weak, _ = self._ranking(query, vector)
+        return scored, weak
+
+    def _ranking(self, query: str, vector: np.ndarray | None) -> tuple[dict[int, float], bool, np.ndarray | None]:
+        """``ranking``, and the dense scores (None: keywords alone)."""
         query = clip_query(query)
         tokens = tokenize(query)
         expansions = expand_tokens(tokens, self.index.postings, self.index.near)
@@ -328,13 +336,13 @@ class Searcher:
         weights = self.index.weights
         if self.fusion == "bm25":  # the coverage factor can put the one chunk asked for below others too
             s = kscores * weights
-            return pin_decisive({i: float(s[i]) for i in top_k(s, CANDIDATES)}, decisive_hits(query, expansions)), weak
+            return pin_decisive({i: float(s[i]) for i in top_k(s, CANDIDATES)}, decisive_hits(query, expansions)), weak, None
         if self.fusion == "dense":
             s = np.where(dense > 0, dense * weights, dense)
-            return {i: float(s[i]) for i in top_k(s, CANDIDATES)}, weak
+            return {i: float(s[i]) for i in top_k(s, CANDIDATES)}, weak, dense
         fused = rrf_fuse([keyword, top_k(dense, CANDIDATES)], self.rrf_k, weights, [1.0, DENSE_VOTE[self.encoder]])
         reranked = rerank(query, fused, lambda i: self.index.chunk(i)["kind"], weights, self.rrf_k)
-        return pin_decisive(reranked, decisive_hits(query, expansions)), weak
+        return pin_decisive(reranked, decisive_hits(query, expansions)), weak, dense
 
     def scores(self, query: str, vector: np.ndarray | None = None) -> dict[int, float]:
         """Final score of every candidate chunk."""
@@ -353,8 +361,11 @@ class Searcher:
     def search_with_match(self, query: str, k: int = 10, vector: np.ndarray | None = None,
                           budget: int | None = None) -> tuple[list[Result], bool]:
         """``search`` and ``weak_match`` from one pass over the index."""
-        scored, weak = self.ranking(query, vector)
-        return self.passages(scored, k, budget), weak
+        scored, weak, dense = self._ranking(query, vector)
+        results = self.passages(scored, k, budget)
+        for r in results:
+            r.similarity = None if dense is None else float(dense[r.index])
+        return results, weak
 
     def passages(self, scored: dict[int, float], k: int = 10, budget: int | None = None) -> list[Result]:
         """The k best passages of a ranking (chunk -> score; ``ranking``'s, or several fused)."""

@@ -1,26 +1,42 @@
 // @ts-check
-// js/src/search/merge.js gives the order of Python's sphinx_rag.merge.merge_ranked
+// js/src/search/merge.js gives the order of Python's sphinx_rag.merge.merge_answers
 // (tests/fixtures/merge.json, written by tests/fixtures/generate.py).
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { mergeRanked, mergedWeak } from "../src/search/merge.js";
+import { KEYWORD_SIMILARITY, mergeAnswers, mergedWeak } from "../src/search/merge.js";
 import { fixture } from "./helpers.js";
 
-test("mergeRanked gives Python's order for every case", () => {
+test("mergeAnswers gives Python's order for every case", () => {
   const { cases } = fixture("merge.json");
-  assert.ok(cases.length >= 10);
-  for (const c of cases) {
-    const merged = mergeRanked(c.rankings, (/** @type {string} */ x) => x, c.k);
-    assert.deepEqual(merged, c.expected, c.name);
+  assert.ok(cases.length >= 20);
+  for (const c of cases) assert.deepEqual(mergeAnswers(c.query, c.answers, c.names, c.k), c.expected, c.name);
+});
+
+/** The merged keys, whatever the sites' order. @param {any} c @param {number[]} order */
+function keys(c, order) {
+  const answers = order.map((n) => c.answers[n]);
+  return mergeAnswers(c.query, answers, order.map((n) => c.names[n]), c.k).map(([n, i]) => answers[n].hits[i].key);
+}
+
+test("the same merged list whatever the order the sites are listed in", () => {
+  for (const c of fixture("merge.json").cases) {
+    const order = c.answers.map((/** @type {any} */ _, /** @type {number} */ n) => n);
+    assert.deepEqual(keys(c, [...order].reverse()), keys(c, order), c.name);
+    if (order.length > 2) assert.deepEqual(keys(c, [order[1], order[0], ...order.slice(2)]), keys(c, order), c.name);
   }
 });
 
-test("home first on ties, then rank; a passage two sites give sums its ranks", () => {
-  assert.deepEqual(mergeRanked([["a1", "a2"], ["b1", "b2"]], (x) => x), [[0, "a1"], [1, "b1"], [0, "a2"], [1, "b2"]]);
-  // a2 is also b's first: 1/62 + 1/61 beats a1's 1/61
-  assert.deepEqual(mergeRanked([["a1", "a2"], ["a2"]], (x) => x).map(([, r]) => r), ["a2", "a1"]);
-  assert.deepEqual(mergeRanked([["a1"], ["b1"], ["c1"]], (x) => x, 2), [[0, "a1"], [1, "b1"]]);
+test("a weak site's first hit never comes before another site's good match", () => {
+  const good = { hits: [{ key: "good", text: "nothing in common", similarity: 0.05 }], weak: false };
+  const weak = { hits: [{ key: "weak", text: "simpleimputer strategy", similarity: 0.9 }], weak: true };
+  for (const answers of [[weak, good], [good, weak]]) {
+    const merged = mergeAnswers("SimpleImputer strategy", answers, answers.map((a) => a.hits[0].key));
+    assert.deepEqual(merged.map(([n, i]) => answers[n].hits[i].key), ["good", "weak"]);
+  }
+  const keyword = { hits: [{ key: "k", text: "alpha" }], weak: false };
+  const semantic = { hits: [{ key: "s", text: "alpha", similarity: KEYWORD_SIMILARITY + 0.01 }], weak: false };
+  assert.deepEqual(mergeAnswers("alpha", [keyword, semantic], ["k", "s"]), [[1, 0], [0, 0]]);
 });
 
 test("mergedWeak: only when every site that answered is weak", () => {

@@ -59,6 +59,11 @@ async function compareRankings(dir, data) {
       if (!(same && sameExpansion)) failures.push(`${fusion} ${JSON.stringify(q.query)}`);
       const weak = await searchers[fusion].weakMatch(q.query, fusion === "bm25" ? null : q.vector);
       if (weak !== q[`${fusion}_weak`]) failures.push(`weak ${fusion} ${JSON.stringify(q.query)}`);
+      if (fusion === "rrf" && q.rrf_similarity) { // each hit's cosine (merge.js compares it across sites)
+        const similar = got.every((r, i) => Math.abs(/** @type {number} */ (r.similarity) - q.rrf_similarity[i]) < 2e-6);
+        if (!similar) failures.push(`similarity ${JSON.stringify(q.query)}`);
+      }
+      if (fusion === "bm25" && got.some((r) => r.similarity !== null)) failures.push(`bm25 similarity ${q.query}`);
     }
     if (q.rrf_budget) { // passages sized to a budget (expand.js)
       const sized = (await searchers.rrf.searchWithMatch(q.query, q.vector, 10, "rrf", "model", data.settings.budget)).results;
@@ -112,7 +117,8 @@ test("keywordSearch needs no vectors; hybridSearch falls back to it", { skip: SK
   const searcher = new Searcher(index);
   const results = await searcher.keywordSearch("SimpleImputer fill_value", 5);
   assert.equal(results.length, 5);
-  assert.deepEqual(Object.keys(results[0]).sort(), ["also", "display", "id", "index", "kind", "rank", "score", "text", "title", "url"]);
+  assert.deepEqual(Object.keys(results[0]).sort(), ["also", "display", "id", "index", "kind", "rank", "score", "similarity", "text", "title", "url"]);
+  assert.ok(results.every((r) => r.similarity === null)); // keywords alone: no cosine
   assert.deepEqual(results.map((r) => r.rank), [1, 2, 3, 4, 5]);
   assert.deepEqual(await searcher.hybridSearch("SimpleImputer fill_value", null, 5), results);
   assert.throws(() => new Searcher(index, { fusion: "hybrid" }), /sphinx-rag: fusion must be one of/);

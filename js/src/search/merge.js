@@ -1,38 +1,102 @@
 // @ts-check
 /**
- * Several sites' rankings merged into one, a mirror of sphinx_rag/merge.py: the scores of
- * two indexes are not comparable, their ranks are. A passage scores 1 / (rrfK + rank) in
- * each site's ranking, summed when the same passage (the same key: absolute URL and chunk
- * id) comes from two sites; ties go to the site listed first (the home site), then to the
- * better rank there. tests/fixtures/merge.json (written by Python) pins the order.
+ * Several sites' answers merged into one ranking by how well each hit matches the query, a
+ * mirror of sphinx_rag/merge.py (see its docstring): a site whose verdict is weak comes
+ * after every site with a good match; each hit's match is the share of the query's
+ * distinct words its passage holds plus its cosine to the query (KEYWORD_SIMILARITY for a
+ * site searched by keywords alone); each site's order is kept, the best next hit taken,
+ * ties to the hit whose title holds more query words, then the smaller key, then the
+ * smaller site name: never to the site listed first. tests/fixtures/merge.json (written
+ * by Python) pins the order.
  * @module merge
  */
 
-export const RRF_K = 60;
+import { tokenize } from "./lexical.js";
+import { clipQuery } from "./retrieve.js";
+
+/** The cosine a hit found by keywords alone is taken to have (Python's KEYWORD_SIMILARITY). */
+export const KEYWORD_SIMILARITY = 0.5;
 
 /**
- * @template T
- * @param {T[][]} rankings  rankings[n]: site n's results, best first (the home site first)
- * @param {(result: T) => string} key
- * @param {number | null} [k]  at most this many (null: all)
- * @param {number} [rrfK]
- * @returns {Array<[number, T]>} [site, result] pairs, best first
+ * @typedef {{key: string, text: string, title?: string, similarity?: number | null}} Entry
+ *   key: absolute URL and chunk id; similarity: the hit's cosine to the query (null: keywords alone)
+ * @typedef {{hits: Entry[], weak: boolean}} SiteAnswer
  */
-export function mergeRanked(rankings, key, k = null, rrfK = RRF_K) {
-  /** @type {Map<string, {score: number, site: number, rank: number, result: T}>} */
-  const merged = new Map();
-  rankings.forEach((ranking, site) => {
-    ranking.forEach((result, r) => {
-      const name = key(result);
-      const rank = r + 1;
-      const seen = merged.get(name);
-      if (seen) seen.score += 1.0 / (rrfK + rank);
-      else merged.set(name, { score: 1.0 / (rrfK + rank), site, rank, result });
+
+/** The query's distinct words as the merge counts them. @param {string} query */
+export function matchWords(query) {
+  return [...new Set(tokenize(clipQuery(query)))];
+}
+
+/** @param {string[]} words @param {string} text */
+function share(words, text) {
+  if (!words.length) return 0;
+  const have = new Set(tokenize(text));
+  let n = 0;
+  for (const w of words) if (have.has(w)) n++;
+  return n / words.length;
+}
+
+/**
+ * Python's string order (by code point, not UTF-16 unit).
+ * @param {string} a @param {string} b
+ */
+function compareStrings(a, b) {
+  const x = [...a];
+  const y = [...b];
+  for (let i = 0; i < Math.min(x.length, y.length); i++) {
+    if (x[i] !== y[i]) return /** @type {number} */ (x[i].codePointAt(0)) - /** @type {number} */ (y[i].codePointAt(0));
+  }
+  return x.length - y.length;
+}
+
+/**
+ * @typedef {{weak: boolean, match: number, title: number, key: string, name: string, i: number}} Row
+ */
+
+/** @param {Row} a @param {Row} b */
+function before(a, b) {
+  if (a.weak !== b.weak) return !a.weak;
+  if (a.match !== b.match) return a.match > b.match;
+  if (a.title !== b.title) return a.title > b.title;
+  if (a.key !== b.key) return compareStrings(a.key, b.key) < 0;
+  return compareStrings(a.name, b.name) < 0;
+}
+
+/**
+ * @param {string} query
+ * @param {SiteAnswer[]} answers  answers[n]: site n's hits, best first, and whether its verdict is weak
+ * @param {string[]} names  names[n]: site n's name (distinct)
+ * @param {number | null} [k]  at most this many (null: all)
+ * @returns {Array<[number, number]>} [site, position in its hits] pairs, best first
+ */
+export function mergeAnswers(query, answers, names, k = null) {
+  const words = matchWords(query);
+  const keyed = answers.map(({ hits, weak }, n) => hits.map((e, i) => ({
+    weak: Boolean(weak),
+    match: share(words, e.text) + (e.similarity == null ? KEYWORD_SIMILARITY : e.similarity),
+    title: share(words, e.title ?? ""),
+    key: e.key,
+    name: names[n],
+    i,
+  })));
+  const heads = keyed.map(() => 0);
+  const seen = new Set();
+  /** @type {Array<[number, number]>} */
+  const out = [];
+  while (k === null || out.length < k) {
+    let best = -1;
+    keyed.forEach((rows, n) => {
+      if (heads[n] < rows.length && (best < 0 || before(rows[heads[n]], keyed[best][heads[best]]))) best = n;
     });
-  });
-  const order = [...merged.values()].sort((a, b) =>
-    (a.score > b.score ? -1 : a.score < b.score ? 1 : a.site - b.site || a.rank - b.rank));
-  return (k === null ? order : order.slice(0, k)).map((m) => /** @type {[number, T]} */ ([m.site, m.result]));
+    if (best < 0) break;
+    const row = keyed[best][heads[best]++];
+    if (!seen.has(row.key)) {
+      seen.add(row.key);
+      out.push([best, row.i]);
+    }
+  }
+  return out;
 }
 
 /**

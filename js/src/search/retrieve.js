@@ -61,6 +61,8 @@ export function clipQuery(query) {
  * @property {string} id
  * @property {number} index  the chunk's position in the index
  * @property {string[]} also  URLs of the passage's other chunks, in page order (expand.js)
+ * @property {number | null} [similarity]  the hit chunk's cosine to the query (0: its cluster
+ *   was not probed; null: keywords alone), what merge.js compares across sites
  */
 
 /**
@@ -383,7 +385,8 @@ export class Searcher {
    * @param {ArrayLike<number> | null} vector  the query embedding (unused for "bm25")
    * @param {string} [fusion]  defaults to this.fusion
    * @param {"model" | "static"} [encoder]  which encoder made the vector (its DENSE_VOTE)
-   * @returns {Promise<{scored: Map<number, number>, weak: boolean}>}
+   * @returns {Promise<{scored: Map<number, number>, weak: boolean, dense?: import("./bm25.js").Candidates | null}>}
+   *   dense: the probed chunks' scores (null: keywords alone)
    */
   async ranking(query, vector, fusion = this.fusion, encoder = "model") {
     await this.index.directory();
@@ -406,16 +409,17 @@ export class Searcher {
     /** @type {Map<number, number>} */
     const scored = new Map();
     if (fusion === "bm25" || fusion === "dense") {
+      const cosines = dense && { ids: dense.ids, scores: Float64Array.from(dense.scores) }; // before the weights
       const { ids, scores } = dense ?? keywordCandidates(tokens, expansions, this.scratch);
       for (let r = 0; r < ids.length; r++) if (fusion === "bm25" || scores[r] > 0) scores[r] *= weights[ids[r]];
       for (const r of bestPositions(scores, ids, CANDIDATES)) scored.set(ids[r], scores[r]);
-      return { scored: fusion === "bm25" ? pinDecisive(scored, decisiveHits(query, expansions)) : scored, weak };
+      return { scored: fusion === "bm25" ? pinDecisive(scored, decisiveHits(query, expansions)) : scored, weak, dense: cosines };
     }
     const fused = rrfFuse([hits, topCandidates(/** @type {import("./bm25.js").Candidates} */ (dense), CANDIDATES)], this.rrfK, weights, [1.0, DENSE_VOTE[encoder]]);
     // the reranking stage (rerank.js) reads the kinds of the top candidates: their text shards first, in parallel
     if (asksForObject(query)) await this.index.prefetchChunks(rerankCandidates(fused));
     const reranked = await rerank(query, fused, async (i) => (await this.index.chunk(i)).kind, weights, this.rrfK);
-    return { scored: pinDecisive(reranked, decisiveHits(query, expansions)), weak };
+    return { scored: pinDecisive(reranked, decisiveHits(query, expansions)), weak, dense };
   }
 
   /**
@@ -455,8 +459,16 @@ export class Searcher {
    * @returns {Promise<{results: Result[], weak: boolean}>}
    */
   async searchWithMatch(query, vector, k = 10, fusion = this.fusion, encoder = "model", budget = null) {
-    const { scored, weak } = await this.ranking(query, vector, fusion, encoder);
-    return { results: await this.passages(scored, k, budget), weak };
+    const { scored, weak, dense } = await this.ranking(query, vector, fusion, encoder);
+    const results = await this.passages(scored, k, budget);
+    /** @type {Map<number, number> | null} */
+    const cosine = dense ? new Map() : null;
+    if (dense && cosine) {
+      const hits = new Set(results.map((r) => r.index));
+      for (let r = 0; r < dense.ids.length; r++) if (hits.has(dense.ids[r])) cosine.set(dense.ids[r], dense.scores[r]);
+    }
+    for (const r of results) r.similarity = cosine ? cosine.get(r.index) ?? 0 : null;
+    return { results, weak };
   }
 
   /**

@@ -28,7 +28,7 @@
  */
 
 import { IndexReader } from "../search/index.js";
-import { mergeRanked, mergedWeak } from "../search/merge.js";
+import { mergeAnswers, mergedWeak } from "../search/merge.js";
 import { Searcher, correctSpelling, modelWords } from "../search/retrieve.js";
 import { HttpSource } from "./loader.js";
 
@@ -54,7 +54,7 @@ const MAX_SITES = 16;
  *   vector: the home query vector (null in keyword mode); encoder: what made it; model: the
  *   home manifest's model_info; semantic: the home answers semantically (or never will: no vectors)
  * @typedef {{rank: number, score: number, url: string, title: string, kind: string, text: string,
- *            display: any, id: string, source?: string}} PlainResult
+ *            display: any, id: string, similarity?: number | null, source?: string}} PlainResult
  * @typedef {{results: PlainResult[], weak: boolean}} Answer
  */
 
@@ -303,7 +303,7 @@ export class RemoteSite {
       if (url === null) continue; // not a page of this site: never a link here
       results.push({
         rank: r.rank, score: r.score, url, title: r.title, kind: r.kind, text: r.text, display: r.display, id: r.id,
-        source: this.name,
+        similarity: r.similarity ?? null, source: this.name,
       });
     }
     return { results, weak: answer.weak && results.length > 0 };
@@ -337,10 +337,13 @@ export class Federation {
   /**
    * @param {any} settings  the home manifest's settings
    * @param {{fetch?: typeof fetch, caches?: CacheStorage | null, timeoutMs?: number, queryBytes?: number,
-   *          firstWaitMs?: number, writesAfter?: Promise<unknown>, onChange?: (sources: SiteStatus[]) => void}} [options]
+   *          firstWaitMs?: number, writesAfter?: Promise<unknown>, onChange?: (sources: SiteStatus[]) => void,
+   *          homeBase?: string}} [options]  homeBase: this site's index directory (its results' URLs are relative to its root)
    */
   constructor(settings, options = {}) {
     this.sites = federationEntries(settings).map((e) => new RemoteSite(e, options));
+    const base = options.homeBase ?? "";
+    this.homeRoot = base.endsWith(INDEX_DIR) ? base.slice(0, -INDEX_DIR.length) : base;
     this.firstWaitMs = options.firstWaitMs ?? FIRST_WAIT_MS;
     this.onChange = options.onChange ?? (() => {});
     /** Whether the home site's results are shown (the reader may search the others only). */
@@ -447,7 +450,7 @@ export class Federation {
           // results follow, as without other sites), unless a newer search superseded it
           if (generation !== federation.generation || (shown >= 0 && stale())) return;
           const have = answers.filter((a) => a !== null).length;
-          if (have !== shown) post(federation.merge(homeAnswer, answers));
+          if (have !== shown) post(federation.merge(query, homeAnswer, answers));
           shown = have;
           if (!late.length) return;
           await Promise.race(late); // one more site answered (or failed): post again
@@ -458,16 +461,29 @@ export class Federation {
   }
 
   /**
-   * The home answer and the sites' answers as one ranking (merge.js), renumbered.
+   * The home answer and the sites' answers as one ranking (merge.js: a weak site's after the
+   * others' good matches, then by each hit's match to the query, whatever the sites' order),
+   * renumbered.
+   * @param {string} query
    * @param {Answer} home
    * @param {Array<Answer | null>} answers
    * @returns {Answer}
    */
-  merge(home, answers) {
+  merge(query, home, answers) {
     const others = /** @type {Answer[]} */ (answers.filter((a) => a !== null));
     const parts = this.homeOn || !others.length ? [home, ...others] : others; // never nothing at all
-    const merged = mergeRanked(parts.map((a) => a.results), (r) => `${r.url} ${r.id}`);
-    const results = merged.map(([, r], i) => ({ ...r, rank: i + 1 }));
+    const key = (/** @type {PlainResult} */ r) => {
+      let url = r.url;
+      try {
+        url = new URL(r.url, this.homeRoot).href; // this site's URLs are relative to its root
+      } catch { /* no root known: as it is */ }
+      return `${url} ${r.id}`;
+    };
+    const merged = mergeAnswers(query, parts.map((a) => ({
+      hits: a.results.map((r) => ({ key: key(r), text: r.text, title: r.title, similarity: r.similarity ?? null })),
+      weak: a.weak,
+    })), parts.map((a) => a.results[0]?.source ?? ""));
+    const results = merged.map(([n, i], rank) => ({ ...parts[n].results[i], rank: rank + 1 }));
     return { results, weak: mergedWeak(parts.map((a) => a.weak)) && results.length > 0 };
   }
 }

@@ -185,7 +185,7 @@ function describe(err) {
 function plainResults(results) {
   return results.map((r) => ({
     rank: r.rank, score: r.score, url: r.url, title: r.title, kind: r.kind, text: r.text, display: r.display,
-    id: r.id,
+    id: r.id, similarity: r.similarity ?? null, // merge.js compares it across sites
   }));
 }
 
@@ -518,6 +518,7 @@ async function init({ base, ortBase, threads = 1, model, frugal: saving = false,
     index.beforeFetch = beforeFetch;
     worker.postMessage({ type: "settings", settings: index.manifest.settings ?? {} });
     federation = new Federation(index.manifest.settings, {
+      homeBase: base, // the merge keys this site's results by their absolute URLs
       writesAfter: afterFirstAnswer,
       onChange: (sites) => worker.postMessage({ type: "sources", sources: sites }),
     });
