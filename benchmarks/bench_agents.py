@@ -31,9 +31,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
 
 from site_helpers import QuietHandler, StaticServer  # noqa: E402
-from sphinx_rag.assets import IndexReader  # noqa: E402
 from sphinx_rag.docs_tools import Library, Site  # noqa: E402
-from sphinx_rag.markdown import LlmsSite, site_files  # noqa: E402
 
 
 class _Counted(QuietHandler):
@@ -80,11 +78,9 @@ def measure(html: Path, queries: list[str], encoder: str | None, k: int = 5) -> 
 
 
 def llms_full_bytes(html: Path) -> tuple[int, int]:
-    """(llms-full.txt as written, the whole site's as it would be uncapped)."""
+    """(llms-full.txt as written, every page's twin: what it would be uncapped)."""
     written = (html / "llms-full.txt").stat().st_size if (html / "llms-full.txt").is_file() else 0
-    records = IndexReader(html).chunks()
-    files, _pages = site_files(records, LlmsSite(project="site"))
-    return written, len(files["llms-full.txt"])
+    return written, sum(p.stat().st_size for p in html.rglob("*.md"))
 
 
 def _row(label: str, encoder: str, phase: str, rows: list[tuple[float, int, int]]) -> str:
