@@ -40,7 +40,7 @@ DESCRIPTION_CHARS = 160  # a link's description in llms.txt: the page's first se
 SUMMARY_CHARS = 300  # the blockquote summary (agent fetchers are said to cut longer ones)
 #: The version of the twins made from doctrees (``twins.py``): bumped when the same page
 #: would give another twin (the twins a build kept are then made again).
-TWIN_VERSION = 1
+TWIN_VERSION = 2
 
 
 @dataclass(frozen=True)

@@ -399,7 +399,9 @@ class _Renderer:
         header, body = (rows[0], rows[1:]) if head else ([""] * width, rows)
         lines = ["| " + " | ".join(header) + " |", "|" + "---|" * width]
         lines += ["| " + " | ".join(r) + " |" for r in body]
-        return "\n".join(lines)
+        title = next((c for c in node.children if isinstance(c, nodes.title)), None)
+        caption = _paragraph(self.children_inline(title)) if title is not None else ""
+        return (f"**{caption}**\n\n" if caption else "") + "\n".join(lines)
 
     def cell(self, entry) -> str:
         """A table cell on one line: paragraphs and list items apart by a space, code inline."""

@@ -215,7 +215,7 @@ def test_page_text_and_the_project_name_are_text_in_every_agent_file(hostile_htm
     for name, text in files.items():
         html = rendered(text)
         tags = {tag for tag, _ in html.tags}
-        assert not tags & {"script", "img", "b", "i"}, (name, tags)
+        assert not tags & {"script", "img", "b", "i", "u"}, (name, tags)
         hrefs = [attrs.get("href", "") for tag, attrs in html.tags if tag == "a"]
         assert all(h in ("llms-full.txt", "index.html.md", "guide.html.md") for h in hrefs), (name, hrefs)
         shown = "".join(html.text)
@@ -226,6 +226,7 @@ def test_page_text_and_the_project_name_are_text_in_every_agent_file(hostile_htm
             assert "<https://evil.example/auto>" in shown and "\\[x](https://evil.example/bs)" in shown
         if name in ("guide.html.md", "llms-full.txt"):
             for written in ("Careful <img src=x onerror=alert(1)> [t](https://evil.example/adm)", "Name <b>",
+                            "Table <u>title</u>",
                             "[cell](https://evil.example/cell)", "Term <script>x</script>",
                             "Definition with ![img](https://evil.example/def.png).",
                             "Field [f](https://evil.example/field): value <i>", "<script>alert(1)</script>"):
