@@ -499,8 +499,9 @@ def page_twin(doctree, url: str, entry: Callable[[str], tuple[str, str, list[str
     first_title = next(iter(doctree.findall(nodes.title)), None)
     first_paragraph = next((p for p in doctree.findall(nodes.paragraph)
                             if p.astext().strip() and not isinstance(p.parent, (nodes.entry, nodes.Admonition))), None)
-    return Twin(url=url.partition("#")[0], title=_SPACES.sub(" ", first_title.astext()).strip() if first_title else "",
-                description=_SPACES.sub(" ", first_paragraph.astext()).strip() if first_paragraph else "",
+    return Twin(url=url.partition("#")[0],
+                title=valid_text(_SPACES.sub(" ", first_title.astext()).strip()) if first_title else "",
+                description=valid_text(_SPACES.sub(" ", first_paragraph.astext()).strip()) if first_paragraph else "",
                 blocks=blocks, links=renderer.links)
 
 
@@ -553,6 +554,6 @@ def load_twins(path: Path) -> dict[str, Twin]:
 def save_twins(path: Path, twins: dict[str, Twin]) -> None:
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps({"version": TWIN_VERSION, "pages": {d: twins[d].to_json() for d in sorted(twins)}},
-                              ensure_ascii=False), encoding="utf-8")
+    tmp.write_text(json.dumps({"version": TWIN_VERSION, "pages": {d: twins[d].to_json() for d in sorted(twins)}}),
+                   encoding="utf-8")  # ASCII: a lone surrogate a page holds is written escaped
     tmp.replace(path)
