@@ -6,9 +6,19 @@ docs answer well. They are made at build time from two sources, by rules (no mod
 * section titles, as readers ask for them: a gerund becomes "How do I ...?"
   ("Tuning the hyper-parameters" -> "How do I tune the hyper-parameters?"), "How to X"
   becomes "How do I X?", a short noun phrase "What is X?";
-* object cards (``chunk/api.py``), by purpose: a summary that says what the object is
-  for becomes "Which class ...?" / "Which function ...?" ("Univariate imputer for
-  completing missing values" -> "Which class completes missing values ...?").
+* object cards (``chunk/api.py``), by their docstring's summary: one that says what the
+  object is for becomes "Which class ...?" / "Which function ...?" ("Univariate imputer
+  for completing missing values" -> "Which class completes missing values ...?", "X makes
+  predictions ..." -> "Which class makes predictions ...?"); a class's or method's
+  imperative summary becomes "How do I ...?", cut before how it is done ("Standardize
+  features by removing the mean ..." -> "How do I standardize features?"); a class named
+  by a short noun phrase of a technique, "What is ...?" ("Principal component analysis").
+  A summary that several objects share (inherited boilerplate: "Get parameters for this
+  estimator") or that names an argument (``X``, code) makes none.
+
+Never the site's name or a listing page's title: "What is X?" is asked of a page only
+when its own text says more than its title (an API page of autosummary tables, the root
+page of toctrees, say nothing), and never of the root document (its title is the project's).
 
 Only the questions whose own first result is the section or object they came from are
 kept (``verified``: the search answers them), so a suggestion never leads to a poor
@@ -19,9 +29,11 @@ against the site's own words: "tuning" becomes "tune" only if the docs use "tune
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 
-__all__ = ["Suggestion", "candidates", "title_question", "card_question", "verified", "choose", "MAX_SHOWN"]
+__all__ = ["Suggestion", "candidates", "title_question", "card_question", "summary_of", "verified", "choose",
+           "MAX_SHOWN"]
 
 MAX_SHOWN = 6  # questions the dialog shows
 MAX_CANDIDATES = 60  # questions searched at build time at most (each is one query)
@@ -29,11 +41,23 @@ _GENERIC = {"introduction", "overview", "summary", "examples", "example", "notes
             "parameters", "returns", "attributes", "methods", "contents", "index", "api reference", "reference",
             "glossary", "changelog", "release notes", "license", "contributing", "indices and tables",
             "table of contents", "user guide", "tutorials", "tutorial", "getting started", "faq", "modules",
-            "download", "gallery", "installation", "what's new", "whats new", "history", "news", "changes"}
+            "download", "gallery", "installation", "what's new", "whats new", "history", "news", "changes",
+            "api", "apis", "api docs", "api documentation", "classes", "functions", "module contents",
+            "submodules", "subpackages", "package contents", "documentation", "docs", "home"}
+#: a page says more than its title with at least this many words of its own (a concept page)
+CONCEPT_WORDS = 8
+#: the root document (Sphinx's default root_doc): its title is the project's name
+ROOT_DOCS = ("index",)
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
 #: nouns a summary may start with that the docs also use as verbs ("Mean squared error ...")
 _NOT_VERBS = {"mean", "score", "sample", "test", "return", "get", "set", "base", "default", "data", "number"}
 _CARD = re.compile(r"^(\w+) \((class|function|method|exception) in [\w.]+[;)]")
+#: where an imperative summary turns from what is done to how ("... by removing the mean")
+_HOW = re.compile(r"\s+(?:by|using|with|via|through|according to|based on|so that|while|when|in order to)\s+|\s*[,;(]")
+#: a summary that names an argument or code ("samples in X", "the ``fit`` method") or its context
+_CONTEXT = re.compile(r"(?<![\w-])(?:[B-HJ-Z]|y)(?![\w-])|`|\b(?:[Tt]his|[Tt]hese|[Ii]t)\b")
+#: what a technique's name ends with ("K-Means clustering", "Principal component analysis")
+_TECHNIQUE = re.compile(r"(?:ing|sis|tion|sion|ment)$")
 
 
 @dataclass(frozen=True)
@@ -111,28 +135,59 @@ def title_question(title: str, words: set[str], concept: bool = False) -> str | 
     return None
 
 
-def card_question(card_text: str, words: set[str]) -> str | None:
-    """'Which class ...?' from an object card whose summary says what the object is for."""
-    match = _CARD.match(card_text)
+def _is_verb(word: str, words: set[str]) -> bool:
+    """Whether the site also writes ``word`` as a verb: its -ing or -ed form ("compute":
+    "computing", "fit": "fitting"), or a verb's ending ("standardize", "simplify"; "-ise"
+    only when the site writes the word in lower case: "noise", "precise"); not a noun
+    ("Probability estimates")."""
+    verb = word.lower()
+    if verb in _NOT_VERBS or not verb.isalpha():
+        return False
+    stem = verb[:-1] if verb.endswith("e") else verb
+    doubled = verb + verb[-1] if re.search(r"[^aeiou][aeiou][bdgmnprt]$", verb) else verb
+    if any(form in words for form in (stem + "ing", doubled + "ing", stem + "ed", doubled + "ed")):
+        return True
+    return len(verb) > 5 and (verb.endswith(("ize", "ify")) or (verb.endswith("ise") and "=" + verb in words))
+
+
+def summary_of(card_text: str) -> str:
+    """The first sentence of an object card's docstring summary ('' if none)."""
     lines = card_text.split("\n")
-    if not match or len(lines) < 2:
+    return re.split(r"(?<=\.)\s", lines[1].strip(), maxsplit=1)[0].rstrip(".") if len(lines) > 1 else ""
+
+
+def card_question(card_text: str, words: set[str], shared: frozenset[str] = frozenset()) -> str | None:
+    """The question an object card's summary answers, or None: "Which class ...?",
+    "Which function ...?", "How do I ...?" or "What is ...?" (see the module's docstring).
+    ``shared``: summaries (lower case) that several objects have."""
+    match = _CARD.match(card_text)
+    summary = summary_of(card_text)
+    if not match or not summary or summary.lower() in shared:
         return None
-    kind = match.group(2)
-    if kind not in ("class", "function"):  # methods are too many and too alike ("Which method fits ...?")
+    name, kind = match.group(1), match.group(2)
+    if kind == "exception" or not re.fullmatch(r"[A-Za-z0-9 ,'()/-]+", summary) or _CONTEXT.search(summary):
         return None
-    summary = re.split(r"(?<=\.)\s", lines[1].strip(), maxsplit=1)[0].rstrip(".")
-    if not 3 <= len(summary.split()) <= 14 or not re.fullmatch(r"[A-Za-z0-9 ,'()/-]+", summary):
+    tokens = summary.split()
+    if not 2 <= len(tokens) <= 14:
         return None
     purpose = re.search(r"\bfor (\w+ing)\b (.+)$", summary)
-    if purpose:
+    if purpose and kind != "method":
         base = _base_form(purpose.group(1), words)
         return f"Which {kind} {_third_person(base)} {purpose.group(2)}?" if base else None
-    first, _, rest = summary.partition(" ")
-    verb = first.lower()
-    # an imperative summary ("Compute the ..."): the docs also use the word as a verb ("computing")
-    gerund = (verb[:-1] if verb.endswith("e") else verb) + "ing"
-    if kind == "function" and rest and first[:1].isupper() and gerund in words and verb not in _NOT_VERBS:
-        return f"Which {kind} {_third_person(verb)} {rest}?"
+    first, rest = tokens[0], " ".join(tokens[1:])
+    if kind == "class" and first.lower() == name.lower() and len(tokens) > 2 and tokens[1].endswith("s") \
+            and _is_verb(tokens[1][:-1], words):  # "DummyClassifier makes predictions ..."
+        return f"Which class {' '.join(tokens[1:])}?"
+    if first[:1].isupper() and _is_verb(first, words):
+        if kind == "function":
+            return f"Which function {_third_person(first.lower())} {rest}?"
+        what = _HOW.split(summary, maxsplit=1)[0].split()  # what is done, not how
+        if 2 <= len(what) <= 9:
+            return f"How do I {first.lower()} {_lower_first(' '.join(what[1:]), words)}?"
+        return None
+    noun = re.sub(r"\s*\([^)]*\)", "", summary).strip()  # "Principal component analysis (PCA)"
+    if kind == "class" and 2 <= len(noun.split()) <= 4 and _TECHNIQUE.search(noun) and " of " not in noun:
+        return f"What is {_lower_first(noun, words)}?"
     return None
 
 
@@ -141,16 +196,25 @@ def candidates(records: list[dict]) -> list[Suggestion]:
     chunk): objects' cards; user-guide sections down to the second heading level (the
     first: "What is X?" too); an example's title (its inner steps need their context)."""
     words = _words(r["text"] for r in records)
+    counts = Counter(summary_of(r["text"]).lower() for r in records
+                     if r["kind"] == "api" and r["url"] not in {None, ""} and _CARD.match(r["text"]))
+    shared = frozenset(s for s, n in counts.items() if n > 1)
+    said = Counter()  # words of each page's own text beyond its title
+    for r in records:
+        said[r["url"].split("#", 1)[0]] += max(0, len(r["text"].split()) - len(" ".join(r.get("headings") or []).split()))
     out, seen_urls, seen_questions = [], set(), set()
     for r in records:
         if r["url"] in seen_urls:
             continue
         seen_urls.add(r["url"])
         headings = [h for h in r.get("headings") or [] if h]
-        if r["kind"] == "api":
-            question, source = card_question(r["text"], words), "api"
+        page = r["url"].split("#", 1)[0]
+        if r["kind"] == "api":  # a method's question after the classes' and functions' (choose)
+            question = card_question(r["text"], words, shared)
+            source = "method" if (_CARD.match(r["text"]) or [None] * 3)[2] == "method" else "api"
         elif headings and len(headings) <= (1 if r["kind"] == "example" else 2):
-            question = title_question(headings[-1], words, concept=len(headings) == 1)
+            concept = len(headings) == 1 and said[page] >= CONCEPT_WORDS and r.get("doc") not in ROOT_DOCS
+            question = title_question(headings[-1], words, concept=concept)
             source = "example" if r["kind"] == "example" else "section"
         else:
             question = None
@@ -176,9 +240,10 @@ def choose(records: list[dict], searcher, limit: int = MAX_SHOWN) -> list[Sugges
     guide's what-is questions, so that the list shows the site's range."""
     pool = candidates(records)
     buckets = [[s for s in pool if s.source == "section" and s.question.startswith("How")],
-               [s for s in pool if s.source == "api"],
+               [s for s in pool if s.source in ("api", "method") and not s.question.startswith("What")],
                [s for s in pool if s.source == "example"],
-               [s for s in pool if s.source == "section" and not s.question.startswith("How")]]
+               [s for s in pool if s.source in ("section", "api") and s.question.startswith("What")]]
+    buckets[1].sort(key=lambda s: s.source == "method")  # an object's own question before its methods
     order = [b[i] for i in range(max(map(len, buckets), default=0)) for b in buckets if i < len(b)]
     picked, pages, tried = [], set(), 0
     for s in order:
