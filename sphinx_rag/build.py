@@ -115,34 +115,46 @@ def write_index(chunks: list[Chunk], *, urls: dict[str, str], out_dir: Path, mod
                             encoder=encoder, settings=settings, keyword_script=keyword_script,
                             kept_centroids=centroids, inputs=inputs, layout=LAYOUT, shard_memo=shards,
                             site_files=agents, pages=pages)
-    shown = _suggested_questions(out_dir, records, list(suggestions), previous_suggestions, changed_chunks)
+    shown, suggestions_stale = _suggested_questions(
+        out_dir, records, list(suggestions), previous_suggestions,
+        _since(carried.suggestions_stale if carried is not None else None, changed_chunks))
     if shown:
         manifest = amend_manifest(out_dir, manifest, keyword_script, settings={**manifest["settings"], "suggestions": shown})
     if work_dir is not None:
-        carry.save(work_dir, dumps(manifest), records, tokens, info, vectors, scales, shards)
+        carry.save(work_dir, dumps(manifest), records, tokens, info, vectors, scales, shards,
+                   suggestions_stale=suggestions_stale)
     return manifest
 
 
+def _since(stale: int | None, changed_chunks: int | None) -> int | None:
+    """Chunks changed since the suggestions were verified (None: unknown, verify them)."""
+    return None if stale is None or changed_chunks is None else stale + changed_chunks
+
+
 def _suggested_questions(out_dir: Path, records: list[dict], wanted: list[str], previous: list,
-                         changed_chunks: int | None) -> list[list[str]]:
+                         stale: int | None) -> tuple[list[list[str]], int]:
     """The empty dialog's questions, ``[question, url]`` (url "": the maintainer's own):
     the maintainer's in order, "auto" replaced by the mined ones that the index answers
-    (``suggest.py``). An incremental build that changed few chunks keeps the previous
-    mined ones whose pages are still indexed: verifying costs a query each."""
+    (``suggest.py``); and the chunks changed since those were verified. An incremental
+    build keeps the previous mined ones whose pages are still indexed while the chunks
+    changed since they were verified (``stale``, kept in ``carry.py``) are within
+    ``REFIT_SHARE``: verifying costs a search each (0.6 s of a 250-chunk site's edit, 3 s
+    of scikit-learn's)."""
     if "auto" not in wanted:
-        return [[q, ""] for q in wanted]
+        return [[q, ""] for q in wanted], 0
     urls = {r["url"] for r in records}
     mined = [s for s in previous if isinstance(s, list) and len(s) == 2 and s[1]]
-    if not (mined and changed_chunks is not None and changed_chunks <= REFIT_SHARE * len(records)
+    if not (mined and stale is not None and stale <= REFIT_SHARE * len(records)
             and all(url in urls for _, url in mined)):
         from .retrieve import Searcher
         from .suggest import choose
 
         mined = [[s.question, s.url] for s in choose(records, Searcher(out_dir))] if records else []
+        stale = 0
     out = []
     for q in wanted:
         out += mined if q == "auto" else [[q, ""]]
-    return out
+    return out, stale
 
 
 def _quiet(message: str):

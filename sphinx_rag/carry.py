@@ -43,6 +43,7 @@ class Carried:
     vectors: np.ndarray | None  # int8, one row per record
     scales: np.ndarray | None
     shards: dict[str, tuple[str, int]]  # ``assets.write_assets``'s ``shard_memo``
+    suggestions_stale: int | None = None  # chunks changed since the suggestions were verified (None: unknown)
 
     def tokens_by_text(self) -> dict[str, list[str]]:
         return {r["text"]: t for r, t in zip(self.records, self.tokens)}
@@ -60,11 +61,13 @@ def _key(manifest: bytes) -> bytes:
 
 
 def save(work_dir: Path, manifest: bytes, records: list[dict], tokens: list[list[str]], model: dict | None,
-         vectors: np.ndarray | None, scales: np.ndarray | None, shards: dict[str, tuple[str, int]]):
+         vectors: np.ndarray | None, scales: np.ndarray | None, shards: dict[str, tuple[str, int]], *,
+         suggestions_stale: int | None = None):
     """Leave the index published with ``manifest`` (its file's bytes) for the next build."""
     path = Path(work_dir) / CARRY_FILE
     tmp = path.with_name(path.name + ".tmp")
-    body = {"records": records, "tokens": tokens, "model": model, "shards": shards}
+    body = {"records": records, "tokens": tokens, "model": model, "shards": shards,
+            "suggestions_stale": suggestions_stale}
     if vectors is not None:
         body |= {"dim": int(vectors.shape[1]), "vectors": np.ascontiguousarray(vectors, dtype=np.int8).tobytes(),
                  "scales": np.ascontiguousarray(scales, dtype=np.float32).tobytes()}
@@ -93,6 +96,8 @@ def load(work_dir: Path, out_dir: Path) -> Carried | None:
             scales = np.frombuffer(body["scales"], dtype=np.float32, count=n)
         if len(body["tokens"]) != n:
             return None
-        return Carried(body["records"], body["tokens"], body["model"], vectors, scales, body["shards"])
+        stale = body.get("suggestions_stale")
+        return Carried(body["records"], body["tokens"], body["model"], vectors, scales, body["shards"],
+                       stale if isinstance(stale, int) else None)
     except Exception:  # noqa: BLE001 -- none, torn, or of another sphinx-rag: start from the shards
         return None

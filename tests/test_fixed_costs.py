@@ -192,3 +192,27 @@ def test_the_chunkers_token_counter_counts_past_the_models_length():
     texts = ["hello world", "The solver's warm start keeps the fitted coefficients. " * 60, ""]
     assert [count(t) for t in texts] == [count_tokens(truncating, t) for t in texts]
     assert count(texts[1]) > 256
+
+
+def test_suggestions_are_verified_again_once_enough_has_changed_since(monkeypatch, tmp_path):
+    """Kept while the chunks changed since they were verified (summed over builds, in the
+    carry file) stay within build.REFIT_SHARE and their pages are indexed; else searched again."""
+    from sphinx_rag import build, carry, retrieve, suggest
+
+    calls = []
+    monkeypatch.setattr(suggest, "choose", lambda records, searcher: calls.append(1) or [])
+    monkeypatch.setattr(retrieve, "Searcher", lambda out_dir: None)
+    records = [{"url": f"p{i}.html#a"} for i in range(100)]
+    previous = [["How do I fit it?", "p1.html#a"], ["Mine?", ""]]
+    assert build._suggested_questions(tmp_path, records, ["auto"], previous, 5) == ([["How do I fit it?",
+                                                                                       "p1.html#a"]], 5)
+    assert calls == []
+    for stale, indexed in ((6, records), (None, records), (0, records[2:])):  # past 5%, unknown, its page gone
+        assert build._suggested_questions(tmp_path, indexed, ["auto"], previous, stale) == ([], 0)
+    assert calls == [1, 1, 1]
+    assert build._since(3, 2) == 5 and build._since(None, 2) is None and build._since(3, None) is None
+    out = tmp_path / "index"
+    out.mkdir()
+    (out / "manifest.json").write_bytes(b"{}")
+    carry.save(tmp_path, b"{}", [], [], None, None, None, {}, suggestions_stale=4)
+    assert carry.load(tmp_path, out).suggestions_stale == 4
