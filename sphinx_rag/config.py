@@ -225,10 +225,12 @@ CONFIG = [
            "pydata-sphinx-theme's search button opens the dialog either way.",
            choices=("replace", "both")),
     Option("sphinx_rag_llms_txt", True, (bool,),
-           "Files for coding agents at the site root, from the same chunks as the index: "
+           "Files for coding agents at the site root: "
            "`llms.txt` (llmstxt.org: the project, a summary, the root toctree's captions as sections "
-           "of links), a Markdown twin of every indexed page (its URL with `.md` appended; "
-           "`index.html.md` for a URL ending in `/`, as `dirhtml` writes them) and `llms-full.txt` "
+           "of links), a Markdown twin of every indexed page at its URL with `.md` appended "
+           "(`index.html.md` for a URL ending in `/`, as `dirhtml` writes them), made from the page as "
+           "written: its API tables and toctrees as links to the other twins (each page names its twin "
+           "in its head and shows a small \"View as Markdown · Copy as Markdown\"), and `llms-full.txt` "
            "(every page in one file). False: none, and those of an earlier build are removed."),
     Option("sphinx_rag_llms_full_bytes", 5_000_000, (int,),
            "The size cap of `llms-full.txt` in bytes: whole pages up to it, then a note saying "
