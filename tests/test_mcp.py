@@ -338,3 +338,23 @@ def test_every_answer_stays_under_the_budget_on_a_25k_site(tmp_path_factory, tmp
             assert not error and estimate_tokens(_body(api)) <= ANSWER_TOKENS + 10
 
     _run(main())
+
+
+def test_parts_and_cut_hits_keep_every_answer_under_the_budget():
+    """budget.parts cuts between blocks (never inside a fence, a huge block by lines), the
+    parts holding all of the page; cut_hits drops whole passages from the end, saying so."""
+    from sphinx_rag.budget import cut_hits, parts, sized
+
+    fence = "```python\n" + "\n\n".join(f"x_{i} = {i}" for i in range(400)) + "\n```"
+    page = "\n\n".join(["# Title"] + [f"Paragraph {i}. " + "word " * 60 for i in range(300)] + [fence, "| a |\n" * 3000])
+    pieces = parts(page, 2_000)
+    assert len(pieces) > 10 and all(estimate_tokens(p) <= 2_000 + 5 for p in pieces)
+    assert "".join(pieces).split() == page.split()  # all of it, in order
+    assert sum(p.count("```") for p in pieces) == 2 and any(p.count("```") == 2 for p in pieces)  # one fence, whole
+    assert parts("short", 2_000) == ["short"]
+    hits = "Results:\n" + "".join(f"\n## {n}. Title {n}\nURL: u{n}\n\n" + "text " * 400 for n in range(1, 21))
+    cut = cut_hits(hits, 3_000)
+    assert estimate_tokens(cut) <= 3_000 and cut.count("\n## ") < 20 and "more passages left out" in cut
+    assert cut.split("\n\n(")[0] == hits[: len(cut.split("\n\n(")[0])]  # whole passages from the start
+    assert cut_hits("## 1. a\n", 3_000) == "## 1. a\n"
+    assert sized("abc").endswith("\n\n(\u22487 tokens)\n")
