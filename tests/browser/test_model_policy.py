@@ -78,6 +78,10 @@ def model_fetches(urls: list[str]) -> list[str]:
     return [u for u in urls if MODEL_FILES.search(u)]
 
 
+#: Milliseconds two processes' clocks may disagree by (the page's Date.now(), Python's time.time())
+CLOCKS = 5
+
+
 class Bytes:
     """Every response of a context: (time, path, status, bytes), bytes from Content-Length;
     and when each request was made."""
@@ -251,7 +255,8 @@ def test_a_question_gets_the_static_answer_then_the_model(page, context, site, s
     assert results_for(page, ASKED, "hybrid")
     expect(page.locator(INPUT)).to_have_value(ASKED)
     static_at = min(t for q, mode, t in page.evaluate("window.__shown") if q == ASKED and mode == "static")
-    assert static_at <= log.first("model") and static_at <= log.first("runtime")
+    # the page's Date.now() and this process's clock each round to their own millisecond
+    assert static_at <= log.first("model") + CLOCKS and static_at <= log.first("runtime") + CLOCKS
     assert log.of("model") > 20_000_000 and log.of("runtime") > 10_000_000
     # later queries: the model answers them, names too
     page.fill(INPUT, IDENTIFIER)
