@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import concurrent.futures
 import importlib
 import json
 import re
@@ -172,7 +173,9 @@ def mcp_tools() -> tuple[str, list]:
     server_module = find_module("build_server", "mcp_server.py")
     library = types.SimpleNamespace(sites=[types.SimpleNamespace(name="SITE")])
     server = server_module.build_server(library)
-    tools = asyncio.run(server.list_tools())
+    # a thread of its own: a caller (a test beside Playwright's sync API) may run a loop here
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        tools = pool.submit(asyncio.run, server.list_tools()).result()
     return server_module.INSTRUCTIONS.format(sites="SITE"), tools
 
 

@@ -39,7 +39,8 @@
  *   encoder when that one knows none of the query's words (it has no vector for them: the
  *   nearest chunks that `sphinx-rag search` lists come with the model) and the model is on
  *   its way (or this query starts it)
- *   timings: performance.now() milliseconds inside the worker, for benchmarks/bench_browser.py
+ *   timings: performance.now() milliseconds inside the worker, for benchmarks/bench_browser.py;
+ *   posted_at: the answer's Date.now() as it leaves the worker (before the model may start)
  *   (the page ignores them): embed_ms = spelling correction + WordPiece + onnxruntime + pooling
  *   (0 in keyword mode); retrieve_ms = BM25 + dense scoring + fusion + result assembly.
  *
@@ -351,7 +352,7 @@ async function pump() {
       mode: m === "hybrid" || m === "static" ? m : "keyword",
       results: a.results,
       weak: a.weak,
-      timings,
+      timings: { ...timings, posted_at: Date.now() },
       pending,
     });
     const done = () => {
