@@ -41,31 +41,26 @@ page's module, bundled with esbuild).
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
-import os
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
-import threading
 import time
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
 
 import numpy as np
-
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parent
-JS = REPO / "js"
-sys.path[:0] = [str(HERE), str(REPO / "tests")]  # site_helpers (shared with the tests)
-
-from site_helpers import (  # noqa: E402
-    CHROMIUM, CLIENT_DIR, DEMO, QuietHandler, StaticServer, build_site, client_is_current, client_missing, fresh_profile, manifest_of, persistent_context,
+from harness import (
+    CLIENT, HERE, INDEX, QUERIES, REPO, BenchHandler, BenchServer, Hit, chromium_version, client_dir, gzip_size, load_average, log, p50_p95,
+    percentile, use_client, verdict,
 )
+from site_helpers import (
+    CHROMIUM, DEMO, build_site, client_is_current, client_missing, fresh_profile, manifest_of, persistent_context,
+)
+
+JS = REPO / "js"
 
 PROFILE = "sphinx-rag-bench-profile-"  # prefix of the throwaway Chromium profiles
 HOOKS = HERE / "bench_browser_hooks.js"  # init script: worker hook, focusAndTime, runQueries
@@ -80,184 +75,14 @@ TARGETS = {  # issue 9, at 200k chunks (demo, 25k and 50k are printed against th
     "cosine": 0.99999,          # browser vs Python query vector (--breakdown)
 }
 
-# 100 varied queries: identifiers, keyword pairs, questions, typos; short and long.
-QUERIES = [
-    "What are the values of the strategy parameter in a dummy classifier?",
-    "StandardScaler with_mean", "how do I impute missing values", "KFold n_splits",
-    "regularization strength of ridge regression", "random_state", "fit_transform",
-    "cross validation with shuffled folds", "scale features to unit variance", "number of neighbors",
-    "confusion matrix", "pipeline of transformers", "n_estimators", "learning rate of gradient boosting",
-    "how to split data into train and test sets", "precision recall curve", "one hot encoding of categories",
-    "principal component analysis explained variance", "kernel of a support vector machine", "max_depth",
-    "early stopping", "class_weight balanced", "sample weights in fit", "predict_proba",
-    "What does the alpha parameter control in Lasso?", "silhouette score of a clustering",
-    "mean squared error", "grid search over hyperparameters", "decision function of a classifier",
-    "valeus of the stratgey paramter", "standrad scaler", "logisitc regression penalty",
-    "clasifier probability calibration", "imputer strategy median", "tol", "verbose output during fitting",
-    "number of jobs to run in parallel", "n_jobs", "warm_start", "feature importances of a random forest",
-    "how are missing values handled by trees", "polynomial features degree", "normalize rows to unit norm",
-    "quantile transformer output distribution", "nearest neighbors radius", "ball tree leaf size",
-    "kmeans number of clusters", "DBSCAN eps", "gaussian mixture covariance type",
-    "t-SNE perplexity", "isotonic regression increasing", "multi-output regression",
-    "one-vs-rest classifier", "label encoding of targets", "text feature extraction tf-idf",
-    "stop words", "hashing vectorizer", "permutation importance", "partial dependence plot",
-    "roc auc score for multiclass", "f1 score average", "r2 score", "log loss",
-    "cosine similarity between samples", "pairwise distances", "train test split stratify",
-    "time series split", "learning curve", "validation curve", "cross_val_score scoring",
-    "make a classification dataset", "load iris dataset", "sparse matrix input",
-    "convergence warning", "ValueError if the input contains NaN", "matrix inverse",
-    "singular value decomposition", "eigenvalues of a symmetric matrix", "fast fourier transform",
-    "random number generator seed", "normal distribution samples", "sort an array along an axis",
-    "concatenate arrays", "reshape without copying", "masked array fill value", "polynomial fit least squares",
-    "chebyshev series", "save an array to a .npy file", "load text file", "broadcast arrays",
-    "cumulative sum", "histogram bins", "unique values with counts", "argmax along axis",
-    "dtype of the output", "assert arrays almost equal", "structured arrays with named fields",
-    "string operations on arrays", "how can I compute the median ignoring NaN?",
-    "Which solver should I use for a large sparse logistic regression problem?",
-]
-assert len(QUERIES) == 100, len(QUERIES)
-# The cosine check: 20 of them (questions, identifiers, typos).
+# The cosine check: 20 of the QUERIES (questions, identifiers, typos).
 COSINE_QUERIES = QUERIES[:16] + QUERIES[29:33]
 WARMUP = 10
-
-
-def log(msg: str = "") -> None:
-    print(msg, flush=True)
-
-
-def load_average() -> str:
-    one, five, fifteen = os.getloadavg()
-    return f"load average {one:.2f} {five:.2f} {fifteen:.2f} on {os.cpu_count()} CPUs"
-
-
-def percentile(values: list[float], p: float) -> float:
-    """Nearest-rank percentile."""
-    s = sorted(values)
-    if not s:
-        return float("nan")
-    k = max(0, min(len(s) - 1, int(np.ceil(p / 100 * len(s))) - 1))
-    return s[k]
-
-
-def fmt_ms(values: list[float]) -> str:
-    if not values:
-        return "n/a"
-    return f"median {statistics.median(values):7.2f} ms   p95 {percentile(values, 95):7.2f} ms"
-
-
-def size(n: float) -> str:
-    return f"{n / 1e6:7.2f} MB" if n >= 1e6 else f"{n / 1e3:7.1f} KB"
-
-
-def verdict(value: float, target: float, *, at_least: bool = False) -> str:
-    ok = value >= target if at_least else value <= target
-    return f"[target {'>=' if at_least else '<='} {target:g}: {'met' if ok else 'MISSED'}]"
-
-
-# -- HTTP server ------------------------------------------------------------------------------
-
-
-@dataclass
-class Hit:
-    t: float  # time.time() when the response was complete (the page's Date.now() is the same clock)
-    path: str
-    status: int
-    sent: int  # bytes written to the socket: status line + headers + body
-    encoding: str  # Content-Encoding sent ("" = identity)
-
-
-class _CountingWriter:
-    def __init__(self, inner):
-        self.inner = inner
-        self.count = 0
-
-    def write(self, data):
-        self.count += len(data)
-        return self.inner.write(data)
-
-    def __getattr__(self, name):  # closed, fileno, ...
-        return getattr(self.inner, name)
-
-
-def client_file(path: str) -> Path | None:
-    """The current client build's file served for the URL path /_static/sphinx_rag/<name>, if any."""
-    name = path.rsplit("/", 1)[-1]
-    if path.startswith("/_static/sphinx_rag/") and path.count("/") == 3 and (CLIENT_DIR / name).is_file():
-        return CLIENT_DIR / name
-    return None
-
-
-class _Handler(QuietHandler):
-    """http.server as `python -m http.server` serves (no gzip, no Cache-Control), plus:
-    the client files from the package's current build (CLIENT_DIR) and /__bench__/ from a
-    directory, and every response counted."""
-
-    hits: list[Hit]
-    bench_dir: str
-    lock: threading.Lock
-    isolated = False  # --isolated: COOP/COEP headers, so onnxruntime-web may use threads
-
-    def end_headers(self):
-        if self.isolated:
-            self.send_header("Cross-Origin-Opener-Policy", "same-origin")
-            self.send_header("Cross-Origin-Embedder-Policy", "require-corp")
-        super().end_headers()
-
-    def setup(self):
-        super().setup()
-        self.wfile = _CountingWriter(self.wfile)
-
-    def translate_path(self, path):
-        clean = unquote(urlsplit(path).path)
-        if clean.startswith("/__bench__/"):
-            return str(Path(self.bench_dir) / clean[len("/__bench__/"):])
-        client = client_file(clean)  # the current client build, whatever the site was built with
-        return str(client) if client else super().translate_path(path)
-
-    def guess_type(self, path):
-        if str(path).endswith((".mjs", ".js")):
-            return "text/javascript"
-        if str(path).endswith(".wasm"):
-            return "application/wasm"
-        return super().guess_type(path)
-
-    def send_header(self, keyword, value):
-        if keyword.lower() == "content-encoding":
-            self._encoding = value
-        super().send_header(keyword, value)
-
-    def handle_one_request(self):
-        before = self.wfile.count
-        self._encoding = ""
-        self.path = ""
-        super().handle_one_request()
-        if self.path:
-            with self.lock:
-                self.hits.append(Hit(time.time(), urlsplit(self.path).path, getattr(self, "_status", 0),
-                                     self.wfile.count - before, self._encoding))
-
-    def send_response(self, code, message=None):
-        self._status = code
-        super().send_response(code, message)
-
-
-class Server(StaticServer):
-    def __init__(self, root: Path, bench_dir: Path):
-        self.hits: list[Hit] = []
-        super().__init__(root, _Handler, hits=self.hits, bench_dir=str(bench_dir), lock=threading.Lock())
-
-    def since(self, t: float) -> list[Hit]:
-        return [h for h in list(self.hits) if h.t >= t]
-
-    def local_file(self, path: str) -> Path | None:
-        f = client_file(path) or self.root / path.lstrip("/")
-        return f if f.is_file() else None
 
 
 # -- categories of downloaded bytes ------------------------------------------------------------
 
 CATEGORIES = ("client", "index", "model", "page")
-INDEX = "/_static/sphinx_rag/index/"
 
 
 def category(path: str) -> str:
@@ -265,7 +90,7 @@ def category(path: str) -> str:
         return "model"
     if path.startswith(INDEX):
         return "index"
-    if path.startswith("/_static/sphinx_rag/"):
+    if path.startswith(CLIENT):
         return "client"  # searchbar.js/.css, worker.js, onnxruntime-web's .mjs and .wasm
     return "page"
 
@@ -282,7 +107,7 @@ def _shard_kind(path: str) -> str:
 class GzipSizes:
     """gzip -6 size of each file served (computed locally: http.server sends no Content-Encoding)."""
 
-    def __init__(self, server: Server):
+    def __init__(self, server: BenchServer):
         self.server = server
         self._cache: dict[str, int] = {}
 
@@ -291,7 +116,7 @@ class GzipSizes:
             return hit.sent  # 304 and errors: headers only
         if hit.path not in self._cache:
             local = self.server.local_file(hit.path)
-            self._cache[hit.path] = len(gzip.compress(local.read_bytes(), compresslevel=6)) if local else hit.sent
+            self._cache[hit.path] = gzip_size(local.read_bytes()) if local else hit.sent
         return self._cache[hit.path]
 
     def by_category(self, hits: list[Hit]) -> dict[str, int]:
@@ -345,7 +170,7 @@ def new_context(playwright, profile: Path):
     return ctx
 
 
-def open_page(ctx, server: Server):
+def open_page(ctx, server: BenchServer):
     page = ctx.new_page()
     page.goto(server.url + "index.html", wait_until="load")
     page.wait_for_function("() => window.sphinxRag && window.sphinxRag.dialog", timeout=30_000)
@@ -356,7 +181,7 @@ def run_queries(page, queries: list[str], timeout_ms: float = 60_000) -> list[di
     return page.evaluate("([q, t]) => window.__ragBench.runQueries(q, t)", [queries, timeout_ms])
 
 
-def visit(ctx, server: Server, kind: str, first_query: str, later: list[str], timeout_s: float) -> Visit:
+def visit(ctx, server: BenchServer, kind: str, first_query: str, later: list[str], timeout_s: float) -> Visit:
     """Load index.html, focus the search button with a query typed, time the first results;
     on a cold visit, then run the later queries one by one and record what each fetched."""
     page = open_page(ctx, server)
@@ -377,7 +202,7 @@ def visit(ctx, server: Server, kind: str, first_query: str, later: list[str], ti
         page.close()
 
 
-def load_runs(playwright, server: Server, runs: int, timeout_s: float, n_later: int) -> list[Visit]:
+def load_runs(playwright, server: BenchServer, runs: int, timeout_s: float, n_later: int) -> list[Visit]:
     out = []
     for r in range(runs):
         # A different first query and different later queries on each run (all cold).
@@ -393,7 +218,7 @@ def load_runs(playwright, server: Server, runs: int, timeout_s: float, n_later: 
     return out
 
 
-def query_runs(playwright, server: Server, timeout_s: float, queries: list[str]) -> tuple[dict, dict]:
+def query_runs(playwright, server: BenchServer, timeout_s: float, queries: list[str]) -> tuple[dict, dict]:
     """Warm query latencies in the worker: keyword mode (the model held back) and hybrid mode,
     each query's first run (fetches its shards) and a repeat (in memory)."""
     with fresh_profile(PROFILE) as profile:
@@ -426,7 +251,7 @@ def query_runs(playwright, server: Server, timeout_s: float, queries: list[str])
             ctx.close()
 
 
-def bench_page_runs(playwright, server: Server) -> tuple[dict, list[dict]]:
+def bench_page_runs(playwright, server: BenchServer) -> tuple[dict, list[dict]]:
     with fresh_profile(PROFILE) as profile:
         ctx = new_context(playwright, profile)
         try:
@@ -443,12 +268,6 @@ def bench_page_runs(playwright, server: Server) -> tuple[dict, list[dict]]:
 
 
 # -- reporting ----------------------------------------------------------------------------------
-
-
-def p50_p95(values: list[float]) -> str:
-    if not values:
-        return "n/a"
-    return f"p50 {statistics.median(values):7.2f} ms   p95 {percentile(values, 95):7.2f} ms"
 
 
 def report_queries(keyword: dict, hybrid: dict, summary: dict) -> None:
@@ -584,10 +403,10 @@ def bench_site(playwright, name: str, html: Path, bench_dir: Path, args) -> dict
     log(f"\n## {name}: {n_chunks} chunks ({html})")
     log(f"layout: {manifest['layout']}; {manifest['counts']['clusters']} clusters")
     if not client_is_current(html):
-        log(f"note: serving the client build in {CLIENT_DIR}, not the site's copy")
+        log(f"note: serving the client build in {client_dir()}, not the site's copy")
     summary: dict = {"name": name, "chunks": n_chunks}
     with ExitStack() as stack:
-        server = Server(html, bench_dir)
+        server = BenchServer(html, bench_dir)
         stack.callback(server.stop)
         sizes = GzipSizes(server)
         log(f"server: {server.url} (http.server: no gzip, no Cache-Control; gzip -6 sizes computed locally)")
@@ -667,20 +486,18 @@ def main():
                         help="also one query typed key by key, Save-Data on and off (bench_typed.py)")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds allowed for one site load")
     args = parser.parse_args()
-    _Handler.isolated = args.isolated
-    if args.client:
-        global CLIENT_DIR
-        CLIENT_DIR = args.client
+    BenchHandler.isolated = args.isolated
+    use_client(args.client)
 
     if not Path(CHROMIUM).exists():
         raise SystemExit(f"no Chromium at {CHROMIUM}")
     if client_missing():
         raise SystemExit(client_missing())
-    if b"embed_ms" not in (CLIENT_DIR / "worker.js").read_bytes():
+    if b"embed_ms" not in (client_dir() / "worker.js").read_bytes():
         raise SystemExit("the built worker.js reports no timings: run `npm run build` in js/")
 
     log("# sphinx-rag browser benchmark (index format 2)")
-    log(f"Chromium: {subprocess.run([CHROMIUM, '--version'], capture_output=True, text=True).stdout.strip()}")
+    log(f"Chromium: {chromium_version()}")
     log(f"CPU contention at start: {load_average()}")
     work = Path(tempfile.mkdtemp(prefix="sphinx-rag-bench-browser-"))
     try:

@@ -30,17 +30,13 @@ import argparse
 import math
 import random
 import statistics
-import sys
-import tempfile
 import time
 from pathlib import Path
+from urllib.parse import urlsplit
 
-HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE), str(HERE.parent / "tests")]
+from harness import CLIENT, INDEX, BenchServer, load_average, use_client
+from site_helpers import fresh_profile, persistent_context, save_data
 
-from site_helpers import fresh_profile, persistent_context, save_data  # noqa: E402
-
-INDEX = "/_static/sphinx_rag/index/"
 TYPED_QUERIES = [
     "impute missing values with the median",
     "regularization strength of ridge regression",
@@ -74,7 +70,7 @@ def kind_of(path: str) -> str:
         prefix = name.split("-")[0]
         return {"terms": "terms", "near": "terms", "texts": "texts", "cmap": "cluster maps",
                 "cluster": "clusters"}.get(prefix, "per-visit")
-    if path.startswith("/_static/sphinx_rag/"):
+    if path.startswith(CLIENT):
         return "client"
     return "page"
 
@@ -90,8 +86,6 @@ def key_delays(query: str, delay_ms: float, jitter: bool) -> list[float]:
 
 def one_run(playwright, server_url: str, query: str, *, delay_ms: float, saving: bool, timeout_s: float,
             jitter: bool = False) -> dict:
-    from urllib.parse import urlsplit
-
     with fresh_profile("sphinx-rag-bench-typed-") as profile:
         ctx = persistent_context(playwright, profile, viewport={"width": 1280, "height": 900})
         ctx.set_default_timeout(timeout_s * 1000)
@@ -192,7 +186,6 @@ def report(rows: list[dict], *, delay_ms: float, saving: bool, jitter: bool = Fa
 
 
 def main():
-    from bench_browser import Server, load_average  # the benchmark's server: the current client build
     from playwright.sync_api import sync_playwright
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -205,16 +198,13 @@ def main():
     parser.add_argument("--client", type=Path, help="serve this client build instead of the package's "
                         "(a before/after: another checkout's sphinx_rag/static/sphinx_rag)")
     args = parser.parse_args()
-    if args.client:
-        import bench_browser
-
-        bench_browser.CLIENT_DIR = args.client
+    use_client(args.client)
     delays = args.delay or [120.0]
     print(f"# typed queries ({load_average()})")
     with sync_playwright() as playwright:
         for item in args.site:
             name, _, path = item.partition("=")
-            server = Server(Path(path), Path(tempfile.mkdtemp()))
+            server = BenchServer(Path(path))  # the current client build
             try:
                 print(f"\n## {name} ({path})")
                 for saving in ([True] if args.save_data else [True, False]):
