@@ -21,24 +21,18 @@ edit at most 1.2x plain Sphinx at 25k chunks.
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+from harness import Stopwatch, copy_sources, edit_page, load, scratch
+from site_helpers import DEMO, build_site, manifest_of
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parent
-sys.path[:0] = [str(HERE), str(REPO / "tests")]  # make_api_corpus; site_helpers (shared with the tests)
-
-from site_helpers import DEMO, build_site, manifest_of  # noqa: E402
-
-from sphinx_rag.assets import ASSET_DIR  # noqa: E402
+from sphinx_rag.assets import ASSET_DIR
 
 EDIT_TARGET = 1.2  # one-page edit rebuild, sphinx_rag / plain, at 25k chunks
 
@@ -57,28 +51,9 @@ def build(src: Path, out: Path, *, with_rag: bool, jobs: int = 1, embed_cache: b
         env["SPHINX_RAG_DISABLE"] = "1"
     if clean:
         shutil.rmtree(out, ignore_errors=True)
-    start = time.perf_counter()
-    build_site(src, out, "-j", str(jobs), "-d", str(out / ".doctrees"), fresh=False, env=env)
-    return time.perf_counter() - start
-
-
-def first_listed_page(src: Path) -> Path:
-    """The first page the root toctree lists, else index.rst: the page a benchmark edits."""
-    for line in (src / "index.rst").read_text().splitlines():
-        name = line.strip()
-        if line.startswith("   ") and name and not name.startswith(":") and (src / f"{name}.rst").is_file():
-            return src / f"{name}.rst"
-    return src / "index.rst"
-
-
-def edit_page(src: Path) -> tuple[Path, str]:
-    """Append a paragraph to one page (first_listed_page)."""
-    page = first_listed_page(src)
-    old = page.read_text()
-    stamp = time.time_ns()
-    page.write_text(old + f"\n\nA benchmark edit ({stamp}): the estimator's warm start keeps the fitted "
-                    "coefficients between calls, so a second fit starts from them.\n")
-    return page, old
+    with Stopwatch() as t:
+        build_site(src, out, "-j", str(jobs), "-d", str(out / ".doctrees"), fresh=False, env=env)
+    return t.seconds
 
 
 def edit_rebuild(src: Path, out: Path, *, with_rag: bool, jobs: int, rounds: int = 2) -> list[float]:
@@ -209,7 +184,7 @@ def bench(name: str, src: Path, work: Path, jobs: int, *, cold_embedding: bool, 
     log(f"index bytes per chunk:                 {asset_bytes_per_chunk(html):.0f} B (files on disk, model excluded)")
     cli, inproc = cli_latency(html, n=10)
     log(f"CLI query latency (median of 10):      {cli * 1000:.0f} ms per process   in-process search: {inproc * 1000:.1f} ms")
-    log(f"load average:                          {os.getloadavg()[0]:.1f} (2 cores; other work competes for them)")
+    log(f"load average:                          {load():.1f} (2 cores; other work competes for them)")
 
 
 def main():
@@ -234,11 +209,9 @@ def main():
     parser.add_argument("--work", type=Path, default=None, help="parent of the temporary build directory")
     parser.add_argument("--keep", action="store_true", help="keep the builds (their directory is printed)")
     args = parser.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="sphinx-rag-bench-", dir=args.work))
-    try:
+    with scratch("sphinx-rag-bench-", args.work, keep=args.keep, kept=" (<name>/rag is the site with sphinx_rag)") as work:
         if not args.skip_demo:
-            src = work / "demo-src"
-            shutil.copytree(DEMO, src, ignore=shutil.ignore_patterns("_build"))
+            src = copy_sources(DEMO, work / "demo-src")
             bench("demo docs", src, work / "demo", args.jobs,
                   cold_embedding=not args.no_cold_embedding or args.demo_cold_embedding,
                   edit_rounds=args.edit_rounds)
@@ -254,11 +227,6 @@ def main():
                 label = f"API corpus, preset {args.corpus_preset} ({n} objects, autosummary)"
             bench(label, src, work / "corpus", args.jobs, cold_embedding=not args.no_cold_embedding,
                   edit_rounds=args.edit_rounds, cache_is_warm=args.corpus_cache_is_warm)
-    finally:
-        if args.keep:
-            print(f"\nbuilds kept in {work} (<name>/rag is the site with sphinx_rag)")
-        else:
-            shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

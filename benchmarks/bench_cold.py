@@ -47,12 +47,8 @@ import tempfile
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parent
-sys.path[:0] = [str(HERE), str(REPO / "tests")]
-
-from bench_build import edit_page  # noqa: E402
-from site_helpers import QuietHandler, StaticServer  # noqa: E402
+from harness import copy_sources, edit_page, interleaved, load, run_list, scratch
+from site_helpers import QuietHandler, StaticServer
 
 TARGETS = {"cold": 2.5, "cold + warm start": 1.3, "one-page edit": 1.2}
 FITTED = re.compile(r"static query encoder fitted in ([0-9.]+) s")
@@ -161,36 +157,33 @@ def bench(name: str, src: Path, work: Path, runs: int, jobs: int, edit_rounds: i
     published = work / "published"  # the previous build, served for the warm start
     work.mkdir(parents=True, exist_ok=True)
     say(f"\n## {name}\n")
-    for r in range(runs):
-        rows = list(times)
-        rows = rows[r % len(rows):] + rows[:r % len(rows)]
-        for row in rows:
-            cache = Path(tempfile.mkdtemp(prefix="model-cache-", dir=work))  # empty: export + embed everything
-            log = work / f"{row.replace(' ', '_')}-{r}.log"
-            if row == "plain":
-                t = sphinx(src, work / "plain", rag=False, jobs=jobs, log=log)
-            elif row.startswith("cold,"):
-                t = sphinx(src, work / "cold-noahead", rag=True, jobs=jobs, cache=cache, log=log, ahead=False)
-            elif row == "cold":
-                t = sphinx(src, work / "cold", rag=True, jobs=jobs, cache=cache, log=log)
-                if not published.is_dir():
-                    shutil.copytree(work / "cold", published, ignore=shutil.ignore_patterns(".doctrees"))
-            else:
-                if not published.is_dir():
-                    sphinx(src, published, rag=True, jobs=jobs, log=work / "publish.log")
-                with StaticServer(published, QuietHandler) as server:
-                    t = sphinx(src, work / "warm", rag=True, jobs=jobs, cache=cache, log=log,
-                               options=("-D", f"sphinx_rag_warm_start={server.url}"))
-            shutil.rmtree(cache, ignore_errors=True)
-            times[row].append(t)
-            fit = fit_seconds(log)
-            if fit is not None:
-                fits[row].append(fit)
-            for phase, seconds in phases(log).items():
-                parts.setdefault((row, phase), []).append(seconds)
-            loads.append(os.getloadavg()[0])
-            say(f"round {r + 1}: {row}: {t:.1f} s" + (f" (encoder fit {fit:.1f} s)" if fit is not None else "")
-                + f", load {loads[-1]:.1f}")
+    for r, row in interleaved(list(times), runs):
+        cache = Path(tempfile.mkdtemp(prefix="model-cache-", dir=work))  # empty: export + embed everything
+        log = work / f"{row.replace(' ', '_')}-{r}.log"
+        if row == "plain":
+            t = sphinx(src, work / "plain", rag=False, jobs=jobs, log=log)
+        elif row.startswith("cold,"):
+            t = sphinx(src, work / "cold-noahead", rag=True, jobs=jobs, cache=cache, log=log, ahead=False)
+        elif row == "cold":
+            t = sphinx(src, work / "cold", rag=True, jobs=jobs, cache=cache, log=log)
+            if not published.is_dir():
+                shutil.copytree(work / "cold", published, ignore=shutil.ignore_patterns(".doctrees"))
+        else:
+            if not published.is_dir():
+                sphinx(src, published, rag=True, jobs=jobs, log=work / "publish.log")
+            with StaticServer(published, QuietHandler) as server:
+                t = sphinx(src, work / "warm", rag=True, jobs=jobs, cache=cache, log=log,
+                           options=("-D", f"sphinx_rag_warm_start={server.url}"))
+        shutil.rmtree(cache, ignore_errors=True)
+        times[row].append(t)
+        fit = fit_seconds(log)
+        if fit is not None:
+            fits[row].append(fit)
+        for phase, seconds in phases(log).items():
+            parts.setdefault((row, phase), []).append(seconds)
+        loads.append(load())
+        say(f"round {r + 1}: {row}: {t:.1f} s" + (f" (encoder fit {fit:.1f} s)" if fit is not None else "")
+            + f", load {loads[-1]:.1f}")
     plain = statistics.median(times["plain"])
     say("\n| build | median s (runs) | x plain Sphinx | target | encoder fit: median s, share |")
     say("|---|---|---|---|---|")
@@ -200,7 +193,7 @@ def bench(name: str, src: Path, work: Path, runs: int, jobs: int, edit_rounds: i
         verdict = "" if target is None else f"<= {target}x: {'met' if med / plain <= target else 'MISSED'}"
         fit = (f"{statistics.median(fits[row]):.1f} s, {statistics.median(fits[row]) / med:.0%}"
                if fits[row] else ("no fit (reused)" if row != "plain" else ""))
-        say(f"| {row} | {med:.1f} ({', '.join(f'{t:.0f}' for t in ts)}) | {med / plain:.2f}x | {verdict} | {fit} |")
+        say(f"| {row} | {med:.1f} ({run_list(ts, '.0f')}) | {med / plain:.2f}x | {verdict} | {fit} |")
     for (row, phase), ts in sorted(parts.items()):
         say(f"| {row}: {phase} (from the log's stamps) | {statistics.median(ts):.1f} | "
             f"{statistics.median(ts) / statistics.median(times[row]):.0%} of it | | |")
@@ -225,22 +218,21 @@ def edits(src: Path, work: Path, jobs: int, rounds: int, before: Path | None = N
         sphinx(src, work / into, rag=rag, jobs=jobs, clean=False, tree=tree)
         sphinx(src, work / into, rag=rag, jobs=jobs, clean=False, tree=tree)  # settle: nothing to do
     loads = [] if loads is None else loads
-    for r in range(rounds):
-        for label, rag, tree, into in rows[r % len(rows):] + rows[:r % len(rows)]:
-            page, old = edit_page(src)
-            try:
-                times[label].append(sphinx(src, work / into, rag=rag, jobs=jobs, clean=False, tree=tree))
-            finally:
-                page.write_text(old)
-            sphinx(src, work / into, rag=rag, jobs=jobs, clean=False, tree=tree)  # back to the original
-            loads.append(os.getloadavg()[0])
+    for _, (label, rag, tree, into) in interleaved(rows, rounds):
+        page, old = edit_page(src)
+        try:
+            times[label].append(sphinx(src, work / into, rag=rag, jobs=jobs, clean=False, tree=tree))
+        finally:
+            page.write_text(old)
+        sphinx(src, work / into, rag=rag, jobs=jobs, clean=False, tree=tree)  # back to the original
+        loads.append(load())
     plain = statistics.median(times["plain Sphinx"])
     say("| one-page edit | median s (runs) | x plain Sphinx | target |")
     say("|---|---|---|---|")
     for label, ts in times.items():
         ratio = statistics.median(ts) / plain
         verdict = "" if label.startswith("plain") else f"<= 1.2x: {'met' if ratio <= 1.2 else 'MISSED'}"
-        say(f"| {label} | {statistics.median(ts):.2f} ({', '.join(f'{t:.2f}' for t in ts)}) | {ratio:.2f}x | "
+        say(f"| {label} | {statistics.median(ts):.2f} ({run_list(ts, '.2f')}) | {ratio:.2f}x | "
             f"{verdict} |")
     say(f"\n{rounds} rounds, -j {jobs}; load average: median {statistics.median(loads):.1f}, max {max(loads):.1f} "
         "(2 cores; other work competes for them)")
@@ -261,8 +253,7 @@ def main(argv=None) -> int:
     parser.add_argument("--before", type=Path, default=None,
                         help="a directory holding another commit's sphinx_rag package, timed beside this one")
     args = parser.parse_args(argv)
-    work = Path(tempfile.mkdtemp(prefix="sphinx-rag-cold-", dir=args.work))
-    try:
+    with scratch("sphinx-rag-cold-", args.work, keep=args.keep) as work:
         corpora = []
         if not args.skip_preset:
             from make_api_corpus import PRESETS, write_project
@@ -272,17 +263,11 @@ def main(argv=None) -> int:
             n = write_project(src, modules, target)
             corpora.append((f"API corpus, preset {args.preset} ({n} objects)", src))
         for given in args.corpus_src:
-            src = work / f"{given.name}-src"
-            shutil.copytree(given, src, ignore=shutil.ignore_patterns("_build"))
+            src = copy_sources(given, work / f"{given.name}-src")
             corpora.append((f"API site {given}", src))
         for i, (name, src) in enumerate(corpora):
             bench(name, src, work / f"c{i}", args.runs, args.jobs, args.edit_rounds, edit_only=args.edit_only,
                   before=args.before)
-    finally:
-        if args.keep:
-            print(f"\nbuilds kept in {work}")
-        else:
-            shutil.rmtree(work, ignore_errors=True)
     return 0
 
 

@@ -30,14 +30,11 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
-sys.path[:0] = [str(HERE), str(ROOT / "tests")]
-
-from bench_cold import bench  # noqa: E402
+from bench_cold import bench
+from harness import REPO as ROOT
+from harness import Stopwatch, copy_sources
 
 HEAVY = ("torch", "transformers", "sentence-transformers", "optimum", "nvidia-cublas-cu12")
 
@@ -58,9 +55,9 @@ def install(dist: Path, work: Path) -> None:
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--find-links", str(dist)]
     ours, model = wheels(dist)
-    start = time.perf_counter()
-    subprocess.run([*pip, str(ours)], check=True)
-    seconds = time.perf_counter() - start
+    with Stopwatch() as t:
+        subprocess.run([*pip, str(ours)], check=True)
+    seconds = t.seconds
     listed = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "list", "--format=freeze"],
                             capture_output=True, text=True, check=True).stdout.lower()
     names = {line.split("==")[0] for line in listed.splitlines()}
@@ -147,8 +144,7 @@ def main(argv=None) -> int:
           args.runs, args.jobs, args.edit_rounds, edit_only=args.edit_only, before=args.before)
     if not args.skip_demo:
         demo = work / "demo"
-        shutil.copytree(ROOT / "demo_docs", demo, ignore=shutil.ignore_patterns("_build", "auto_examples", "generated"),
-                        dirs_exist_ok=True)
+        copy_sources(ROOT / "demo_docs", demo, "auto_examples", "generated", dirs_exist_ok=True)
         bench("the demo", demo, work / "demo-runs", args.runs, args.jobs, args.edit_rounds, edit_only=args.edit_only,
               before=args.before)
     return 0

@@ -32,29 +32,24 @@ Queries: the questions of ``--questions`` (if given) and benchmarks/bench_browse
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import random
 import shutil
 import statistics
-import sys
-import tempfile
 import time
 from dataclasses import asdict, replace
 from pathlib import Path
 
 import numpy as np
+from harness import QUERIES, gzip_size, log, scratch
 
-HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE)]
-
-from sphinx_rag.assets import IndexReader, Layout, find_asset_dir  # noqa: E402
-from sphinx_rag.bm25 import BM25Index, build_index, document_tokens  # noqa: E402
-from sphinx_rag.evaluate import _score_question  # noqa: E402
-from sphinx_rag.expand import expand  # noqa: E402
-from sphinx_rag.keyword_scoring import expand_tokens, keyword_scores  # noqa: E402
-from sphinx_rag.lexical import tokenize  # noqa: E402
-from sphinx_rag.retrieve import CANDIDATES, Searcher, rrf_fuse, top_k  # noqa: E402
+from sphinx_rag.assets import IndexReader, Layout, find_asset_dir
+from sphinx_rag.bm25 import BM25Index, build_index, document_tokens
+from sphinx_rag.evaluate import _score_question
+from sphinx_rag.expand import expand
+from sphinx_rag.keyword_scoring import expand_tokens, keyword_scores
+from sphinx_rag.lexical import tokenize
+from sphinx_rag.retrieve import CANDIDATES, Searcher, rrf_fuse, top_k
 
 TARGETS = {
     "bytes_per_chunk": 600,  # index bytes per chunk, raw, model excluded (at 200k)
@@ -64,10 +59,6 @@ TARGETS = {
     "overlap": 0.98,  # fused top-10 overlap with exact scoring
 }
 PREFETCH = 15  # the client's prefetch: text shards of the top k + 5 hits (js/src/search/retrieve.js)
-
-
-def log(msg: str = "") -> None:
-    print(msg, flush=True)
 
 
 def kind_of(name: str) -> str:
@@ -88,7 +79,7 @@ class Sizes:
     def __call__(self, name: str) -> tuple[int, int]:
         if name not in self._cache:
             data = (self.root / name).read_bytes()
-            self._cache[name] = (len(data), len(gzip.compress(data, compresslevel=6)))
+            self._cache[name] = (len(data), gzip_size(data))
         return self._cache[name]
 
     def gz(self, names) -> int:
@@ -338,8 +329,6 @@ def mrr(path: Path, questions: list[dict], vectors, bm25: BM25Index | None) -> f
 
 
 def queries_for(questions: list[dict]) -> list[str]:
-    from bench_browser import QUERIES  # noqa: PLC0415 - 100 varied queries, shared with the browser benchmark
-
     qs = [q["question"] for q in questions] + list(QUERIES)
     return list(dict.fromkeys(qs))
 
@@ -440,9 +429,8 @@ def sweep(path: Path, questions: list[dict], args) -> None:
                     configs.append((f"{field}={value}", replace(base, **{field: int(value)})))
         if args.combos:
             configs += [(f"cluster_size={a},probe={b}", replace(base, cluster_size=a, probe=b)) for a, b in COMBOS]
-    work = Path(tempfile.mkdtemp(prefix="sphinx-rag-sweep-", dir=args.work))
     rows = []
-    try:
+    with scratch("sphinx-rag-sweep-", args.work) as work:
         for label, layout in configs:
             t = time.perf_counter()
             out = work / label.replace("=", "_").replace(",", "_")
@@ -452,8 +440,6 @@ def sweep(path: Path, questions: list[dict], args) -> None:
             res = measure(out, queries, vectors, args, exact, title=label)
             rows.append((label, res))
             shutil.rmtree(out, ignore_errors=True)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
     log(f"\n### sweep summary ({len(records)} chunks; gzip KB; one field changed from the base at a time)")
     cols = ["bytes_per_chunk", "first_keyword_kb", "first_keyword_kb_max", "later_kb", "later_kw_kb", "later_dense_kb",
             "dense_kb", "overlap_keyword",

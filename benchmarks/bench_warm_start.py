@@ -33,18 +33,13 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parent
-sys.path[:0] = [str(HERE), str(REPO / "tests")]  # bench_build; site_helpers (shared with the tests)
+from harness import Stopwatch, copy_sources, first_listed_page, load, run_list
+from site_helpers import DEMO, StaticServer, index_files
 
-from bench_build import first_listed_page  # noqa: E402
-from site_helpers import DEMO, StaticServer, index_files  # noqa: E402
-
-from sphinx_rag.assets import ASSET_DIR  # noqa: E402
-from sphinx_rag.warm_start import ENV  # noqa: E402
+from sphinx_rag.assets import ASSET_DIR
+from sphinx_rag.warm_start import ENV
 
 KINDS = ("plain", "cold", "warm", "warm (one page edited)")
 FETCH_MODEL = "warm (empty model cache)"
@@ -53,24 +48,23 @@ FETCH_MODEL = "warm (empty model cache)"
 def build(src: Path, out: Path, jobs: int, env: dict, options: tuple[str, ...] = ()) -> tuple[float, str, float]:
     """(seconds, the sphinx-rag lines of the log, 1-min load average before) of a fresh build."""
     shutil.rmtree(out, ignore_errors=True)
-    load = os.getloadavg()[0]
+    before = load()
     cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-j", str(jobs), "-d", str(out / ".doctrees"),
            *options, str(src), str(out)]
-    start = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=src,
-                          env={**os.environ, "SPHINX_RAG_EMBED_CACHE": "0", **env})
-    seconds = time.perf_counter() - start
+    with Stopwatch() as t:
+        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=src,
+                              env={**os.environ, "SPHINX_RAG_EMBED_CACHE": "0", **env})
     if proc.returncode:
         raise SystemExit(f"build of {src} failed: {proc.stderr[-2000:]}")
     lines = [line for line in (proc.stdout + proc.stderr).splitlines() if "[sphinx-rag]" in line]
-    return seconds, "\n".join(lines), load
+    return t.seconds, "\n".join(lines), before
 
 
 def edited_copy(src: Path, work: Path) -> Path:
     """The sources with one paragraph added to the first page the root toctree lists."""
     copy = work / "src-edited"
     shutil.rmtree(copy, ignore_errors=True)
-    shutil.copytree(src, copy, ignore=shutil.ignore_patterns("_build"))
+    copy_sources(src, copy)
     page = first_listed_page(copy)
     page.write_text(page.read_text() + "\n\nA benchmark edit: the estimator's warm start keeps the fitted "
                     "coefficients between calls, so a second fit starts from them.\n")
@@ -81,9 +75,9 @@ def export_seconds(cache: Path) -> float:
     """How long exporting the default model into an empty cache takes (a subprocess, as a build)."""
     shutil.rmtree(cache, ignore_errors=True)
     code = f"from sphinx_rag.model import cached_model_dir; from sphinx_rag.model_source import DEFAULT_MODEL; cached_model_dir(DEFAULT_MODEL, {str(cache)!r})"
-    start = time.perf_counter()
-    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
-    return time.perf_counter() - start
+    with Stopwatch() as t:
+        subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
+    return t.seconds
 
 
 def bench(name: str, src: Path, work: Path, runs: int, jobs: int, kinds: tuple[str, ...] = KINDS,
@@ -136,10 +130,10 @@ def bench(name: str, src: Path, work: Path, runs: int, jobs: int, kinds: tuple[s
     print("|---|---|---|---|")
     for kind in kinds:
         m = statistics.median(times[kind])
-        print(f"| {kind} | {m:.1f} s | {', '.join(f'{t:.1f}' for t in times[kind])} | {m / plain:.2f}x |")
+        print(f"| {kind} | {m:.1f} s | {run_list(times[kind])} | {m / plain:.2f}x |")
     if exports:
         print(f"| the model export it replaces (alone) | {statistics.median(exports):.1f} s | "
-              f"{', '.join(f'{t:.1f}' for t in exports)} | |")
+              f"{run_list(exports)} | |")
     for kind, text in reports.items():
         print(f"{kind}:\n  " + text.replace("\n", "\n  "))
     print(flush=True)

@@ -77,7 +77,7 @@ def p50_p95(values: list[float]) -> str:
     return f"p50 {statistics.median(values):7.2f} ms   p95 {percentile(values, 95):7.2f} ms"
 
 
-def runs(values: list[float], fmt: str = ".1f") -> str:
+def run_list(values: list[float], fmt: str = ".1f") -> str:
     """Each run's value, for a table's "runs" column: ``12.3, 12.9, 13.4``."""
     return ", ".join(format(v, fmt) for v in values)
 
