@@ -22,16 +22,14 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "tests"))
+import harness  # noqa: F401 - puts tests/ (site_helpers) on sys.path
+from site_helpers import QuietHandler, StaticServer
 
-from site_helpers import QuietHandler, StaticServer  # noqa: E402
-from sphinx_rag.docs_tools import Library, Site  # noqa: E402
+from sphinx_rag.docs_tools import Library, Site
 
 
 class _Counted(QuietHandler):

@@ -22,17 +22,11 @@ from __future__ import annotations
 import argparse
 import shutil
 import statistics
-import sys
 import tempfile
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parent
-sys.path[:0] = [str(REPO / "tests")]  # site_helpers (shared with the tests)
-
-from site_helpers import (  # noqa: E402
-    CLIENT_DIR, StaticServer, build_site, chromium_options, fake_llm_server,
-)
+from harness import REPO, launch_chromium
+from site_helpers import CLIENT_DIR, StaticServer, build_site, fake_llm_server
 
 CLIENT_FILES = ("searchbar.js", "searchbar.css", "worker.js")
 LONG_TASKS = """window.__longest = 0; new PerformanceObserver((list) => {
@@ -98,7 +92,7 @@ def main(argv=None):
         clients = {"this checkout": with_client(html, CLIENT_DIR, tmp / "current")}
         if args.baseline:
             clients["baseline"] = with_client(html, args.baseline, tmp / "baseline")
-        browser = p.chromium.launch(**chromium_options())
+        browser = launch_chromium(p)
         print("| client | answer | tokens of | median s (runs) | longest task ms |\n|---|---|---|---|---|")
         for name, root in clients.items():
             server = StaticServer(root)

@@ -31,21 +31,16 @@ For each condition, ``--runs`` times:
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import statistics
-import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parent
-sys.path[:0] = [str(HERE), str(REPO / "tests")]
-
-from site_helpers import CorsHandler, StaticServer, fresh_profile, manifest_of, persistent_context  # noqa: E402
+from harness import INDEX, gzip_size, write_json
+from site_helpers import CorsHandler, StaticServer, fresh_profile, manifest_of, persistent_context
 
 QUERIES = [
     "What are the values of the strategy parameter in a dummy classifier?",
@@ -55,7 +50,6 @@ QUERIES = [
     "how can I compute the median ignoring NaN?", "cross validation with shuffled folds",
 ]
 KEY = "sphinx-rag-sources:/"
-INDEX = "/_static/sphinx_rag/index/"
 
 HOOK = """(() => {
   const fed = (window.__fed = { events: [] });
@@ -100,7 +94,7 @@ class Bytes:
     def size(self, path: str) -> tuple[int, int]:
         file = self.root / path.lstrip("/")
         if path not in self._gzip:
-            self._gzip[path] = len(gzip.compress(file.read_bytes(), 6))
+            self._gzip[path] = gzip_size(file.read_bytes())
         return file.stat().st_size, self._gzip[path]
 
     def between(self, start_wall: float, end_wall: float) -> dict[str, tuple[int, int, int]]:
@@ -243,7 +237,7 @@ def main(argv=None):
         first = data["cold"][0].get("semantic")
         if first:
             print(f"  {label}: " + ", ".join(f"{o}: {kb(v[2])}" for o, v in sorted(first["bytes"].items())))
-    (Path(tempfile.gettempdir()) / "bench_federation.json").write_text(json.dumps(results, indent=1))
+    write_json(Path(tempfile.gettempdir()) / "bench_federation.json", results)
 
 
 if __name__ == "__main__":

@@ -33,23 +33,16 @@ Target (issue 36): the identifier search fetches no model or runtime bytes, and 
 from __future__ import annotations
 
 import argparse
-import gzip
 import shutil
 import sys
 import tempfile
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE.parent / "tests")]
-
-from site_helpers import (  # noqa: E402
-    CHROMIUM_ARGS, CLIENT_DIR, DEMO, QuietHandler, StaticServer, build_site, chromium_options, client_missing,
-)
+from harness import CLIENT, INDEX, gzip_size, launch_chromium
+from site_helpers import CLIENT_DIR, DEMO, QuietHandler, StaticServer, build_site, client_missing
 
 CATEGORIES = ("page", "search bar", "index", "model", "runtime")
-CLIENT = "/_static/sphinx_rag/"
-INDEX = CLIENT + "index/"
 TARGET_BEYOND = 1_000_000  # bytes beyond the page and the search bar's code, dialog open + identifier
 WAIT_S = 4.0  # quiet after each step: the worker would start the model within a second of an answer
 STATUS = ".sphinx-rag-status"
@@ -85,7 +78,7 @@ class Fetched:
         if not local.is_file():
             return 0, 0
         if path not in self._gzip:
-            self._gzip[path] = len(gzip.compress(local.read_bytes(), compresslevel=6))
+            self._gzip[path] = gzip_size(local.read_bytes())
         return local.stat().st_size, self._gzip[path]
 
     def mark(self) -> int:
@@ -126,7 +119,7 @@ def measure(html: Path, identifier: str, question: str) -> list[tuple[str, dict[
 
     steps = []
     with StaticServer(html, QuietHandler) as server, sync_playwright() as p:
-        browser = p.chromium.launch(**chromium_options(args=CHROMIUM_ARGS))
+        browser = launch_chromium(p)
         context = browser.new_context(viewport={"width": 1280, "height": 900})
         fetched = Fetched(html)
         context.on("response", fetched.on_response)

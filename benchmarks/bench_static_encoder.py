@@ -20,7 +20,6 @@ Not a test (not run in CI). For each site given (a built HTML directory):
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import random
 import statistics
@@ -29,22 +28,14 @@ import tempfile
 import time
 from pathlib import Path
 
+from harness import REPO, launch_chromium
+from harness import gzip_size as gz
+from site_helpers import QuietHandler, StaticServer, fresh_profile, persistent_context, vectors_of
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parent
-sys.path[:0] = [str(HERE), str(REPO / "tests")]
-
-from site_helpers import (  # noqa: E402
-    QuietHandler, StaticServer, chromium_options, fresh_profile, persistent_context, vectors_of)
-
-from sphinx_rag.assets import IndexReader  # noqa: E402
+from sphinx_rag.assets import IndexReader
 
 QUESTIONS = [q["question"] for f in ("demo_questions.json", "sklearn_api_questions.json")
              for q in json.loads((REPO / "eval" / f).read_text())]
-
-
-def gz(data: bytes) -> int:
-    return len(gzip.compress(data, 6))
 
 
 def asset_size(data: bytes, chunks: int) -> dict:
@@ -113,7 +104,7 @@ def encode_speed(playwright, data: bytes) -> dict:
         (root / "encoder.bin").write_bytes(data)
         asset = "/encoder.bin"
         with StaticServer(root, QuietHandler) as server:
-            browser = playwright.chromium.launch(**chromium_options())
+            browser = launch_chromium(playwright)
             try:
                 page = browser.new_page()
                 page.goto(server.url + "bench.html")

@@ -38,13 +38,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "tests"))
-
-from site_helpers import CHROMIUM, QuietHandler, StaticServer  # noqa: E402
+from harness import REPO
+from site_helpers import CHROMIUM, CHROMIUM_ARGS, QuietHandler, StaticServer
 
 PAGES = ("index.html", "user_guide/impute.html", "api/generated/mlkit.dummy.DummyClassifier.html")
-FLAGS = "--headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking"
+FLAGS = " ".join(CHROMIUM_ARGS)  # the project's Chromium flags (site_helpers)
 #: Audits about what sphinx-rag puts in the page or the site; the others (a catalog of
 #: agent endpoints) are reported with their reason only.
 OURS = {"agent-accessibility-tree", "llms-txt", "cumulative-layout-shift", "webmcp-registered-tools",
