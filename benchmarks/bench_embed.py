@@ -32,12 +32,10 @@ import tempfile
 import time
 from pathlib import Path
 
+import harness  # noqa: F401 - puts the repository and tests/ on sys.path
 import numpy as np
 
-HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE), str(HERE.parent)]
-
-from sphinx_rag.embed import SESSION_CONFIG, Embedder, embedding_text, load_tokenizer  # noqa: E402
+from sphinx_rag.embed import SESSION_CONFIG, Embedder, embedding_text, load_tokenizer
 
 
 def site_texts(html: Path, sample: int, queries: int) -> tuple[Path, list[str], list[str]]:

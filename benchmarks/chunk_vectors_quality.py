@@ -26,18 +26,15 @@ import tempfile
 import time
 from pathlib import Path
 
+import harness  # noqa: F401 - puts the repository and tests/ on sys.path
 import numpy as np
+from bench_embed import Raw, dynamic_int8, session
+from fit_variants import per_question
 
-HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE), str(HERE.parent)]
-
-from bench_embed import Raw, dynamic_int8, session  # noqa: E402
-from fit_variants import per_question  # noqa: E402
-
-from sphinx_rag.assets import IndexReader, load_chunk_records  # noqa: E402
-from sphinx_rag.embed import Embedder, embedding_text, quantize_vectors  # noqa: E402
-from sphinx_rag.evaluate import load_questions  # noqa: E402
-from sphinx_rag.retrieve import Searcher  # noqa: E402
+from sphinx_rag.assets import IndexReader, load_chunk_records
+from sphinx_rag.embed import Embedder, embedding_text, quantize_vectors
+from sphinx_rag.evaluate import load_questions
+from sphinx_rag.retrieve import Searcher
 
 
 def variant_vectors(html: Path, model_dir: Path, variant: str, work: Path) -> tuple[np.ndarray, np.ndarray, float]:

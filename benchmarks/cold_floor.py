@@ -34,13 +34,11 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+import harness  # noqa: F401 - puts the repository and tests/ on sys.path
+from bench_static_encoder import site_corpus
 
-from bench_static_encoder import site_corpus  # noqa: E402
-
-from sphinx_rag import static_encoder  # noqa: E402
-from sphinx_rag.embed import Embedder, embedding_input  # noqa: E402
+from sphinx_rag import static_encoder
+from sphinx_rag.embed import Embedder, embedding_input
 
 
 def plain_build(src: Path, jobs: int) -> tuple[float, float]:

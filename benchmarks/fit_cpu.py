@@ -18,14 +18,11 @@ import sys
 import time
 from pathlib import Path
 
+import harness  # noqa: F401 - puts the repository and tests/ on sys.path
 import numpy as np
+from bench_static_encoder import site_corpus
 
-HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE), str(HERE.parent)]
-
-from bench_static_encoder import site_corpus  # noqa: E402
-
-from sphinx_rag import build, static_encoder  # noqa: E402
+from sphinx_rag import build, static_encoder
 
 
 def main(argv=None) -> int:

@@ -28,19 +28,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
+import harness  # noqa: F401 - puts the repository and tests/ on sys.path
 import numpy as np
+from replicate_index import read_index
 
-sys.path.insert(0, str(Path(__file__).parent))
-from replicate_index import read_index  # noqa: E402
-
-from sphinx_rag.bm25 import build_index, document_tokens  # noqa: E402
-from sphinx_rag.keyword_scoring import Postings, expand_tokens, keyword_scores  # noqa: E402
-from sphinx_rag.keyword_shards import stored_tail  # noqa: E402
-from sphinx_rag.lexical import tokenize  # noqa: E402
-from sphinx_rag.retrieve import top_k  # noqa: E402
+from sphinx_rag.bm25 import build_index, document_tokens
+from sphinx_rag.keyword_scoring import Postings, expand_tokens, keyword_scores
+from sphinx_rag.keyword_shards import stored_tail
+from sphinx_rag.lexical import tokenize
+from sphinx_rag.retrieve import top_k
 
 VARIANTS = ["cut", "coverage", "tail mean", "tail 1 bit", "tail 2 bits", "tail stored", "tail minimum"]
 

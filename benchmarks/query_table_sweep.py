@@ -23,17 +23,14 @@ import sys
 import time
 from pathlib import Path
 
+import harness  # noqa: F401 - puts the repository and tests/ on sys.path
 import numpy as np
+from bench_static_encoder import site_corpus
+from static_encoder_sweep import scores
 
-HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE), str(HERE.parent)]
-
-from bench_static_encoder import site_corpus  # noqa: E402
-from static_encoder_sweep import scores  # noqa: E402
-
-from sphinx_rag import build  # noqa: E402
-from sphinx_rag.evaluate import _mean, load_questions  # noqa: E402
-from sphinx_rag.retrieve import Searcher  # noqa: E402
+from sphinx_rag import build
+from sphinx_rag.evaluate import _mean, load_questions
+from sphinx_rag.retrieve import Searcher
 
 
 def variants(model_dir: Path) -> dict[str, dict]:

@@ -29,13 +29,12 @@ import time
 from dataclasses import asdict, fields, replace
 from pathlib import Path
 
+import harness  # noqa: F401 - puts the repository and tests/ on sys.path
 import numpy as np
+from site_helpers import vectors_of
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from site_helpers import vectors_of  # noqa: E402
-
-from sphinx_rag.assets import ASSET_DIR, IndexReader, Layout, load_chunk_records, write_assets  # noqa: E402
-from sphinx_rag.bm25 import build_index, document_tokens  # noqa: E402
+from sphinx_rag.assets import ASSET_DIR, IndexReader, Layout, load_chunk_records, write_assets
+from sphinx_rag.bm25 import build_index, document_tokens
 
 IDENT = re.compile(r"\b(?=[A-Za-z_]*[a-z][A-Za-z0-9_]*\b)([A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+)\b")
 

@@ -33,17 +33,16 @@ import sys
 import time
 from pathlib import Path
 
+import harness  # noqa: F401 - puts the repository and tests/ on sys.path
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from sphinx_rag import suggest  # noqa: E402
-from sphinx_rag.keyword_scoring import expand_tokens, keyword_scores  # noqa: E402
-from sphinx_rag.evaluate import _score_question, load_questions  # noqa: E402
-from sphinx_rag.expand import expand  # noqa: E402
-from sphinx_rag.lexical import tokenize  # noqa: E402
-from sphinx_rag.retrieve import CANDIDATES, DENSE_VOTE, Result, Searcher, rrf_fuse, top_k  # noqa: E402
-from sphinx_rag.static_encoder import pseudo_queries  # noqa: E402
+from sphinx_rag import suggest
+from sphinx_rag.evaluate import _score_question, load_questions
+from sphinx_rag.expand import expand
+from sphinx_rag.keyword_scoring import expand_tokens, keyword_scores
+from sphinx_rag.lexical import tokenize
+from sphinx_rag.retrieve import CANDIDATES, DENSE_VOTE, Result, Searcher, rrf_fuse, top_k
+from sphinx_rag.static_encoder import pseudo_queries
 
 DEPTH = 30  # fused candidates the reranker reorders
 TRAIN_VERSION = 5  # of training_queries (part of the run cache key)

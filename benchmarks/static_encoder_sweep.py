@@ -24,16 +24,13 @@ import sys
 import time
 from pathlib import Path
 
+import harness  # noqa: F401 - puts the repository and tests/ on sys.path
 import numpy as np
+from bench_static_encoder import site_corpus
 
-HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE), str(HERE.parent)]
-
-from bench_static_encoder import site_corpus  # noqa: E402
-
-from sphinx_rag import build, static_encoder  # noqa: E402
-from sphinx_rag.evaluate import _mean, _score_question, load_questions  # noqa: E402
-from sphinx_rag.retrieve import Searcher  # noqa: E402
+from sphinx_rag import build, static_encoder
+from sphinx_rag.evaluate import _mean, _score_question, load_questions
+from sphinx_rag.retrieve import Searcher
 
 
 def scores(searcher: Searcher, questions: list[dict]) -> list[dict]:
