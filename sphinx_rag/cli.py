@@ -37,7 +37,6 @@ FUSIONS = ("rrf", "bm25", "dense")
 ENCODERS = ("static", "model")
 ENCODER_HELP = ("what embeds the query: static (the site's fitted static encoder) or model (the full model); "
                 "default: the site's sphinx_rag_query_encoder (model when it is 'both')")
-SHOWN_CHARS = 400  # of each result's passage printed by `search` (the head of its display form)
 
 __all__ = ["main"]
 
@@ -75,15 +74,28 @@ def _search(args) -> int:
     if args.json:  # exact: JSON escapes control characters itself
         if weak:
             print(f"[sphinx-rag] {note}", file=sys.stderr)  # stdout stays the JSON list
-        json.dump([r.to_json() for r in results], sys.stdout, ensure_ascii=False, indent=2)
+        json.dump([_json_result(r, query) for r in results], sys.stdout, ensure_ascii=False, indent=2)
         sys.stdout.write("\n")
         return 0
     if not results:
         print("no results")
     elif weak:
         print(clean(note))
-    _print_flat(results) if args.flat else _print_grouped(results, query)
+    _print_flat(results, query) if args.flat else _print_grouped(results, query)
     return 0
+
+
+def _window(r, query: str):
+    """The part of a result's passage the search dialog shows (``window.py``): the part
+    that matched, not its head."""
+    from .window import passage_window, query_tokens
+
+    return passage_window(r.display, query_tokens(query), title=r.title)
+
+
+def _json_result(r, query: str) -> dict:
+    """A result as --json gives it: ``display`` is the window the dialog shows."""
+    return {**r.to_json(), "display": _window(r, query)}
 
 
 def _index(location: str, timeout: float | None):
@@ -105,21 +117,22 @@ def _echo(query: str) -> str:
     return echo(query)
 
 
-def _print_passage(r, indent: str):
-    """The head of a result's passage as a reader reads it (display form), terminal-safe."""
-    from .chunk.display import clip_display, display_text
+def _print_passage(r, query: str, indent: str):
+    """The window of a result's passage the dialog shows (the part that matched), as plain
+    text, terminal-safe."""
+    from .chunk.display import display_text
 
-    shown = clean(display_text(clip_display(r.display, SHOWN_CHARS)))
+    shown = clean(display_text(_window(r, query)))
     if shown:
         print(textwrap.indent(_wrapped(shown), indent))
 
 
-def _print_flat(results):
+def _print_flat(results, query: str):
     """The ranked list: rank, kind, title path, score, URL, passage."""
     for r in results:
         print(f"{r.rank:2d}. [{clean(r.kind)}] {clean(r.title)}  ({r.score:.4f})")
         print(f"    {clean(r.url)}")
-        _print_passage(r, "    ")
+        _print_passage(r, query, "    ")
 
 
 def _print_grouped(results, query: str):
@@ -137,7 +150,7 @@ def _print_grouped(results, query: str):
             place = " > ".join(parts[1:] if len(parts) > 1 else parts)  # the section inside the page
             print(f"  {r.rank:2d}. [{clean(r.kind)}] {clean(place)}  ({r.score:.4f})")
             print(f"      {clean(r.url)}")
-            _print_passage(r, "      ")
+            _print_passage(r, query, "      ")
             if entry.merged:
                 n = len(entry.merged)
                 print(f"      +{n} more match{'es' if n > 1 else ''} here")
@@ -169,7 +182,7 @@ def _search_sites(args, query: str) -> int:
     if args.json:  # exact: JSON escapes control characters itself
         if note:
             print(f"[sphinx-rag] {note}", file=sys.stderr)
-        out = [{**hit.result.to_json(), "rank": rank, "url": hit.url, "site": hit.site.name}
+        out = [{**_json_result(hit.result, query), "rank": rank, "url": hit.url, "site": hit.site.name}
                for rank, hit in enumerate(merged, start=1)]
         json.dump(out, sys.stdout, ensure_ascii=False, indent=2)
         sys.stdout.write("\n")
@@ -182,7 +195,7 @@ def _search_sites(args, query: str) -> int:
         r = hit.result
         print(f"{rank:2d}. [{clean(r.kind)}] {clean(r.title)}  ({clean(hit.site.name)}, its #{r.rank})")
         print(f"    {clean(hit.url)}")
-        _print_passage(r, "    ")
+        _print_passage(r, query, "    ")
     return 0
 
 
@@ -407,8 +420,22 @@ def _evaluate(args) -> int:
 def _golden_add(args) -> int:
     from . import golden
 
+    example = 'a query and a URL, e.g. sphinx-rag golden add FILE "impute missing values" user_guide/impute.html'
+    query = _text_argument(args.query, "query", example)
+    url = _text_argument(args.url, "URL", example)
+    if query is None or url is None:
+        return 2
+    site = Path(args.site) if args.site else golden.site_beside(Path(args.golden_file))
+    if site is not None:
+        if not (site / "index.html").is_file() and not (site / "_static").is_dir():
+            print(f"[sphinx-rag] --site {site}: not a built HTML site (no index.html)", file=sys.stderr)
+            return 2
+        absent = golden.missing(site, url.strip())
+        if absent:
+            print(f"[sphinx-rag] golden set {args.golden_file}: {absent} (nothing added)", file=sys.stderr)
+            return 2
     try:
-        entry = golden.add(Path(args.golden_file), args.query, args.url, args.rank)
+        entry = golden.add(Path(args.golden_file), query, url, args.rank)
     except ValueError as exc:
         print(str(exc), file=sys.stderr)
         return 2
@@ -455,7 +482,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "with its best passage and how many more matched there; several sites: always one list)")
     p.add_argument("--json", action="store_true",
                    help="print the ranked results as a JSON list, not grouped (rank, score, url, title, kind, "
-                   "text: what was indexed, display: the passage as shown, a list of [type, text] blocks, id)")
+                   "text: what was indexed, display: the part of the passage the search dialog shows, the part "
+                   "that matched, a list of [type, text] blocks, id)")
     p.add_argument("--fusion", choices=FUSIONS, help="override the site's fusion method: rrf (keyword and "
                    "semantic rankings fused), bm25 (keyword only) or dense (semantic only)")
     p.add_argument("--encoder", choices=ENCODERS, help=ENCODER_HELP + "; of a published site's URL: its static "
@@ -533,6 +561,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "(api.html#mlkit.impute.SimpleImputer) that must answer it, relative to the site root")
     g.add_argument("--rank", type=_positive_int, metavar="N",
                    help="the rank it must reach (default 10)")
+    g.add_argument("--site", metavar="DIR", help="the built HTML site whose pages the URL must name "
+                   "(default: _build/html beside GOLDEN_FILE, if it is there; without a site, not checked)")
     g.set_defaults(func=_golden_add)
 
     help_ = "serve one or more sites' docs to coding agents (an MCP server: search_docs, read_page, lookup_api)"

@@ -31,6 +31,7 @@ from .markdown import display_markdown, page_markdown, twin_name
 from .merge import Entry, merge_answers, merged_weak
 from .remote import CALL_TIMEOUT, TIMEOUT, RemoteError, RemoteIndexReader, index_url, is_url
 from .retrieve import Result, Searcher, top_k
+from .window import AGENT_CHARS, passage_window, query_tokens
 
 __all__ = ["DocsError", "Site", "Library", "KINDS", "MAX_K", "echo", "search_sites", "merge_hits"]
 
@@ -413,6 +414,7 @@ class Library:
         if failures and len(failures) == len(self.sites):
             raise DocsError(failures[0] if len(failures) == 1 else "; ".join(failures))
         ranked = merge_hits(query, answers, k)
+        tokens = query_tokens(query)
         lines = []
         if not ranked:
             lines.append(f"No results for {echo(query)}.")
@@ -421,8 +423,9 @@ class Library:
         lines += [f"Not searched: {f}" for f in failures]
         for rank, hit in enumerate(ranked, start=1):
             r = hit.result
+            shown = passage_window(r.display, tokens, AGENT_CHARS, r.title)  # the dialog's window, read further
             lines += ["", f"## {rank}. {r.title}", f"URL: {hit.url}", f"Kind: {r.kind} | Site: {hit.site.name}", "",
-                      display_markdown(r.display) or display_text(r.display)]
+                      display_markdown(shown) or display_text(shown)]
         return "\n".join(lines).strip() + "\n"
 
     def _site_of(self, url: str):

@@ -536,7 +536,7 @@ def _check_golden(app, out_dir: Path):
     except ValueError as exc:
         logger.warning(str(exc), type="sphinx_rag", subtype="golden")
         return
-    outcomes = golden.check(Searcher(out_dir), entries)
+    outcomes = golden.check(Searcher(out_dir), entries, site_dir=out_dir)
     for outcome in outcomes:
         if not outcome.ok:
             logger.warning(f"[sphinx-rag] {golden.shortfall(outcome)}", type="sphinx_rag", subtype="golden")

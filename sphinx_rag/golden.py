@@ -17,6 +17,7 @@ its page. The check uses the Python runtime, which ranks as the browser does.
 from __future__ import annotations
 
 import contextlib
+import html
 import json
 import os
 import tempfile
@@ -28,7 +29,8 @@ try:
 except ImportError:  # Windows
     fcntl = None
 
-__all__ = ["DEFAULT_RANK", "GoldenEntry", "Outcome", "load", "add", "check", "shortfall", "as_questions", "page_of", "met_by"]
+__all__ = ["DEFAULT_RANK", "GoldenEntry", "Outcome", "load", "add", "check", "shortfall", "as_questions", "page_of",
+           "met_by", "missing", "site_beside"]
 
 DEFAULT_RANK = 10  # the results a reader sees without scrolling far, and `sphinx-rag search`'s default
 EXAMPLE = '[{"query": "how do I impute missing values?", "url": "user_guide/impute.html", "rank": 3}]'
@@ -46,10 +48,11 @@ class Outcome:
     entry: GoldenEntry
     rank: int | None  # where it was found (None: not in the top `searched`)
     top: list[str]  # the URLs of the first results, for the warning
+    absent: str | None = None  # why the entry's URL is not in the built site (``missing``)
 
     @property
     def ok(self) -> bool:
-        return self.rank is not None and self.rank <= self.entry.rank
+        return self.absent is None and self.rank is not None and self.rank <= self.entry.rank
 
 
 def _error(path, message: str) -> ValueError:
@@ -159,20 +162,51 @@ def met_by(url: str, result_urls: list[str]) -> bool:
     return any(page_of(u) == url for u in result_urls)
 
 
-def check(searcher, entries: list[GoldenEntry]) -> list[Outcome]:
-    """Run every entry's query on ``searcher`` (``retrieve.Searcher``)."""
+def missing(site_dir: Path, url: str) -> str | None:
+    """Why ``url`` is not in the built HTML site ``site_dir`` ("no such page", "no such
+    anchor"), or None when it is: an entry naming a page that does not exist can never be
+    met, and saying "not in the top 10" would send its author to the ranking."""
+    page, _, anchor = url.partition("#")
+    path = Path(site_dir) / page
+    if page.endswith("/") or not page:
+        path = path / "index.html"  # dirhtml's pages
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
+    except OSError:
+        text = None
+    if text is None:
+        return f"no such page: {page or '(the root)'} is not in {site_dir}"
+    if anchor and not any(f'id={q}{html.escape(anchor, quote=True)}{q}' in text for q in ('"', "'")):
+        return f"no such anchor: {page} has no #{anchor}"
+    return None
+
+
+def site_beside(golden_file: Path) -> Path | None:
+    """The built site sphinx-build's default layout puts beside a golden file kept in the
+    docs' folder (``_build/html``), if it is there."""
+    site = Path(golden_file).parent / "_build" / "html"
+    return site if (site / "index.html").is_file() else None
+
+
+def check(searcher, entries: list[GoldenEntry], site_dir: Path | None = None) -> list[Outcome]:
+    """Run every entry's query on ``searcher`` (``retrieve.Searcher``); with ``site_dir``
+    (the built HTML), an entry whose page or anchor is not there says so."""
     outcomes = []
     for entry in entries:
         depth = max(entry.rank, DEFAULT_RANK)
         results = searcher.search(entry.query, k=depth)
         rank = next((r.rank for r in results if met_by(entry.url, [r.url, *r.also])), None)
-        outcomes.append(Outcome(entry, rank, [r.url for r in results[:3]]))
+        top = list(dict.fromkeys(r.url for r in results))[:3]  # a page's passages name it once
+        absent = missing(site_dir, entry.url) if site_dir is not None and rank is None else None
+        outcomes.append(Outcome(entry, rank, top, absent))
     return outcomes
 
 
 def shortfall(outcome: Outcome) -> str:
     """One line for an entry that falls short."""
     e = outcome.entry
+    if outcome.absent:
+        return f"golden set: {e.query!r} should find {e.url}: {outcome.absent}"
     found = (f"found at rank {outcome.rank}" if outcome.rank is not None
              else f"not in the top {max(e.rank, DEFAULT_RANK)}")
     top = ", ".join(outcome.top) or "no results"

@@ -32,7 +32,7 @@ import threading
 from functools import partial
 from pathlib import Path
 
-__all__ = ["TYPES", "GZIP_MIN", "make_server", "serve", "site_dir"]
+__all__ = ["TYPES", "GZIP_MIN", "QuietServer", "make_server", "serve", "site_dir"]
 
 TYPES = {
     ".html": "text/html; charset=utf-8", ".htm": "text/html; charset=utf-8",
@@ -181,20 +181,21 @@ class _Body:
         pass
 
 
-class _Server(http.server.ThreadingHTTPServer):
+class QuietServer(http.server.ThreadingHTTPServer):
     daemon_threads = True
 
     def handle_error(self, request, client_address):
-        """A client that went away (a closed tab, a cancelled fetch) is not an error to print."""
+        """A client that went away (a closed tab, a cancelled fetch) is not an error to print
+        (http.server prints a traceback for it)."""
         if isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
             return
         super().handle_error(request, client_address)
 
 
-def make_server(directory: Path, port: int = 8000, *, cors: bool = False, isolated: bool = False) -> _Server:
+def make_server(directory: Path, port: int = 8000, *, cors: bool = False, isolated: bool = False) -> QuietServer:
     """The server, bound on 127.0.0.1:``port`` (0: any free port), not yet serving."""
     handler = type("SiteHandler", (Handler,), {"cors": cors, "isolated": isolated, "compressed": _Compressed()})
-    return _Server(("127.0.0.1", port), partial(handler, directory=str(directory)))
+    return QuietServer(("127.0.0.1", port), partial(handler, directory=str(directory)))
 
 
 def serve(given: str, port: int = 8000, *, cors: bool = False, isolated: bool = False) -> int:

@@ -71,8 +71,10 @@ import signal
 import sys
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, urlsplit
+
+from sphinx_rag.serve import QuietServer
 
 MODES = ("normal", "slow", "disconnect", "json", "error500", "nocors", "xss", "redirect307", "redirect302",
          "bareredirect", "escapes", "huge", "nopreflight", "noqueries", "nousage", "followups", "badfollowups")
@@ -476,10 +478,8 @@ def main(argv=None) -> int:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--idle-minutes", type=float, default=10.0)
     args = parser.parse_args(argv)
-    server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
-    server.daemon_threads = True
-    other = ThreadingHTTPServer(("127.0.0.1", 0), OtherHost)
-    other.daemon_threads = True
+    server = QuietServer(("127.0.0.1", args.port), Handler)  # a client that went away: no traceback
+    other = QuietServer(("127.0.0.1", 0), OtherHost)
     State.other_port = other.server_address[1]
     threading.Thread(target=other.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True).start()
     stop = threading.Event()

@@ -32,6 +32,7 @@ import numpy as np
 
 from sphinx_rag.assets import ASSET_DIR, IndexReader
 from sphinx_rag.searchbar import CLIENT_DIR  # the built browser client (`npm run build` in js/)
+from sphinx_rag.serve import QuietServer
 
 REPO = Path(__file__).resolve().parent.parent
 DEMO = REPO / "demo_docs"
@@ -252,8 +253,8 @@ class StaticServer:
     def __init__(self, root: Path, handler: type[QuietHandler] = QuietHandler, *, port: int = 0, **attrs):
         self.root = Path(root)
         cls = type(handler.__name__, (handler,), attrs) if attrs else handler
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", port), functools.partial(cls, directory=str(root)))
-        self.httpd.daemon_threads = True
+        # QuietServer: a request the browser abandoned prints no BrokenPipeError traceback
+        self.httpd = QuietServer(("127.0.0.1", port), functools.partial(cls, directory=str(root)))
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
         self.thread.start()
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/"

@@ -55,6 +55,51 @@ def test_golden_add_creates_and_appends(tmp_path, capsys):
         main(["golden", "add", str(path), "q", "x.html", "--rank", "-1"])
 
 
+def test_golden_add_checks_the_url_against_the_built_site(tmp_path, demo_html, capsys):
+    """A page or anchor the built site does not have is refused in one line ("no such
+    page"), with --site or with the site sphinx-build puts beside the golden file; nothing
+    is written. A blank query is the query's fault, not the file's."""
+    path = tmp_path / "golden.json"
+    site = ["--site", str(demo_html)]
+    assert main(["golden", "add", str(path), "padding", "pywt.padd.html", *site]) == 2
+    err = capsys.readouterr().err
+    assert "no such page: pywt.padd.html" in err and "nothing added" in err and err.count("\n") == 1
+    assert not path.exists()
+    url = "api/generated/mlkit.impute.SimpleImputer.html"
+    assert main(["golden", "add", str(path), "imputer", url + "#no-such-anchor", *site]) == 2
+    assert "no such anchor" in capsys.readouterr().err
+    assert main(["golden", "add", str(path), "imputer", url + "#mlkit.impute.SimpleImputer", *site]) == 0
+    assert main(["golden", "add", str(path), "imputer", url, *site]) == 0
+    assert len(golden.load(path)) == 2
+    assert main(["golden", "add", str(path), "x", "index.html", "--site", str(tmp_path)]) == 2
+    assert "not a built HTML site" in capsys.readouterr().err
+
+    docs = tmp_path / "docs"  # the layout sphinx-build makes: docs/_build/html beside docs/golden.json
+    shutil.copytree(demo_html, docs / "_build" / "html")
+    assert main(["golden", "add", str(docs / "golden.json"), "padding", "pywt.padd.html"]) == 2
+    assert "no such page" in capsys.readouterr().err
+
+    for query in ("", "   "):
+        assert main(["golden", "add", str(path), query, "index.html"]) == 2
+        err = capsys.readouterr().err
+        assert "the query is empty" in err and "entry" not in err and str(path) not in err
+    assert len(golden.load(path)) == 2
+
+
+def test_the_check_says_no_such_page_and_names_each_top_url_once(demo_html):
+    from sphinx_rag.retrieve import Searcher
+
+    entries = [golden.GoldenEntry("padding modes", "pywt.padd.html", 3),
+               golden.GoldenEntry("SimpleImputer", "index.html", 1)]
+    missing, short = golden.check(Searcher(demo_html), entries, site_dir=demo_html)
+    assert not missing.ok and golden.shortfall(missing) == (
+        f"golden set: 'padding modes' should find pywt.padd.html: no such page: pywt.padd.html is not in {demo_html}")
+    line = golden.shortfall(short)
+    top = line.split("(top: ")[1].rstrip(")").split(", ")
+    assert len(top) == len(set(top)) == 3  # the imputer's page has two passages in its top 3
+    assert top[0] == "api/generated/mlkit.impute.SimpleImputer.html#mlkit.impute.SimpleImputer"
+
+
 def _build(tmp_path: Path, entries: list[dict], *options: str) -> subprocess.CompletedProcess:
     src = tmp_path / "src"
     if not src.exists():

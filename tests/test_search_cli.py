@@ -7,9 +7,16 @@ import os
 import re
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
+from sphinx_rag.chunk.display import clip_display, display_text
 from sphinx_rag.cli import build_parser
+from sphinx_rag.docs_tools import Library, Site
+from sphinx_rag import cli
+from sphinx_rag.markdown import display_markdown
+from sphinx_rag.terminal import clean
+from sphinx_rag.window import AGENT_CHARS, SHOWN_CHARS, passage_window, query_tokens
 from sphinx_rag.lexical import identifier_tokens
 from sphinx_rag.result_groups import group_results
 from sphinx_rag.retrieve import Searcher
@@ -118,7 +125,7 @@ def test_readable_output_prints_the_display_form(demo_html):
     proc = run_cli("search", str(demo_html), query, "--k", "5", "--flat")
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
-    assert "        X_scaled = StandardScaler().fit_transform(X)\n" in out  # code: 4 + 4 spaces, own line
+    assert "        from mlkit.dummy import DummyClassifier\n" in out  # code: 4 + 4 spaces, own line
     assert "Pipelines: chaining estimators > Avoiding data leakage\n" not in out.split("\n", 1)[1].replace(
         " 1. [guide] ", "")  # the heading path is not repeated inside the passage
     words = set(re.findall(r"\w+", " ".join(c["text"] for c in Searcher(demo_html).index.chunks())))
@@ -127,6 +134,36 @@ def test_readable_output_prints_the_display_form(demo_html):
         assert ":class:`" not in out and ".. warning::" not in out and "is described as" not in out
         for cut in re.findall(r"(\w+) \u2026", out):  # the word before every "…" is a whole word
             assert cut in words, cut
+
+
+def _first_lines(window) -> list[str]:
+    return [line for line in display_text(window).split("\n") if line.strip()]
+
+
+def test_the_cli_json_and_mcp_show_the_window_the_dialog_shows(demo_html):
+    """Issue 38: the CLI printed each passage's head, which did not hold what matched, while
+    the dialog showed the matching part. Now the CLI, --json's display and the MCP server
+    show the dialog's window (window.py = passage.js passageView, pinned by passages.json)."""
+    query = "SimpleImputer fill_value"
+    results = Searcher(demo_html).search(query, k=5)
+    windows = [passage_window(r.display, query_tokens(query), SHOWN_CHARS, r.title) for r in results]
+    heads = [clip_display(r.display, SHOWN_CHARS) for r in results]
+    assert any(_first_lines(w)[0] != _first_lines(h)[0] for w, h in zip(windows, heads))  # not the head
+    assert "fill_value" in display_text(windows[0])
+    as_json = json.loads(run_cli("search", str(demo_html), query, "--k", "5", "--json").stdout)
+    assert [r["display"] for r in as_json] == windows
+    flat = run_cli("search", str(demo_html), query, "--k", "5", "--flat").stdout
+    for w in windows:
+        assert textwrap.indent(cli._wrapped(clean(display_text(w))), "    ") in flat
+    grouped = run_cli("search", str(demo_html), query, "--k", "5").stdout
+    assert "fill_value : str or numerical value" in grouped
+    agent = Library([Site(str(demo_html))]).search(query, k=5)
+    for r, w in zip(results, windows):  # the same window, read further: it holds the dialog's
+        longer = passage_window(r.display, query_tokens(query), AGENT_CHARS, r.title)
+        assert display_markdown(longer) in agent
+        start = next(b[1] for b in w if b[0] not in ("heading", "label", "term")).removeprefix("\u2026 ")
+        assert start.removesuffix(" \u2026")[:60] in display_text(longer), (w, longer)
+    assert not any(_first_lines(w)[0] == "\u2026" for w in windows)  # never a lone "…" first
 
 
 def test_fusion_baselines_answer_too(demo_html):

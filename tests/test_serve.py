@@ -135,3 +135,27 @@ def test_what_cannot_be_served_is_one_line(site, tmp_path):
     finally:
         stop_process(proc)
     assert proc.stderr.readline().startswith(f"[sphinx-rag] {plain} has no sphinx-rag index")
+
+
+def test_a_client_that_goes_away_prints_no_traceback(tmp_path, capfd):
+    """The test servers (site_helpers.StaticServer) and `sphinx-rag serve` share QuietServer:
+    a browser that abandons a response (a superseded fetch) left BrokenPipeError tracebacks
+    among the suite's dots; any other error still prints."""
+    import socket
+    import struct
+    import time
+
+    from site_helpers import StaticServer
+
+    (tmp_path / "big.bin").write_bytes(b"\0" * 32_000_000)
+    with StaticServer(tmp_path) as server:
+        port = int(server.url.rstrip("/").rsplit(":", 1)[1])
+        for _ in range(3):
+            conn = socket.create_connection(("127.0.0.1", port))
+            conn.sendall(b"GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n")
+            conn.recv(1024)
+            conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # a reset
+            conn.close()
+        time.sleep(1.0)  # the handler's next write fails
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "BrokenPipeError" not in err and "ConnectionResetError" not in err

@@ -35,6 +35,33 @@ test("passages: the display and the LLM text equal Python's, on the demo", { ski
   assert.ok(code >= 5, `only ${code} fixture passages hold code`);
 });
 
+test("the window a reader is shown equals Python's (the CLI's, the MCP server's), demo and synthetic", () => {
+  const data = fixture("passages.json");
+  let windows = 0;
+  for (const c of data.cases) {
+    for (const r of c.results) {
+      assert.deepEqual(shown(passageView(r.display, queryTokens(c.query), data.shown_chars, r.title)), r.window,
+        `${c.query}: ${r.id}`);
+      windows++;
+    }
+  }
+  assert.ok(windows >= 100);
+  for (const [n, c] of data.windows.entries()) {
+    assert.deepEqual(shown(passageView(c.display, queryTokens(c.query), c.max_chars, c.title)), c.window, `window ${n}`);
+  }
+  assert.ok(data.windows.some((/** @type {any} */ c) => c.window.some((/** @type {string[]} */ [, t]) => /\ud83d/.test(t))));
+});
+
+test("no window opens with a lone '…' line nor shows a heading with nothing under it", () => {
+  const filler = Array.from({ length: 60 }, () => "filler").join(" ");
+  const view = shown(passageView([["p", filler], ["p", "The strategy matters."]], queryTokens("strategy"), 100));
+  assert.deepEqual(view, [["p", "… The strategy matters."]]);
+  assert.deepEqual(shown(passageView([["heading", "Usage"], ["p", "…"]], queryTokens("wavelet"), 260, "Guide > Intro")), []);
+  assert.deepEqual(shown(passageView([["p", "Intro."], ["heading", "Next"]], queryTokens("x"), 260)), [["p", "Intro."]]);
+  const code = [["p", filler], ["code", "strategy = 1\nx = 2"]];
+  assert.deepEqual(shown(passageView(code, queryTokens("strategy"), 100)), [["code", "…\nstrategy = 1\nx = 2"]]);
+});
+
 test("joinDisplays keeps the first chunk's lead and drops the others'", () => {
   const a = [["lead", "Before."], ["p", "First."]];
   const b = [["lead", "First."], ["code", "x = 1\ny = 2"]];
@@ -60,17 +87,17 @@ test("passageView shown from further down keeps the heading of the section it is
   const filler = Array.from({ length: 60 }, () => "filler").join(" ");
   const display = [["p", "Intro."], ["heading", "K-fold"], ["p", filler], ["p", "The strategy matters."]];
   const view = shown(passageView(display, queryTokens("strategy"), 100));
-  assert.deepEqual(view.slice(0, 3), [["heading", "K-fold"], ["p", "…"], ["p", "The strategy matters."]]);
+  assert.deepEqual(view.slice(0, 2), [["heading", "K-fold"], ["p", "… The strategy matters."]]);
   // the hit right under its heading: the heading, then the hit (what is skipped is above both)
   const under = [["p", filler], ["heading", "K-fold"], ["p", "The strategy matters."]];
   assert.deepEqual(shown(passageView(under, queryTokens("strategy"), 100)),
-    [["p", "…"], ["heading", "K-fold"], ["p", "The strategy matters."]]);
+    [["heading", "K-fold"], ["p", "The strategy matters."]]); // a heading starts something new: no "…" above it
   // the result's own section is named above the passage: not repeated at the top of the view
   const own = [["heading", "Shuffling"], ["p", "Shuffle first."], ["heading", "K-fold"], ["p", filler], ["p", "The strategy matters."]];
-  assert.deepEqual(shown(passageView(own, queryTokens("strategy"), 100, "CV > K-fold")).slice(0, 2),
-    [["p", "…"], ["p", "The strategy matters."]]);
+  assert.deepEqual(shown(passageView(own, queryTokens("strategy"), 100, "CV > K-fold")).slice(0, 1),
+    [["p", "… The strategy matters."]]);
   assert.deepEqual(shown(passageView(own, queryTokens("strategy"), 100, "CV > Shuffling")).slice(0, 2),
-    [["heading", "K-fold"], ["p", "…"]]);
+    [["heading", "K-fold"], ["p", "… The strategy matters."]]);
   const top = [["p", "Shuffle first."], ["heading", "K-fold"], ["p", "The strategy matters."]];
   assert.deepEqual(shown(passageView(top, queryTokens("strategy"), 100, "CV > Shuffling")), top); // all of it fits
   // a heading the room ends on is not shown alone
@@ -124,8 +151,9 @@ test("passageView starts at the block with the query terms, its label and term a
   const filler = Array.from({ length: 60 }, () => "filler").join(" ");
   const display = [["p", filler], ["label", "Notes"], ["term", "x : int"], ["p", "The strategy matters."]];
   const view = passageView(display, queryTokens("strategy"), 100);
-  assert.deepEqual(shown(view).slice(0, 3), [["p", "…"], ["label", "Notes"], ["term", "x : int"]]);
-  assert.ok(view[3].segments.some((s) => s.hit && s.text === "strategy"));
+  // the label starts something new: no "…" line above it (none ever opens a window)
+  assert.deepEqual(shown(view).slice(0, 2), [["label", "Notes"], ["term", "x : int"]]);
+  assert.ok(view[2].segments.some((s) => s.hit && s.text === "strategy"));
   assert.equal(shown(passageView([["lead", "Again."], ["p", "b\u202ec"]], queryTokens(""), 100))[1][1], "bc");
   assert.deepEqual(shown(passageView([["lead", "Again."]], queryTokens(""), 100)), [["p", "Again."]]);
 });
@@ -140,7 +168,8 @@ test("an API passage shown from further down keeps its summary line first", () =
   // then the matching entry with the terms above it (here the signature too: the next block)
   assert.deepEqual(view.slice(1, 4), [["term", "class Scaler(copy=True)"], ["label", "Parameters"], ["term", "copy : bool"]]);
   const further = [...display.slice(0, 3), ["p", filler], ...display.slice(3)];
-  assert.deepEqual(shown(passageView(further, queryTokens("strategy"), 160)).slice(1, 3), [["p", "…"], ["label", "Parameters"]]);
+  assert.deepEqual(shown(passageView(further, queryTokens("strategy"), 160)).slice(1, 3),
+    [["label", "Parameters"], ["term", "copy : bool"]]); // the summary line ends with "…": no line of its own
   // the summary is the next block: no ellipsis between them
   // a label the room ends on is not shown alone
   const fits = Array.from({ length: 40 }, () => "filler").join(" "); // leaves 8 characters of room

@@ -14,6 +14,7 @@ from pathlib import Path
 from playwright.sync_api import expect
 
 from site_helpers import chunks_of
+from sphinx_rag.window import SHOWN_CHARS, passage_window, query_tokens
 
 QUESTION = "What are the values of the strategy parameter in a dummy classifier?"
 TYPO_QUESTION = "What are the valeus of the stratgey paramter in a dummy clasifier?"
@@ -128,6 +129,25 @@ def test_a_passage_over_several_sections_shows_their_headings(page, site, serve,
     assert shown.first.evaluate("e => getComputedStyle(e).fontWeight") == "600"
     page.locator(f'{OPTIONS}:has(a[href$="#k-fold"])').screenshot(path=str(tmp_path / "headings.png"))
     assert problems(page) == []
+
+
+def test_each_passage_is_the_window_python_shows(page, site, serve):
+    """One passage per hit everywhere (issue 38): each entry's passage is the window
+    sphinx_rag/window.py gives for its result, the one `sphinx-rag search` prints, --json's
+    display and the MCP server's start; never a lone "…" for a first line."""
+    server = serve(site)
+    page.goto(server.url + "index.html")
+    open_with_shortcut(page)
+    for query in ("SimpleImputer fill_value", "avoid data leakage when scaling in cross validation"):
+        search(page, query)
+        results, shown = page.evaluate("""() => [  // one read: a later tier's results re-render the list
+            window.sphinxRag.dialog.results.map((r) => ({display: r.display, title: r.title})),
+            [...document.querySelectorAll("#sphinx-rag-listbox [role=option]")].map((e) =>
+                [...e.querySelectorAll(".sphinx-rag-snippet > *")].map((b) => b.textContent))]""")
+        windows = [[text for _, text, *_ in passage_window(r["display"], query_tokens(query), SHOWN_CHARS, r["title"])]
+                   for r in results]
+        assert shown and all(blocks in windows for blocks in shown), (query, shown, windows)
+        assert all(blocks[0] != "\u2026" for blocks in shown if blocks)
 
 
 def test_typo_question_still_finds_it(page, site, serve):

@@ -142,10 +142,22 @@ export function snippet(text, queryTokens, maxChars = 240) {
     const space = Math.max(text.lastIndexOf(" ", end), text.lastIndexOf("\n", end));
     if (space > start) end = space;
   }
+  start = noSplit(text, start);
+  end = noSplit(text, end);
   const segments = segmentsOf(text, hits, start, end);
   if (start > 0) segments.unshift({ text: "… ", hit: false });
   if (end < text.length) segments.push({ text: " …", hit: false });
   return segments;
+}
+
+/**
+ * A cut at `at` moved back off the middle of a surrogate pair (an emoji is never halved).
+ * @param {string} text @param {number} at
+ */
+export function noSplit(text, at) {
+  const code = text.charCodeAt(at);
+  const before = text.charCodeAt(at - 1);
+  return at > 0 && code >= 0xdc00 && code < 0xe000 && before >= 0xd800 && before < 0xdc00 ? at - 1 : at;
 }
 
 /**

@@ -16,13 +16,17 @@
  * or a signature) that is shown from further down keeps that summary as its first line,
  * so that a reader sees what the object is before the part that matched. A passage that
  * runs over several sections (expand.py) has a "heading" block where its section changes;
- * shown from further down, it keeps the heading of the section it is in.
+ * shown from further down, it keeps the heading of the section it is in. Text left out above
+ * is a "…" at the start of the first block shown after it (prose, a term, code: never a line
+ * of its own, none before a heading or label: they start something new); a heading or label
+ * with nothing under it is not shown, nor is a block that is only "…". sphinx_rag/window.py
+ * is the same window in Python (the CLI, the MCP server; tests/fixtures/passages.json).
  * @module passage
  */
 
 import { sectionName } from "../search/display.js";
 import { stripInvisible } from "../search/lexical.js";
-import { findHits, snippet } from "./highlight.js";
+import { findHits, noSplit, snippet } from "./highlight.js";
 import { h } from "./dom.js";
 
 const PREFIX = "sphinx-rag";
@@ -71,7 +75,7 @@ export function cutWords(text, max) {
   if (text.length <= max) return text;
   const head = text.slice(0, max + 1);
   const space = Math.max(head.lastIndexOf(" "), head.lastIndexOf("\n"));
-  const cut = space > 0 ? head.slice(0, space) : text.slice(0, max);
+  const cut = space > 0 ? head.slice(0, space) : text.slice(0, noSplit(text, max));
   return `${cut.replace(/[\s,;:]+$/, "")} ${ELLIPSIS}`;
 }
 
@@ -87,7 +91,7 @@ export function cutWords(text, max) {
 export function passageView(display, tokens, maxChars = SHOWN_CHARS, title = "") {
   const blocks = display
     .map(([kind, text]) => ({ kind: kind === "lead" ? "p" : kind, text: stripInvisible(text) }))
-    .filter((b) => b.text.trim());
+    .filter((b) => b.text.trim() && b.text.trim() !== ELLIPSIS); // "…" alone says nothing
   // start at the block with the most distinct query terms, with the label/term above it
   let start = 0;
   let best = 0;
@@ -101,9 +105,17 @@ export function passageView(display, tokens, maxChars = SHOWN_CHARS, title = "")
   /** @type {ViewBlock[]} */
   const out = [];
   let left = maxChars;
+  let skipped = false; // text left out above the next block shown: "…" at its start
+  const push = (/** @type {string} */ kind, /** @type {Segment[]} */ segments) => {
+    if (skipped && !["heading", "label"].includes(kind) && !segments[0]?.text.startsWith(ELLIPSIS)) {
+      segments.unshift({ text: kind === "code" ? `${ELLIPSIS}\n` : `${ELLIPSIS} `, hit: false });
+    }
+    skipped = false;
+    out.push({ kind, segments });
+  };
   if (start > 1 && blocks[0].kind === "term" && blocks[1].kind === "p") { // what the object is
     const summary = cutWords(blocks[1].text, SUMMARY_CHARS);
-    out.push({ kind: "p", segments: segmentsOf(summary, tokens) });
+    push("p", segmentsOf(summary, tokens));
     left -= summary.length;
   }
   const own = title ? sectionName(title) : null; // the hit's section, named above the passage
@@ -116,16 +128,15 @@ export function passageView(display, tokens, maxChars = SHOWN_CHARS, title = "")
     }
   }
   if (section >= 0) {
-    out.push({ kind: "heading", segments: segmentsOf(blocks[section].text, tokens) });
+    push("heading", segmentsOf(blocks[section].text, tokens));
     left -= blocks[section].text.length;
-    if (start > section + 1) out.push({ kind: "p", segments: [{ text: ELLIPSIS, hit: false }] });
-  } else if (start > 0 && (start > 2 || !out.length)) out.push({ kind: "p", segments: [{ text: ELLIPSIS, hit: false }] });
+    skipped = start > section + 1;
+  } else skipped = start > 0 && (start > 2 || !out.length);
+  let more = false; // the room ends before the passage does
   for (let i = start; i < blocks.length; i++) {
     const { kind, text } = blocks[i];
     if (left <= 0) {
-      if (out.length > 1 && ["label", "heading"].includes(out[out.length - 1].kind)) out.pop(); // nothing under it
-      const last = out[out.length - 1]?.segments.at(-1)?.text ?? "";
-      if (!last.endsWith(ELLIPSIS)) out.push({ kind: "p", segments: [{ text: ELLIPSIS, hit: false }] }); // more follows
+      more = true;
       break;
     }
     if (kind === "code") {
@@ -138,19 +149,23 @@ export function passageView(display, tokens, maxChars = SHOWN_CHARS, title = "")
       }
       const shown = (from > 0 ? `${ELLIPSIS}\n` : "") + keep.join("\n")
         + (from + keep.length < lines.length ? `\n${ELLIPSIS}` : "");
-      out.push({ kind, segments: segmentsOf(shown, tokens) });
+      push(kind, segmentsOf(shown, tokens));
       left -= keep.join("\n").length;
     } else if (text.length <= left || kind === "label" || kind === "term" || kind === "heading") {
-      out.push({ kind, segments: segmentsOf(text, tokens) });
+      push(kind, segmentsOf(text, tokens));
       left -= text.length;
     } else if (i === start && distinctHits(text, tokens)) {
-      out.push({ kind, segments: snippet(text, tokens, Math.max(left, 120)) }); // around its hits
+      push(kind, snippet(text, tokens, Math.max(left, 120))); // around its hits
       left = 0;
     } else {
-      out.push({ kind, segments: segmentsOf(cutWords(text, Math.max(left, 40)), tokens) });
+      push(kind, segmentsOf(cutWords(text, Math.max(left, 40)), tokens));
       left = 0;
     }
   }
+  while (out.length && ["label", "heading"].includes(out[out.length - 1].kind)) out.pop(); // nothing under it
+  if (!out.some((b) => !["label", "heading"].includes(b.kind))) return []; // no text at all: nothing, not a heading
+  const last = out[out.length - 1].segments.at(-1)?.text ?? "";
+  if (more && !last.endsWith(ELLIPSIS)) out.push({ kind: "p", segments: [{ text: ELLIPSIS, hit: false }] }); // more follows
   return out;
 }
 
