@@ -29,7 +29,7 @@ from pathlib import Path
 import harness  # noqa: F401 - puts tests/ (site_helpers) on sys.path
 from site_helpers import QuietHandler, StaticServer
 
-from sphinx_rag.docs_tools import Library, Site
+from sphinx_rag.agents.docs_tools import Library, Site
 
 
 class _Counted(QuietHandler):

@@ -374,7 +374,7 @@ def report_loads(runs: list[Visit], sizes: GzipSizes, summary: dict) -> None:
 
 
 def report_bench_page(info: dict, rows: list[dict], html: Path) -> None:
-    from sphinx_rag.retrieve import Searcher
+    from sphinx_rag.search.retrieve import Searcher
 
     log(f"  benchmark page (client modules driven directly, main thread, 1 onnxruntime thread; "
         f"probe {info.get('probe')}, fusion {info.get('fusion')}; shards fetched by an untimed first pass):")

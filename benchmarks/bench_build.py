@@ -32,7 +32,7 @@ import numpy as np
 from harness import Stopwatch, copy_sources, edit_page, load, scratch
 from site_helpers import DEMO, build_site, manifest_of
 
-from sphinx_rag.assets import ASSET_DIR
+from sphinx_rag.search.index import ASSET_DIR
 
 EDIT_TARGET = 1.2  # one-page edit rebuild, sphinx_rag / plain, at 25k chunks
 
@@ -81,9 +81,9 @@ def embedding_throughput(html: Path, sample: int = 2000, rounds: int = 3) -> tup
     """
     import onnxruntime as ort
 
-    from sphinx_rag.assets import IndexReader, load_chunk_records
+    from sphinx_rag.search.index import IndexReader, load_chunk_records
     from sphinx_rag.chunk import Chunk
-    from sphinx_rag.embed import SESSION_CONFIG, Embedder, embedding_input, load_tokenizer
+    from sphinx_rag.model.embed import SESSION_CONFIG, Embedder, embedding_input, load_tokenizer
 
     records = load_chunk_records(html)
     chunks = records[:: max(1, len(records) // sample)]  # what the build embeds, sampled
@@ -134,7 +134,7 @@ def asset_bytes_per_chunk(html: Path) -> float:
 
 def cli_latency(html: Path, n: int = 50) -> tuple[float, float]:
     """(median seconds of `sphinx-rag search` as a process, median in-process search)."""
-    from sphinx_rag.retrieve import Searcher
+    from sphinx_rag.search.retrieve import Searcher
 
     times = []
     for i in range(n):

@@ -35,13 +35,13 @@ from pathlib import Path
 import harness  # noqa: F401 - puts the repository and tests/ on sys.path
 import numpy as np
 
-from sphinx_rag.embed import SESSION_CONFIG, Embedder, embedding_text, load_tokenizer
+from sphinx_rag.model.embed import SESSION_CONFIG, Embedder, embedding_text, load_tokenizer
 
 
 def site_texts(html: Path, sample: int, queries: int) -> tuple[Path, list[str], list[str]]:
     """(model directory, a sample of chunk inputs, a sample of the fit's pseudo-queries)."""
-    from sphinx_rag import static_encoder
-    from sphinx_rag.assets import IndexReader, load_chunk_records
+    from sphinx_rag.index import encoder_fit
+    from sphinx_rag.search.index import IndexReader, load_chunk_records
 
     records = load_chunk_records(html)
     model_dir = Path(os.environ.get("SPHINX_RAG_MODEL_DIR") or IndexReader(html).model_dir)
@@ -50,8 +50,8 @@ def site_texts(html: Path, sample: int, queries: int) -> tuple[Path, list[str], 
     chunks = [embedding_text(records[i]["kind"], records[i]["text"]) for i in picked]
     texts = [r["text"] for r in records]
     titles = [r.get("title", "") for r in records]
-    budget = min(static_encoder.MAX_QUERIES, static_encoder.QUERIES_PER_CHUNK * len(texts))
-    pairs = static_encoder.pseudo_queries(texts, titles, budget)
+    budget = min(encoder_fit.MAX_QUERIES, encoder_fit.QUERIES_PER_CHUNK * len(texts))
+    pairs = encoder_fit.pseudo_queries(texts, titles, budget)
     chosen = sorted(rng.choice(len(pairs), min(queries, len(pairs)), replace=False).tolist())
     return model_dir, chunks, [pairs[i][0] for i in chosen]
 

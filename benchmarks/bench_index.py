@@ -43,13 +43,13 @@ from pathlib import Path
 import numpy as np
 from harness import QUERIES, gzip_size, log, scratch
 
-from sphinx_rag.assets import IndexReader, Layout, find_asset_dir
-from sphinx_rag.bm25 import BM25Index, build_index, document_tokens
-from sphinx_rag.evaluate import _score_question
-from sphinx_rag.expand import expand
-from sphinx_rag.keyword_scoring import expand_tokens, keyword_scores
-from sphinx_rag.lexical import tokenize
-from sphinx_rag.retrieve import CANDIDATES, Searcher, rrf_fuse, top_k
+from sphinx_rag.search.index import IndexReader, Layout, find_asset_dir
+from sphinx_rag.search.bm25 import BM25Index, build_index, document_tokens
+from sphinx_rag.tools.evaluate import _score_question
+from sphinx_rag.search.expand import expand
+from sphinx_rag.search.keyword_scoring import expand_tokens, keyword_scores
+from sphinx_rag.search.lexical import tokenize
+from sphinx_rag.search.retrieve import CANDIDATES, Searcher, rrf_fuse, top_k
 
 TARGETS = {
     "bytes_per_chunk": 600,  # index bytes per chunk, raw, model excluded (at 200k)

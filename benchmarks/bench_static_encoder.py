@@ -32,14 +32,14 @@ from harness import REPO, launch_chromium
 from harness import gzip_size as gz
 from site_helpers import QuietHandler, StaticServer, fresh_profile, persistent_context, vectors_of
 
-from sphinx_rag.assets import IndexReader
+from sphinx_rag.search.index import IndexReader
 
 QUESTIONS = [q["question"] for f in ("demo_questions.json", "sklearn_api_questions.json")
              for q in json.loads((REPO / "eval" / f).read_text())]
 
 
 def asset_size(data: bytes, chunks: int) -> dict:
-    from sphinx_rag.static_encoder import StaticEncoder
+    from sphinx_rag.search.static_encoder import StaticEncoder
 
     enc = StaticEncoder.from_bytes(data)
     return {"chunks": chunks, "raw": len(data), "gzip": gz(data), "rows": len(enc.token_ids), "rank": enc.rank}
@@ -49,7 +49,7 @@ def site_corpus(html: Path):
     """A built site's index, chunks, int8 vectors and scales (in chunk order), and model directory."""
     import os
 
-    from sphinx_rag.assets import load_chunk_records
+    from sphinx_rag.search.index import load_chunk_records
     from sphinx_rag.chunk import Chunk
 
     index = IndexReader(html)
@@ -63,8 +63,8 @@ def fit_cost(html: Path, sample: int) -> dict:
     """Fit again with the embedding cache off; the chunks' embedding time, extrapolated."""
     import os
 
-    from sphinx_rag import build
-    from sphinx_rag.embed import Embedder, embedding_input
+    from sphinx_rag.index import build
+    from sphinx_rag.model.embed import Embedder, embedding_input
 
     os.environ["SPHINX_RAG_EMBED_CACHE"] = "0"
     index, chunks, vectors, scales, model_dir = site_corpus(html)

@@ -38,8 +38,8 @@ from pathlib import Path
 from harness import Stopwatch, copy_sources, first_listed_page, load, run_list
 from site_helpers import DEMO, StaticServer, index_files
 
-from sphinx_rag.assets import ASSET_DIR
-from sphinx_rag.warm_start import ENV
+from sphinx_rag.search.index import ASSET_DIR
+from sphinx_rag.index.warm_start import ENV
 
 KINDS = ("plain", "cold", "warm", "warm (one page edited)")
 FETCH_MODEL = "warm (empty model cache)"
@@ -74,7 +74,7 @@ def edited_copy(src: Path, work: Path) -> Path:
 def export_seconds(cache: Path) -> float:
     """How long exporting the default model into an empty cache takes (a subprocess, as a build)."""
     shutil.rmtree(cache, ignore_errors=True)
-    code = f"from sphinx_rag.model import cached_model_dir; from sphinx_rag.model_source import DEFAULT_MODEL; cached_model_dir(DEFAULT_MODEL, {str(cache)!r})"
+    code = f"from sphinx_rag.model.cache import cached_model_dir; from sphinx_rag.model.source import DEFAULT_MODEL; cached_model_dir(DEFAULT_MODEL, {str(cache)!r})"
     with Stopwatch() as t:
         subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
     return t.seconds

@@ -31,10 +31,10 @@ import numpy as np
 from bench_embed import Raw, dynamic_int8, session
 from fit_variants import per_question
 
-from sphinx_rag.assets import IndexReader, load_chunk_records
-from sphinx_rag.embed import Embedder, embedding_text, quantize_vectors
-from sphinx_rag.evaluate import load_questions
-from sphinx_rag.retrieve import Searcher
+from sphinx_rag.search.index import IndexReader, load_chunk_records
+from sphinx_rag.model.embed import Embedder, embedding_text, quantize_vectors
+from sphinx_rag.tools.evaluate import load_questions
+from sphinx_rag.search.retrieve import Searcher
 
 
 def variant_vectors(html: Path, model_dir: Path, variant: str, work: Path) -> tuple[np.ndarray, np.ndarray, float]:

@@ -37,8 +37,8 @@ from pathlib import Path
 import harness  # noqa: F401 - puts the repository and tests/ on sys.path
 from bench_static_encoder import site_corpus
 
-from sphinx_rag import static_encoder
-from sphinx_rag.embed import Embedder, embedding_input
+from sphinx_rag.index import encoder_fit
+from sphinx_rag.model.embed import Embedder, embedding_input
 
 
 def plain_build(src: Path, jobs: int) -> tuple[float, float]:
@@ -79,8 +79,8 @@ def main(argv: list[str] | None = None) -> None:
     _, chunks, _, _, model_dir = site_corpus(args.site)
     texts = [embedding_input(c) for c in chunks]
     unique = sorted(set(texts))
-    budget = min(static_encoder.MAX_QUERIES, static_encoder.QUERIES_PER_CHUNK * len(chunks))
-    queries = sorted({q for q, _ in static_encoder.pseudo_queries([c.text for c in chunks],
+    budget = min(encoder_fit.MAX_QUERIES, encoder_fit.QUERIES_PER_CHUNK * len(chunks))
+    queries = sorted({q for q, _ in encoder_fit.pseudo_queries([c.text for c in chunks],
                                                                    [c.title for c in chunks], budget)})
     rng = random.Random(0)
     cores = os.cpu_count() or 1

@@ -22,7 +22,8 @@ import harness  # noqa: F401 - puts the repository and tests/ on sys.path
 import numpy as np
 from bench_static_encoder import site_corpus
 
-from sphinx_rag import build, static_encoder
+from sphinx_rag.index import build
+from sphinx_rag.index import encoder_fit
 
 
 def main(argv=None) -> int:
@@ -35,7 +36,7 @@ def main(argv=None) -> int:
     index, chunks, vectors, scales, model_dir = site_corpus(site)
     texts, titles = [c.text for c in chunks], [c.title for c in chunks]
     docs = vectors.astype(np.float32) * scales[:, None]
-    versions = {"this checkout": static_encoder.train_encoder, str(other_file): other.train_encoder}
+    versions = {"this checkout": encoder_fit.train_encoder, str(other_file): other.train_encoder}
     cpu = {k: [] for k in versions}
     encoders = {}
     build.fit_static_encoder(texts, titles, docs, model_dir, index.manifest["model"])  # fills the cache
@@ -45,7 +46,7 @@ def main(argv=None) -> int:
             start = time.process_time()
             encoders[name] = build.fit_static_encoder(texts, titles, docs, model_dir, index.manifest["model"])
             cpu[name].append(time.process_time() - start)
-    build.train_encoder = static_encoder.train_encoder
+    build.train_encoder = encoder_fit.train_encoder
     queries = [c.title for c in chunks[:300]] + ["how do I fill missing values with the median"]
     a, b = (encoders[k] for k in versions)
     cosines = [float(a.encode(q) @ b.encode(q)) for q in queries if a.encode(q) is not None]

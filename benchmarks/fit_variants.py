@@ -40,9 +40,10 @@ import harness  # noqa: F401 - puts the repository and tests/ on sys.path
 import numpy as np
 from bench_static_encoder import site_corpus
 
-from sphinx_rag import build, static_encoder
-from sphinx_rag.evaluate import _score_question, load_questions
-from sphinx_rag.retrieve import Searcher
+from sphinx_rag.index import build
+from sphinx_rag.index import encoder_fit
+from sphinx_rag.tools.evaluate import _score_question, load_questions
+from sphinx_rag.search.retrieve import Searcher
 
 
 def dynamic_model_dir(model_dir: Path, root: Path) -> Path:
@@ -81,13 +82,13 @@ def fit(variant: str, texts, titles, docs, model_dir: Path, info: dict, seed: in
         return build.fit_static_encoder(texts, titles, docs, target_model, info, **params)
     # chunk / mix: wrap train_encoder's embed callable; pseudo-queries are unique, so
     # each one's source chunk is known from the same deterministic sample.
-    qpc = params.get("queries_per_chunk", static_encoder.QUERIES_PER_CHUNK)
-    budget = min(params.get("max_queries", static_encoder.MAX_QUERIES), qpc * len(texts))
-    pairs = static_encoder.pseudo_queries(texts, titles, budget, seed, qpc)
+    qpc = params.get("queries_per_chunk", encoder_fit.QUERIES_PER_CHUNK)
+    budget = min(params.get("max_queries", encoder_fit.MAX_QUERIES), qpc * len(texts))
+    pairs = encoder_fit.pseudo_queries(texts, titles, budget, seed, qpc)
     source = {q: i for q, i in pairs}
     title_set = {t.strip() for t in titles}
     unit = docs / np.maximum(np.linalg.norm(docs, axis=1, keepdims=True), 1e-12)
-    original = static_encoder.train_encoder
+    original = encoder_fit.train_encoder
 
     def train(*args, **kwargs):
         model_embed = args[4]
@@ -124,7 +125,7 @@ def main(argv=None) -> int:
     parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "sphinx-rag-fit-variants")
     parser.add_argument("--time", action="store_true", help="also time one fit per variant with the cache off")
     args = parser.parse_args(argv)
-    seeds = [static_encoder.SEED if s == "default" else int(s) for s in args.seeds.split(",")]
+    seeds = [encoder_fit.SEED if s == "default" else int(s) for s in args.seeds.split(",")]
     variants = args.variants.split(",")
     sets = {p.stem: load_questions(p) for p in args.questions}
     index, chunks, vectors, scales, model_dir = site_corpus(args.site)

@@ -33,11 +33,11 @@ from pathlib import Path
 import harness  # noqa: F401 - puts the repository and tests/ on sys.path
 import numpy as np
 
-from sphinx_rag.evaluate import _score_question, load_questions
-from sphinx_rag.keyword_scoring import expand_tokens, keyword_scores
-from sphinx_rag.lexical import tokenize
-from sphinx_rag.rerank import rerank
-from sphinx_rag.retrieve import CANDIDATES, DENSE_VOTE, Searcher, decisive_hits, pin_decisive, rrf_fuse, top_k
+from sphinx_rag.tools.evaluate import _score_question, load_questions
+from sphinx_rag.search.keyword_scoring import expand_tokens, keyword_scores
+from sphinx_rag.search.lexical import tokenize
+from sphinx_rag.search.rerank import rerank
+from sphinx_rag.search.retrieve import CANDIDATES, DENSE_VOTE, Searcher, decisive_hits, pin_decisive, rrf_fuse, top_k
 
 VARIANTS = ("rrf", "gap", "k20", "z", "rrf+z")
 GAP_KEYWORD, GAP_DENSE = 0.3, 0.1

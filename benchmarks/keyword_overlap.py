@@ -34,11 +34,11 @@ import harness  # noqa: F401 - puts the repository and tests/ on sys.path
 import numpy as np
 from replicate_index import read_index
 
-from sphinx_rag.bm25 import build_index, document_tokens
-from sphinx_rag.keyword_scoring import Postings, expand_tokens, keyword_scores
-from sphinx_rag.keyword_shards import stored_tail
-from sphinx_rag.lexical import tokenize
-from sphinx_rag.retrieve import top_k
+from sphinx_rag.search.bm25 import build_index, document_tokens
+from sphinx_rag.search.keyword_scoring import Postings, expand_tokens, keyword_scores
+from sphinx_rag.search.keyword_shards import stored_tail
+from sphinx_rag.search.lexical import tokenize
+from sphinx_rag.search.retrieve import top_k
 
 VARIANTS = ["cut", "coverage", "tail mean", "tail 1 bit", "tail 2 bits", "tail stored", "tail minimum"]
 

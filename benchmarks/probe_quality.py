@@ -21,10 +21,10 @@ import sys
 import time
 from pathlib import Path
 
-from sphinx_rag.assets import IndexReader
-from sphinx_rag.dense import probe_order
-from sphinx_rag.evaluate import _score_question
-from sphinx_rag.retrieve import CANDIDATES, Searcher, top_k
+from sphinx_rag.search.index import IndexReader
+from sphinx_rag.search.dense import probe_order
+from sphinx_rag.tools.evaluate import _score_question
+from sphinx_rag.search.retrieve import CANDIDATES, Searcher, top_k
 
 
 def cluster_bytes(searcher: Searcher, query: str) -> int:

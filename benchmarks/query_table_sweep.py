@@ -28,9 +28,9 @@ import numpy as np
 from bench_static_encoder import site_corpus
 from static_encoder_sweep import scores
 
-from sphinx_rag import build
-from sphinx_rag.evaluate import _mean, load_questions
-from sphinx_rag.retrieve import Searcher
+from sphinx_rag.index import build
+from sphinx_rag.tools.evaluate import _mean, load_questions
+from sphinx_rag.search.retrieve import Searcher
 
 
 def variants(model_dir: Path) -> dict[str, dict]:
@@ -52,7 +52,7 @@ def main(argv=None) -> int:
     sets = {path.stem: load_questions(path) for path in args.questions}
     index, chunks, vectors, scales, model_dir = site_corpus(args.site)
     if build.query_table(model_dir) is None:  # a site ships the model, not its table: the cache entry has both
-        from sphinx_rag.model import cached_model_dir
+        from sphinx_rag.model.cache import cached_model_dir
 
         model_dir = cached_model_dir(index.manifest["model"]["model_id"])
         assert json.loads((model_dir / "model_info.json").read_text()) == index.manifest["model"], model_dir

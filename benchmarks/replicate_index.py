@@ -33,8 +33,9 @@ import harness  # noqa: F401 - puts the repository and tests/ on sys.path
 import numpy as np
 from site_helpers import vectors_of
 
-from sphinx_rag.assets import ASSET_DIR, IndexReader, Layout, load_chunk_records, write_assets
-from sphinx_rag.bm25 import build_index, document_tokens
+from sphinx_rag.index.write import write_assets
+from sphinx_rag.search.index import ASSET_DIR, IndexReader, Layout, load_chunk_records
+from sphinx_rag.search.bm25 import build_index, document_tokens
 
 IDENT = re.compile(r"\b(?=[A-Za-z_]*[a-z][A-Za-z0-9_]*\b)([A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+)\b")
 

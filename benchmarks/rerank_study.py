@@ -5,7 +5,7 @@ For one built site, this script
 1. runs sphinx-rag's retrieval (the same keyword and dense passes and fusion as
    ``retrieve.Searcher``) for the site's question sets and for training queries the
    site itself gives: the static encoder's pseudo-queries (titles, sentences and word
-   spans cut from the chunks, ``static_encoder.pseudo_queries``) and the questions
+   spans cut from the chunks, ``encoder_fit.pseudo_queries``) and the questions
    ``suggest.candidates`` mines from section titles and object cards ("How do I ...?",
    "Which class ...?"), each with the chunk(s) it came from;
 2. computes features of every (query, candidate) pair in the fused top ``DEPTH``;
@@ -36,13 +36,13 @@ from pathlib import Path
 import harness  # noqa: F401 - puts the repository and tests/ on sys.path
 import numpy as np
 
-from sphinx_rag import suggest
-from sphinx_rag.evaluate import _score_question, load_questions
-from sphinx_rag.expand import expand
-from sphinx_rag.keyword_scoring import expand_tokens, keyword_scores
-from sphinx_rag.lexical import tokenize
-from sphinx_rag.retrieve import CANDIDATES, DENSE_VOTE, Result, Searcher, rrf_fuse, top_k
-from sphinx_rag.static_encoder import pseudo_queries
+from sphinx_rag.index import suggest
+from sphinx_rag.tools.evaluate import _score_question, load_questions
+from sphinx_rag.search.expand import expand
+from sphinx_rag.search.keyword_scoring import expand_tokens, keyword_scores
+from sphinx_rag.search.lexical import tokenize
+from sphinx_rag.search.retrieve import CANDIDATES, DENSE_VOTE, Result, Searcher, rrf_fuse, top_k
+from sphinx_rag.index.encoder_fit import pseudo_queries
 
 DEPTH = 30  # fused candidates the reranker reorders
 TRAIN_VERSION = 5  # of training_queries (part of the run cache key)
@@ -146,7 +146,7 @@ def collect(site: Path, encoder: str, questions: dict[str, list[dict]], train: i
     queries = training_queries(index, train)
     texts = [q for q, _, _ in queries]
     if encoder == "model":
-        from sphinx_rag.embed import embed_cached
+        from sphinx_rag.model.embed import embed_cached
 
         v, s = embed_cached(texts, model_dir_with_cache(index))
         vectors = v.astype(np.float32) * s[:, None]
@@ -281,7 +281,7 @@ def _proximity(seq: list[str], q: set[str]) -> float:
 def title_vectors(index, model_dir: Path) -> np.ndarray:
     """Per chunk, the model's vector of what names its place: a guide chunk's heading path,
     an API chunk's object card (its name line and summary)."""
-    from sphinx_rag.embed import embed_cached
+    from sphinx_rag.model.embed import embed_cached
 
     texts = []
     for i in range(index.n_chunks):

@@ -28,9 +28,10 @@ import harness  # noqa: F401 - puts the repository and tests/ on sys.path
 import numpy as np
 from bench_static_encoder import site_corpus
 
-from sphinx_rag import build, static_encoder
-from sphinx_rag.evaluate import _mean, _score_question, load_questions
-from sphinx_rag.retrieve import Searcher
+from sphinx_rag.index import build
+from sphinx_rag.index import encoder_fit
+from sphinx_rag.tools.evaluate import _mean, _score_question, load_questions
+from sphinx_rag.search.retrieve import Searcher
 
 
 def scores(searcher: Searcher, questions: list[dict]) -> list[dict]:
@@ -93,15 +94,15 @@ def _numbers(text: str) -> list[int]:
 
 
 def _seeds(text: str) -> list[int]:
-    return [static_encoder.SEED if x == "default" else int(x) for x in text.split(",")]
+    return [encoder_fit.SEED if x == "default" else int(x) for x in text.split(",")]
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("site", type=Path, help="a built HTML directory with a static encoder")
     parser.add_argument("questions", type=Path, nargs="+", help="question sets (eval/*.json)")
-    parser.add_argument("--per-chunk", default=str(static_encoder.QUERIES_PER_CHUNK), help="comma-separated")
-    parser.add_argument("--max-queries", default=str(static_encoder.MAX_QUERIES), help="comma-separated caps")
+    parser.add_argument("--per-chunk", default=str(encoder_fit.QUERIES_PER_CHUNK), help="comma-separated")
+    parser.add_argument("--max-queries", default=str(encoder_fit.MAX_QUERIES), help="comma-separated caps")
     parser.add_argument("--seeds", default="default,1,2", help="comma-separated pseudo-query seeds ('default')")
     parser.add_argument("--share", action="store_true", help="the site's own tiers, with bootstrap intervals")
     args = parser.parse_args(argv)

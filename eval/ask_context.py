@@ -35,14 +35,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from sphinx_rag.evaluate import answer_component_scores, is_relevant, load_questions  # noqa: E402
+from sphinx_rag.tools.evaluate import answer_component_scores, is_relevant, load_questions  # noqa: E402
 from sphinx_rag.llm import client  # noqa: E402
 from sphinx_rag.llm.context import call_step, gather_context  # noqa: E402
 from sphinx_rag.llm.judge import JUDGE_PASSAGE_CHARS  # noqa: E402
 from sphinx_rag.llm.multi_query import fuse_rankings  # noqa: E402
 from sphinx_rag.llm.prompt import build_messages, llm_passage, passage_budget  # noqa: E402
 from sphinx_rag.llm.settings import DEFAULT_PROJECT  # noqa: E402
-from sphinx_rag.retrieve import Searcher  # noqa: E402
+from sphinx_rag.search.retrieve import Searcher  # noqa: E402
 
 BATCH_SYSTEM = ("You check which excerpts of the {project} documentation help to answer a question. Reply with "
                 "the numbers of the helpful excerpts, e.g. 1, 3, or none.")

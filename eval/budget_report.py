@@ -17,8 +17,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from sphinx_rag import retrieve  # noqa: E402
-from sphinx_rag.evaluate import FIXED_PREFIX, default_methods, evaluate, load_questions  # noqa: E402
+from sphinx_rag.search import retrieve  # noqa: E402
+from sphinx_rag.tools.evaluate import FIXED_PREFIX, default_methods, evaluate, load_questions  # noqa: E402
 
 
 def _cache_rankings():

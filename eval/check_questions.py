@@ -28,13 +28,13 @@ its nested subsections excluded), i.e. the anchor is the nearest enclosing
 section of the phrase.
 
 Every context string of every ``answer_components`` entry must occur in the
-plain text of some page (``sphinx_rag.page_text``) and in the text of some chunk
+plain text of some page (``sphinx_rag.tools.page_text``) and in the text of some chunk
 of the site's index (else no method could ever find it), compared as the metric
-compares them (``sphinx_rag.evaluate.normalize_text``).
+compares them (``sphinx_rag.tools.evaluate.normalize_text``).
 
 Every relevant entry must also be one a result can meet: some chunk of the index
 has its URL and holds its phrase, in its text or in what the reader sees (as
-``sphinx_rag.evaluate.is_relevant`` scores it). A section's anchor is not one when
+``sphinx_rag.tools.evaluate.is_relevant`` scores it). A section's anchor is not one when
 its answer is an object's own entry there (Flask's ``config.html#MAX_CONTENT_LENGTH``,
 not ``#builtin-configuration-values``): the object's chunk links to the object.
 
@@ -52,10 +52,10 @@ from pathlib import Path
 from bs4 import BeautifulSoup
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from sphinx_rag.assets import IndexReader  # noqa: E402
-from sphinx_rag.evaluate import is_relevant, normalize_text  # noqa: E402
-from sphinx_rag.retrieve import Result  # noqa: E402
-from sphinx_rag.page_text import read_page_text  # noqa: E402
+from sphinx_rag.search.index import IndexReader  # noqa: E402
+from sphinx_rag.tools.evaluate import is_relevant, normalize_text  # noqa: E402
+from sphinx_rag.search.retrieve import Result  # noqa: E402
+from sphinx_rag.tools.page_text import read_page_text  # noqa: E402
 
 STYLES = {"natural", "keyword", "typo", "synonym", "howto", "concept", "paraphrase", "which"}
 PARAM_RE = re.compile(r"^Parameter (\S+) of (\S+)$")

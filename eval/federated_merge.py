@@ -25,9 +25,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from sphinx_rag.evaluate import is_relevant  # noqa: E402
-from sphinx_rag.merge import Entry, merge_answers  # noqa: E402
-from sphinx_rag.retrieve import Searcher  # noqa: E402
+from sphinx_rag.tools.evaluate import is_relevant  # noqa: E402
+from sphinx_rag.search.merge import Entry, merge_answers  # noqa: E402
+from sphinx_rag.search.retrieve import Searcher  # noqa: E402
 
 K = 10
 
@@ -98,7 +98,7 @@ def _interleave(value):
 
 
 def _coverage(h):
-    from sphinx_rag.merge import _share, match_words
+    from sphinx_rag.search.merge import _share, match_words
 
     return _share(match_words(ANSWER_QUERY[0]), h["text"])
 

@@ -17,8 +17,8 @@ import random
 import re
 from pathlib import Path
 
-from sphinx_rag.assets import load_chunk_records
-from sphinx_rag.lexical import word_parts
+from sphinx_rag.search.index import load_chunk_records
+from sphinx_rag.search.lexical import word_parts
 
 PARAM = re.compile(r"^Parameter (\w+) of ([\w.]+)")
 RETURN = re.compile(r"^(\w+) is returned by ([\w.]+)")

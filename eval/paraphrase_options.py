@@ -37,14 +37,16 @@ from pathlib import Path
 
 import numpy as np
 
-from sphinx_rag import assets, evaluate, retrieve
-from sphinx_rag.keyword_scoring import expand_tokens, keyword_scores
-from sphinx_rag.build import write_index
+from sphinx_rag.search import index as assets
+from sphinx_rag.search import retrieve
+from sphinx_rag.tools import evaluate
+from sphinx_rag.search.keyword_scoring import expand_tokens, keyword_scores
+from sphinx_rag.index.build import write_index
 from sphinx_rag.chunk import Chunk
-from sphinx_rag.dense import dense_scores, probe_order
-from sphinx_rag.expand import expand
-from sphinx_rag.lexical import tokenize
-from sphinx_rag.model import cached_model_dir
+from sphinx_rag.search.dense import dense_scores, probe_order
+from sphinx_rag.search.expand import expand
+from sphinx_rag.search.lexical import tokenize
+from sphinx_rag.model.cache import cached_model_dir
 
 SEE_ALSO = re.compile(r"^See also, the objects related to (\S+):")
 ENTRY = re.compile(r"^([\w.]+(?:, [\w.]+)*)(?::\s*(.*))?$")

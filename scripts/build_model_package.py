@@ -33,9 +33,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from sphinx_rag.embed import embed_cached, load_tokenizer  # noqa: E402
-from sphinx_rag.model_source import DEFAULT_MODEL, PACKAGED_SHA256, sha256_file  # noqa: E402
-from sphinx_rag.query_table import TABLE_FILE, distill  # noqa: E402
+from sphinx_rag.model.embed import embed_cached, load_tokenizer  # noqa: E402
+from sphinx_rag.model.source import DEFAULT_MODEL, PACKAGED_SHA256, sha256_file  # noqa: E402
+from sphinx_rag.index.query_table import TABLE_FILE, distill  # noqa: E402
 
 PACKAGE = ROOT / "model_package"
 MODEL_OUT = PACKAGE / "sphinx_rag_minilm" / "model"
@@ -48,9 +48,9 @@ SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 
 def exported_model() -> Path:
     """An export of the default model (the cache's, else a new one), checked against the pins."""
-    from sphinx_rag.model import cache_key, default_cache_dir
-    from sphinx_rag.export_model import export_model
-    from sphinx_rag.model_source import resolve_model_source
+    from sphinx_rag.model.cache import cache_key, default_cache_dir
+    from sphinx_rag.model.export import export_model
+    from sphinx_rag.model.source import resolve_model_source
 
     entry = default_cache_dir() / f"all-MiniLM-L6-v2-{cache_key(DEFAULT_MODEL, resolve_model_source(DEFAULT_MODEL))}"
     if not all((entry / name).is_file() and sha256_file(entry / name) == sha for name, sha in PACKAGED_SHA256.items()):

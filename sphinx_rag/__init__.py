@@ -4,7 +4,9 @@ Add ``"sphinx_rag"`` to ``extensions``; ``sphinx-build -b html`` then writes a
 static search index under ``_static/sphinx_rag/``. See ARCHITECTURE.md.
 """
 
-__version__ = "0.1.0"
+from ._version import __version__
+
+__all__ = ["__version__", "setup"]
 
 
 def setup(app):

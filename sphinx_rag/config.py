@@ -9,13 +9,13 @@ template rules come from ``llm/template.py``; nothing here talks to an LLM serve
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
-from collections.abc import Callable
 
 from .llm.endpoint import normalize_endpoint
 from .llm.template import DEFAULT_PROMPT, validate_prompt
-from .model_source import DEFAULT_MODEL
+from .model.source import DEFAULT_MODEL
 
 __all__ = ["CONFIG", "Option", "validate", "unknown_names", "ConfigError", "LLM_DEFAULTS", "llm_settings"]
 

@@ -25,7 +25,7 @@ import json
 from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import urlsplit
 
-from .assets import ASSET_DIR, FORMAT_VERSION
+from .search.index import ASSET_DIR, FORMAT_VERSION
 
 __all__ = ["CHECK_TIMEOUT", "MAX_NAME", "entry_problem", "configured_sites", "intersphinx_sites", "check_site",
            "resolve", "site_root"]
@@ -38,7 +38,7 @@ EXAMPLE = '{"numpy": "https://numpy.org/doc/stable/", "v1.4": {"url": "https://m
 def site_root(url: str) -> str:
     """A site's root URL (ending in /) from its root, a page of it, its index directory or
     its manifest.json (``remote.index_url``'s forms); RemoteError if it is no http(s) URL."""
-    from .remote import index_url  # not when conf.py is validated: no HTTP client then
+    from .search.remote import index_url  # not when conf.py is validated: no HTTP client then
 
     return index_url(url)[: -len(ASSET_DIR.as_posix() + "/")]
 
@@ -98,8 +98,8 @@ def check_site(name: str, url: str, *, origin: str, timeout: float = CHECK_TIMEO
     and one line saying what was found."""
     import time
 
-    from .index_checks import manifest_problem
-    from .remote import MAX_MANIFEST_BYTES, RemoteError, fetch_response
+    from .search.checks import manifest_problem
+    from .search.remote import MAX_MANIFEST_BYTES, RemoteError, fetch_response
 
     try:
         root = site_root(url)

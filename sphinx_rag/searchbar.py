@@ -34,7 +34,7 @@ from pathlib import Path
 
 from sphinx.util import logging
 
-from . import __version__
+from ._version import __version__
 
 __all__ = ["CLIENT_DIR", "wants_search_bar", "on_builder_inited", "on_html_page_context", "copy_model_runtime"]
 
@@ -85,11 +85,11 @@ def on_html_page_context(app, pagename, templatename, context, doctree):
     name with ``.md``, in the same directory, as ``markdown.twin_name`` places it)."""
     from posixpath import basename
 
-    from .extension import _excluded
-    from .markdown import twin_name
+    from .agents.markdown import twin_name
+    from .pages import excluded
 
     if (doctree is None or not app.config.sphinx_rag_llms_txt or pagename not in app.env.found_docs
-            or _excluded(app, pagename) or app.builder.name == "singlehtml"):
+            or excluded(app, pagename) or app.builder.name == "singlehtml"):
         return
     uri = app.builder.get_target_uri(pagename)
     name = basename(twin_name(uri)) if not uri.startswith("#") else ""

@@ -74,7 +74,7 @@ import time
 from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, urlsplit
 
-from sphinx_rag.serve import QuietServer
+from sphinx_rag.tools.serve import QuietServer
 
 MODES = ("normal", "slow", "disconnect", "json", "error500", "nocors", "xss", "redirect307", "redirect302",
          "bareredirect", "escapes", "huge", "nopreflight", "noqueries", "nousage", "followups", "badfollowups")

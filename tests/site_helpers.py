@@ -30,9 +30,9 @@ from pathlib import Path
 
 import numpy as np
 
-from sphinx_rag.assets import ASSET_DIR, IndexReader
+from sphinx_rag.search.index import ASSET_DIR, IndexReader
 from sphinx_rag.searchbar import CLIENT_DIR  # the built browser client (`npm run build` in js/)
-from sphinx_rag.serve import QuietServer
+from sphinx_rag.tools.serve import QuietServer
 
 REPO = Path(__file__).resolve().parent.parent
 DEMO = REPO / "demo_docs"
@@ -119,7 +119,7 @@ def manifest_of(html_dir: Path) -> dict:
 
 def chunks_of(html_dir: Path) -> list[dict]:
     """Every chunk record of a built index, in index order (with title, weight and order)."""
-    from sphinx_rag.assets import load_chunk_records
+    from sphinx_rag.search.index import load_chunk_records
 
     return load_chunk_records(html_dir)
 

@@ -13,11 +13,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sphinx_rag import shards
-from sphinx_rag.assets import ASSET_DIR, FORMAT_VERSION, IndexDamaged, IndexReader, Layout, write_assets
-from sphinx_rag.bm25 import build_index
+from sphinx_rag.search import shards
+from sphinx_rag.index.write import write_assets
+from sphinx_rag.search.index import ASSET_DIR, FORMAT_VERSION, IndexDamaged, IndexReader, Layout
+from sphinx_rag.search.bm25 import build_index
 from sphinx_rag.chunk import CHUNKER_VERSION
-from sphinx_rag.embed import quantize_vectors
+from sphinx_rag.model.embed import quantize_vectors
 
 from site_helpers import DEMO, build_site, chunks_of
 
@@ -119,7 +120,7 @@ def test_a_failed_write_keeps_the_previous_index(tmp_path, monkeypatch):
     out = tmp_path / "index"
     _write(out, _records(40))
     old = _files_flat(out)
-    from sphinx_rag import assets
+    from sphinx_rag.index import write as assets
 
     real = assets._write_file
     calls = []
@@ -187,7 +188,7 @@ def test_weights_and_heads(tmp_path):
 def test_cluster_map_and_guided_probe(tmp_path):
     """Each chunk's cluster is in the map shards; the rrf probe reads the clusters of the
     best keyword hits first, within the same budget of vectors."""
-    from sphinx_rag.retrieve import Searcher
+    from sphinx_rag.search.retrieve import Searcher
 
     records = _records(300, text=lambda i: f"chunk {i} about topic{i % 7} word{i}")
     vectors, scales = quantize_vectors(np.random.default_rng(0).standard_normal((300, 16)).astype(np.float32))
@@ -252,9 +253,9 @@ def _clustered_site(tmp_path, monkeypatch):
     given a small layout (many clusters and shards); and a function that builds it in this process."""
     from sphinx.cmd.build import build_main
 
-    import sphinx_rag.build
+    import sphinx_rag.index.build
 
-    monkeypatch.setattr(sphinx_rag.build, "LAYOUT", Layout(exact_up_to=32, cluster_size=16, texts_per_shard=8,
+    monkeypatch.setattr(sphinx_rag.index.build, "LAYOUT", Layout(exact_up_to=32, cluster_size=16, texts_per_shard=8,
                                                            term_shard_bytes=1000))
     src = tmp_path / "src"
     shutil.copytree(ROOTS / "test-narrative", src)
@@ -280,7 +281,7 @@ def test_an_incremental_build_keeps_the_clusters_until_enough_has_changed(tmp_pa
     keeps the index without re-indexing (unless a file of it is gone); a build that writes
     every page clusters again, as a clean build does.
     Real builds (in this process, to give the site a small layout: many clusters)."""
-    import sphinx_rag.build
+    import sphinx_rag.index.build
     import sphinx_rag.extension
 
     src, build = _clustered_site(tmp_path, monkeypatch)
@@ -295,7 +296,7 @@ def test_an_incremental_build_keeps_the_clusters_until_enough_has_changed(tmp_pa
     guide = src / "guide.rst"
     guide.write_text(guide.read_text().replace("short introduction paragraph", "brand new opening paragraph"))
     edited = build(out)
-    assert 0 < edited["dense"]["stale_chunks"] <= sphinx_rag.build.REFIT_SHARE * edited["counts"]["chunks"]
+    assert 0 < edited["dense"]["stale_chunks"] <= sphinx_rag.index.build.REFIT_SHARE * edited["counts"]["chunks"]
     assert edited["dense"]["centroids"] == first["dense"]["centroids"]
     reader = IndexReader(out)
     centroids, scales = reader.centroids()
@@ -325,14 +326,16 @@ def test_an_edit_built_from_what_the_last_build_left_equals_one_built_from_the_s
     """The carry file (records, tokens, vectors, shards by payload) is exactly the index it
     was left with, so an incremental build from it writes the same index as one that reads
     the shards and tokenizes everything; and it compresses only the shards that changed."""
-    from sphinx_rag import assets, carry
-    from sphinx_rag.bm25 import document_tokens
+    from sphinx_rag.index import carry
+    from sphinx_rag.index import write as assets
+    from sphinx_rag.search.index import load_chunk_records
+    from sphinx_rag.search.bm25 import document_tokens
 
     src, build = _clustered_site(tmp_path, monkeypatch)
     out, work = tmp_path / "html", tmp_path / "html-doctrees"
     first = build(out)
     carried = carry.load(work, out / ASSET_DIR)
-    assert carried.records == assets.load_chunk_records(out / ASSET_DIR)
+    assert carried.records == load_chunk_records(out / ASSET_DIR)
     assert carried.tokens == [document_tokens(r["text"]) for r in carried.records]
     reader = IndexReader(out)
     for c in range(len(reader.cluster_sizes)):
@@ -368,7 +371,7 @@ def test_an_edit_built_from_what_the_last_build_left_equals_one_built_from_the_s
 def test_what_a_build_leaves_is_read_back_only_for_its_own_index(tmp_path):
     """The carry file holds what the index step computed, and it is used only while the
     index it was left with is the one published: another manifest or a torn file give None."""
-    from sphinx_rag import carry
+    from sphinx_rag.index import carry
 
     out = tmp_path / "index"
     out.mkdir()
@@ -466,7 +469,7 @@ def test_a_killed_build_is_redone_by_the_next(tmp_path, stage):
 def test_disk_full_at_any_write_keeps_the_previous_index(tmp_path, monkeypatch):
     """A write that fails (ENOSPC) at each of the index's files in turn: the previous
     index stays whole and readable, no temporary file is left, the next build works."""
-    from sphinx_rag import assets
+    from sphinx_rag.index import write as assets
 
     pristine = tmp_path / "pristine"
     _write(pristine, _records(40))
@@ -510,7 +513,7 @@ def test_disk_full_at_any_write_keeps_the_previous_index(tmp_path, monkeypatch):
 @pytest.mark.parametrize("kind", ["manifest", "dir", "terms", "near", "texts", "centroids", "cluster", "model"])
 def test_each_damaged_file_is_named(demo_html, tmp_path, kind):
     """Truncate one file of each kind: the search stops with one line naming it."""
-    from sphinx_rag.retrieve import Searcher
+    from sphinx_rag.search.retrieve import Searcher
 
     copy = tmp_path / "index"
     shutil.copytree(demo_html / ASSET_DIR, copy, symlinks=False)
@@ -538,7 +541,7 @@ def test_a_damaged_previous_index_is_not_merged(tmp_path):
     """Damaged text shards are never read into the next index: without the carry file the
     build says so and re-chunks; with it (the records as written) the build needs none of
     them, and writes the damaged shards again."""
-    from sphinx_rag import carry
+    from sphinx_rag.index import carry
 
     src = tmp_path / "src"
     shutil.copytree(ROOTS / "test-narrative", src)

@@ -4,11 +4,11 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
-from sphinx_rag.assets import IndexReader
-from sphinx_rag.bm25 import build_index, document_tokens
-from sphinx_rag.keyword_scoring import bm25_scores, edit_distance, typo_candidates
-from sphinx_rag.keyword_shards import code_bits, impact_levels, pack_codes, unpack_codes
-from sphinx_rag.lexical import tokenize
+from sphinx_rag.search.index import IndexReader
+from sphinx_rag.search.bm25 import build_index, document_tokens
+from sphinx_rag.search.keyword_scoring import bm25_scores, edit_distance, typo_candidates
+from sphinx_rag.search.keyword_shards import code_bits, impact_levels, pack_codes, unpack_codes
+from sphinx_rag.search.lexical import tokenize
 
 from site_helpers import chunks_of
 

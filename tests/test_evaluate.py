@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from site_helpers import build_site
-from sphinx_rag.evaluate import (AC_BUDGET, answer_component_scores, budgeted, evaluate, format_table, is_relevant,
+from sphinx_rag.tools.evaluate import (AC_BUDGET, answer_component_scores, budgeted, evaluate, format_table, is_relevant,
                                  load_questions)
-from sphinx_rag.fixed_baseline import CHUNK_CHARS, OVERLAP_CHARS, fixed_windows
-from sphinx_rag.page_text import page_text, read_page_text
-from sphinx_rag.retrieve import Result
+from sphinx_rag.tools.fixed_baseline import CHUNK_CHARS, OVERLAP_CHARS, fixed_windows
+from sphinx_rag.tools.page_text import page_text, read_page_text
+from sphinx_rag.search.retrieve import Result
 
 EVAL = Path(__file__).resolve().parent.parent / "eval"
 QUESTIONS = EVAL / "demo_questions.json"
@@ -75,7 +75,7 @@ def test_answer_components_are_read_under_a_character_budget():
 
 
 def test_a_budget_cuts_every_metric_where_the_context_ends():
-    from sphinx_rag.evaluate import _score_question
+    from sphinx_rag.tools.evaluate import _score_question
 
     results = [Result(n, 1.0, f"a.html#{n}", "", "guide", text, f"id{n}", n) for n, text in enumerate(PASSAGES, 1)]
     q = {"answer_components": [REDIRECT, NOT_FOUND]}
@@ -280,7 +280,7 @@ def test_the_attrs_corpus_refuses_an_sdist_that_is_not_the_pinned_one(tmp_path):
 
 def test_default_methods_show_each_query_encoder(demo_html):
     """The demo ships both encoders: evaluate compares them side by side by default."""
-    from sphinx_rag.evaluate import default_methods
+    from sphinx_rag.tools.evaluate import default_methods
 
     assert default_methods(demo_html) == ["bm25", "dense-static", "dense-model", "rrf-static", "rrf-model",
                                           "fixed-bm25", "fixed-rrf"]

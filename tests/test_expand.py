@@ -1,6 +1,6 @@
 """Passages (expand.py): each hit with the neighbours on its page the ranking found relevant."""
 
-from sphinx_rag.expand import DECAY, MAX_CHARS, OBJECT_RANKS, PENALTY, expand, passages_length
+from sphinx_rag.search.expand import DECAY, MAX_CHARS, OBJECT_RANKS, PENALTY, expand, passages_length
 
 
 def chunk(doc, kind, n):

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from site_helpers import CorsHandler, StaticServer, build_site, free_port, manifest_of
-from sphinx_rag.assets import ASSET_DIR
+from sphinx_rag.search.index import ASSET_DIR
 from sphinx_rag.config import ConfigError, validate
 from sphinx_rag.federation import check_site, configured_sites, intersphinx_sites, resolve
 

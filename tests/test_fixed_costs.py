@@ -22,8 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-from sphinx_rag import filehash
-from sphinx_rag.assets import ASSET_DIR
+from sphinx_rag.model import filehash
+from sphinx_rag.search.index import ASSET_DIR
 from sphinx_rag.chunk import Chunk
 
 from site_helpers import vectors_of
@@ -36,7 +36,7 @@ _RECORDING = """
 import atexit, json, os, sys
 
 def record():
-    from sphinx_rag import filehash
+    from sphinx_rag.model import filehash
     modules = sorted({m.split(".")[0] for m in sys.modules} & {"onnxruntime", "scipy"})
     with open(os.environ["RECORD"], "w") as f:
         json.dump({"modules": modules, "hashed": filehash.computed}, f)
@@ -121,7 +121,7 @@ def _chunk(doc: str, text: str, heading: str = "Guide") -> Chunk:
 
 
 def test_changed_chunks_are_those_added_or_removed_page_by_page():
-    from sphinx_rag.extension import _changed_chunks
+    from sphinx_rag.index_step import changed_chunks as _changed_chunks
 
     previous = {"a": [_chunk("a", "one"), _chunk("a", "two")], "b": [_chunk("b", "three")],
                 "c": [_chunk("c", "four")]}
@@ -183,9 +183,9 @@ def test_a_class_location_is_read_only_when_a_warning_names_it():
 def test_the_chunkers_token_counter_counts_past_the_models_length():
     """The build's counter loads the tokenizer once, untruncated: the same counts as
     ``count_tokens`` (which copies a truncating tokenizer), past 256 tokens too."""
-    from sphinx_rag.embed import count_tokens, load_tokenizer, token_counter
-    from sphinx_rag.model import cached_model_dir
-    from sphinx_rag.model_source import DEFAULT_MODEL
+    from sphinx_rag.model.embed import count_tokens, load_tokenizer, token_counter
+    from sphinx_rag.model.cache import cached_model_dir
+    from sphinx_rag.model.source import DEFAULT_MODEL
 
     model_dir = cached_model_dir(DEFAULT_MODEL)
     count, truncating = token_counter(model_dir), load_tokenizer(model_dir, 256)
@@ -197,7 +197,8 @@ def test_the_chunkers_token_counter_counts_past_the_models_length():
 def test_suggestions_are_verified_again_once_enough_has_changed_since(monkeypatch, tmp_path):
     """Kept while the chunks changed since they were verified (summed over builds, in the
     carry file) stay within build.REFIT_SHARE and their pages are indexed; else searched again."""
-    from sphinx_rag import build, carry, retrieve, suggest
+    from sphinx_rag.index import build, carry, suggest
+    from sphinx_rag.search import retrieve
 
     calls = []
     monkeypatch.setattr(suggest, "choose", lambda records, searcher: calls.append(1) or [])

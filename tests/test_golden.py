@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from sphinx_rag import golden
+from sphinx_rag.tools import golden
 from sphinx_rag.cli import main
-from sphinx_rag.evaluate import evaluate, load_questions
+from sphinx_rag.tools.evaluate import evaluate, load_questions
 
 ROOTS = Path(__file__).parent / "roots"
 
@@ -87,7 +87,7 @@ def test_golden_add_checks_the_url_against_the_built_site(tmp_path, demo_html, c
 
 
 def test_the_check_says_no_such_page_and_names_each_top_url_once(demo_html):
-    from sphinx_rag.retrieve import Searcher
+    from sphinx_rag.search.retrieve import Searcher
 
     entries = [golden.GoldenEntry("padding modes", "pywt.padd.html", 3),
                golden.GoldenEntry("SimpleImputer", "index.html", 1)]
@@ -141,7 +141,7 @@ def test_evaluate_reads_a_golden_file(demo_html):
 
 def test_the_demo_ships_a_golden_set_it_meets(demo_html):
     """CI's demo build checks it (demo_docs/conf.py); here the same check on the session's build."""
-    from sphinx_rag.retrieve import Searcher
+    from sphinx_rag.search.retrieve import Searcher
 
     entries = golden.load(Path(__file__).parent.parent / "demo_docs" / "search_golden.json")
     outcomes = golden.check(Searcher(demo_html), entries)

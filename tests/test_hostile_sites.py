@@ -20,11 +20,11 @@ from pathlib import Path
 import pytest
 
 from site_helpers import LoggedHandler, QuietHandler, StaticServer
-from sphinx_rag.assets import ASSET_DIR, IndexDamaged
-from sphinx_rag.docs_tools import DocsError, Library, Site
+from sphinx_rag.search.index import ASSET_DIR, IndexDamaged
+from sphinx_rag.agents.docs_tools import DocsError, Library, Site
 from sphinx_rag.federation import check_site
-from sphinx_rag.remote import RemoteError, RemoteIndexReader, fetch
-from sphinx_rag.shards import REGISTER, binary_shard, check_binary_shard, dumps, read_script_shard, script_shard, \
+from sphinx_rag.search.remote import RemoteError, RemoteIndexReader, fetch
+from sphinx_rag.search.shards import REGISTER, binary_shard, check_binary_shard, dumps, read_script_shard, script_shard, \
     shard_hash
 
 QUERY = "strategy of a dummy classifier"

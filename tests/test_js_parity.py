@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sphinx_rag.assets import IndexReader
+from sphinx_rag.search.index import IndexReader
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "tests" / "fixtures"
@@ -47,8 +47,8 @@ def test_fixtures_are_what_the_current_code_generates(demo_html, committed_ranki
 
 
 def test_query_vectors_are_current(demo_html, committed_rankings):
-    from sphinx_rag.assets import IndexReader
-    from sphinx_rag.embed import Embedder
+    from sphinx_rag.search.index import IndexReader
+    from sphinx_rag.model.embed import Embedder
 
     queries = committed_rankings["queries"]
     embedder = Embedder(IndexReader(demo_html).model_dir)

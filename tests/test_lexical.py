@@ -1,4 +1,4 @@
-from sphinx_rag.lexical import stem, tokenize
+from sphinx_rag.search.lexical import stem, tokenize
 
 
 def test_identifiers_are_split_and_kept_whole():

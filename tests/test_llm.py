@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from sphinx_rag.assets import ASSET_DIR
+from sphinx_rag.search.index import ASSET_DIR
 from sphinx_rag.config import ConfigError, llm_settings
 from sphinx_rag.llm import client
 from sphinx_rag.llm.endpoint import normalize_endpoint
@@ -26,7 +26,7 @@ from sphinx_rag.llm.prompt import (ANSWER_RESERVE_TOKENS, MESSAGE_OVERHEAD_TOKEN
                                    build_messages, estimate_tokens, fit_passages, format_passages, passage_budget)
 from sphinx_rag.llm.settings import browser_settings, merge_settings
 from sphinx_rag.llm.template import DEFAULT_PROMPT, validate_prompt
-from sphinx_rag.retrieve import Result
+from sphinx_rag.search.retrieve import Result
 from site_helpers import fake_llm_server
 
 HERE = Path(__file__).resolve().parent
@@ -310,7 +310,7 @@ def ask(site: Path, *args: str, question: str = QUESTION) -> subprocess.Complete
 @pytest.fixture(scope="module")
 def expected_passages(demo_html):
     from sphinx_rag.llm.prompt import llm_passage
-    from sphinx_rag.retrieve import Searcher
+    from sphinx_rag.search.retrieve import Searcher
 
     results = Searcher(demo_html).search(QUESTION, k=8)
     assert len(results) == 8
@@ -392,7 +392,7 @@ def test_ask_lists_each_passage_once_with_its_citation_number(fake_server, demo_
     answer's [n] finds it), [-] marks the passages not sent, and a cut top passage says so.
     The passages are those of the search sized to the window (passage_budget)."""
     from sphinx_rag.llm.prompt import llm_passage, passage_budget
-    from sphinx_rag.retrieve import Searcher
+    from sphinx_rag.search.retrieve import Searcher
 
     searcher = Searcher(demo_html)
     scored = searcher.ranking(QUESTION)[0]

@@ -21,8 +21,8 @@ from llms_txt import parse_llms_file
 from markdown_it import MarkdownIt
 
 from site_helpers import build_site, chunks_of, manifest_of
-from sphinx_rag.assets import ASSET_DIR
-from sphinx_rag.markdown import LlmsSite, _llms_full, _Page, display_markdown, page_markdown, twin_name
+from sphinx_rag.search.index import ASSET_DIR
+from sphinx_rag.agents.markdown import LlmsSite, _llms_full, _Page, display_markdown, page_markdown, twin_name
 
 ROOT = Path(__file__).parent / "roots" / "test-llms"
 HOSTILE = Path(__file__).parent / "roots" / "test-llms-hostile"

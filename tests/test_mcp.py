@@ -22,8 +22,8 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from site_helpers import LoggedHandler, QuietHandler, StaticServer
-from sphinx_rag.assets import ASSET_DIR
-from sphinx_rag.budget import ANSWER_TOKENS, estimate_tokens
+from sphinx_rag.search.index import ASSET_DIR
+from sphinx_rag.agents.budget import ANSWER_TOKENS, estimate_tokens
 
 QUERY = "strategy of a dummy classifier"
 PAGE = "api/generated/mlkit.dummy.DummyClassifier.html"
@@ -343,7 +343,7 @@ def test_every_answer_stays_under_the_budget_on_a_25k_site(tmp_path_factory, tmp
 def test_parts_and_cut_hits_keep_every_answer_under_the_budget():
     """budget.parts cuts between blocks (never inside a fence, a huge block by lines), the
     parts holding all of the page; cut_hits drops whole passages from the end, saying so."""
-    from sphinx_rag.budget import cut_hits, parts, sized
+    from sphinx_rag.agents.budget import cut_hits, parts, sized
 
     fence = "```python\n" + "\n\n".join(f"x_{i} = {i}" for i in range(400)) + "\n```"
     page = "\n\n".join(["# Title"] + [f"Paragraph {i}. " + "word " * 60 for i in range(300)] + [fence, "| a |\n" * 3000])

@@ -16,12 +16,12 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from sphinx_rag.bm25 import build_index
+from sphinx_rag.search.bm25 import build_index
 from sphinx_rag.chunk.narrative import MAX_CHARS_PER_TOKEN, Block, pack_blocks
-from sphinx_rag.embed import count_tokens, load_tokenizer
-from sphinx_rag.keyword_scoring import expand_tokens, keyword_scores
-from sphinx_rag.lexical import strip_invisible, tokenize
-from sphinx_rag.model_source import resolve_model_source
+from sphinx_rag.model.embed import count_tokens, load_tokenizer
+from sphinx_rag.search.keyword_scoring import expand_tokens, keyword_scores
+from sphinx_rag.search.lexical import strip_invisible, tokenize
+from sphinx_rag.model.source import resolve_model_source
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -101,7 +101,7 @@ def test_python_and_browser_tokens_are_equal(texts):
 @given(st.lists(st.integers(min_value=0, max_value=2**64 - 1), max_size=50))
 def test_varints_are_leb128_and_read_back(values):
     """Each value as 7-bit groups, low first, the high bit set on all but the last."""
-    from sphinx_rag.shards import read_varints, varints
+    from sphinx_rag.search.shards import read_varints, varints
 
     expected = bytearray()
     for v in values:

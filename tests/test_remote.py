@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from site_helpers import LoggedHandler, QuietHandler, StaticServer
-from sphinx_rag.assets import ASSET_DIR, IndexDamaged
-from sphinx_rag.remote import RemoteError, RemoteIndexReader, index_url
-from sphinx_rag.retrieve import Searcher
+from sphinx_rag.search.index import ASSET_DIR, IndexDamaged
+from sphinx_rag.search.remote import RemoteError, RemoteIndexReader, index_url
+from sphinx_rag.search.retrieve import Searcher
 
 QUERY = "strategy of a dummy classifier"
 
@@ -103,7 +103,7 @@ def test_fetch_is_bounded_and_a_short_body_is_no_file(tmp_path):
     import socket
     import time
 
-    from sphinx_rag.remote import fetch
+    from sphinx_rag.search.remote import fetch
 
     class Trickle(QuietHandler):
         def do_GET(self):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sphinx_rag import rerank, retrieve
+from sphinx_rag.search import rerank, retrieve
 
 
 def test_the_question_form_that_asks_for_an_api_object():
@@ -54,7 +54,7 @@ def test_a_which_question_finds_the_object_before_the_guide_on_the_demo(demo_htm
     assert before.kind != "api" and "user_guide/preprocessing" in before.url, before.url
 
 
-def test_the_fusion_study_replays_the_shipped_fusion(demo_html):
+def test_the_fusion_study_replays_the_shipped_fusion(demo_html, monkeypatch):
     """benchmarks/fusion_variants.py compares its variants with ``rrf``: that must be the
     ranking sphinx-rag ships (the same keyword and dense passes, fusion, reranking stage
     and pinned names), or its table compares with something else."""
@@ -62,6 +62,7 @@ def test_the_fusion_study_replays_the_shipped_fusion(demo_html):
     from pathlib import Path
 
     path = Path(__file__).resolve().parent.parent / "benchmarks" / "fusion_variants.py"
+    monkeypatch.syspath_prepend(str(path.parent))  # its `import harness`, as `python benchmarks/X.py` has it
     spec = importlib.util.spec_from_file_location("fusion_variants", path)
     study = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(study)

@@ -8,12 +8,13 @@ from pathlib import Path
 
 import numpy as np
 
-from sphinx_rag import dense, retrieve
-from sphinx_rag.assets import IndexReader, Layout, write_assets
-from sphinx_rag.bm25 import build_index, document_tokens
-from sphinx_rag.embed import quantize_vectors
-from sphinx_rag.keyword_scoring import Postings, expand_tokens
-from sphinx_rag.lexical import tokenize
+from sphinx_rag.search import dense, retrieve
+from sphinx_rag.index.write import write_assets
+from sphinx_rag.search.index import IndexReader, Layout
+from sphinx_rag.search.bm25 import build_index, document_tokens
+from sphinx_rag.model.embed import quantize_vectors
+from sphinx_rag.search.keyword_scoring import Postings, expand_tokens
+from sphinx_rag.search.lexical import tokenize
 
 from site_helpers import chunks_of
 
@@ -234,7 +235,7 @@ def test_a_name_written_once_ranks_first_on_long_pages(longpages_html):
 def test_a_pasted_page_is_searched_by_its_first_characters(demo_html):
     """A 30,000-word query searches its first MAX_QUERY_CHARS code points, in every path
     (keyword ranking, the query's embedding text): what it ranks is what they rank."""
-    from sphinx_rag.retrieve import MAX_QUERY_CHARS, clip_query
+    from sphinx_rag.search.retrieve import MAX_QUERY_CHARS, clip_query
 
     head = "how do I impute missing values with the mean " * 30
     query = head + "strategy " * 30_000

@@ -12,14 +12,14 @@ from pathlib import Path
 
 from sphinx_rag.chunk.display import clip_display, display_text
 from sphinx_rag.cli import build_parser
-from sphinx_rag.docs_tools import Library, Site
-from sphinx_rag import cli
-from sphinx_rag.markdown import display_markdown
-from sphinx_rag.terminal import clean
-from sphinx_rag.window import AGENT_CHARS, SHOWN_CHARS, passage_window, query_tokens
-from sphinx_rag.lexical import identifier_tokens
-from sphinx_rag.result_groups import group_results
-from sphinx_rag.retrieve import Searcher
+from sphinx_rag.agents.docs_tools import Library, Site
+from sphinx_rag.agents.markdown import display_markdown
+from sphinx_rag.cli.terminal import clean
+from sphinx_rag.cli.text import wrapped
+from sphinx_rag.search.window import AGENT_CHARS, SHOWN_CHARS, passage_window, query_tokens
+from sphinx_rag.search.lexical import identifier_tokens
+from sphinx_rag.cli.result_groups import group_results
+from sphinx_rag.search.retrieve import Searcher
 from site_helpers import HOSTILE_SECTION, HOSTILE_TITLE, HOSTILE_WORD
 
 REPO = Path(__file__).resolve().parent.parent
@@ -154,7 +154,7 @@ def test_the_cli_json_and_mcp_show_the_window_the_dialog_shows(demo_html):
     assert [r["display"] for r in as_json] == windows
     flat = run_cli("search", str(demo_html), query, "--k", "5", "--flat").stdout
     for w in windows:
-        assert textwrap.indent(cli._wrapped(clean(display_text(w))), "    ") in flat
+        assert textwrap.indent(wrapped(clean(display_text(w))), "    ") in flat
     grouped = run_cli("search", str(demo_html), query, "--k", "5").stdout
     assert "fill_value : str or numerical value" in grouped
     agent = Library([Site(str(demo_html))]).search(query, k=5)

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from site_helpers import StaticServer, build_site, free_port
-from sphinx_rag.docs_tools import Library, Site, merge_hits
-from sphinx_rag.evaluate import is_relevant
+from sphinx_rag.agents.docs_tools import Library, Site, merge_hits
+from sphinx_rag.tools.evaluate import is_relevant
 
 QUERY = "strategy of a baseline classifier"
 ROOTS = Path(__file__).parent / "roots"

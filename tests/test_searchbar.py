@@ -11,9 +11,9 @@ import pytest
 from bs4 import BeautifulSoup
 
 from sphinx_rag import searchbar
-from sphinx_rag.assets import ASSET_DIR, IndexReader, load_chunk_records
+from sphinx_rag.search.index import ASSET_DIR, IndexReader, load_chunk_records
 from sphinx_rag.chunk import Chunk
-from sphinx_rag.shards import read_script_shard
+from sphinx_rag.search.shards import read_script_shard
 
 
 def needs_client(test):

@@ -11,10 +11,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sphinx_rag import static_encoder
-from sphinx_rag.assets import ASSET_DIR, IndexReader
-from sphinx_rag.retrieve import Searcher
-from sphinx_rag.static_encoder import MIN_CHUNKS, StaticEncoder, TrainingTooSmall, pseudo_queries, train_encoder
+from sphinx_rag.index import encoder_fit
+from sphinx_rag.search.index import ASSET_DIR, IndexReader
+from sphinx_rag.search.retrieve import Searcher
+from sphinx_rag.search.static_encoder import StaticEncoder
+from sphinx_rag.index.encoder_fit import MIN_CHUNKS, TrainingTooSmall, pseudo_queries, train_encoder
 
 ROOTS = Path(__file__).parent / "roots"
 
@@ -37,7 +38,7 @@ def test_the_sample_per_chunk_and_its_seed_are_parameters():
              f"and scores them with metric {i} on held out folds." for i in range(30)]
     titles = [""] * 30
     assert pseudo_queries(texts, titles, 10_000) == pseudo_queries(
-        texts, titles, 10_000, static_encoder.SEED, static_encoder.QUERIES_PER_CHUNK)
+        texts, titles, 10_000, encoder_fit.SEED, encoder_fit.QUERIES_PER_CHUNK)
     two = pseudo_queries(texts, titles, 10_000, per_chunk=2)
     assert [sum(1 for _, s in two if s == i) for i in range(30)] == [2] * 30
     assert set(two) != set(pseudo_queries(texts, titles, 10_000, seed=1, per_chunk=2))
@@ -68,7 +69,7 @@ def test_the_fits_features_are_the_encoders_own():
     """The fit builds its feature matrix for all queries at once: each row must be what
     ``encode_ids`` computes for that query (idf bag, a repeated token summed, unit length)
     plus the bias; queries without a known token are left out."""
-    from sphinx_rag.static_encoder import _feature_matrix, _known_tokens
+    from sphinx_rag.index.encoder_fit import _feature_matrix, _known_tokens
 
     token_ids = np.array([3, 7, 9, 20], dtype=np.int64)
     idf = np.array([1.0, 2.0, 0.5, 3.0], dtype=np.float32)
@@ -82,7 +83,7 @@ def test_the_fits_features_are_the_encoders_own():
 
 
 def test_the_main_directions_are_the_svds():
-    from sphinx_rag.static_encoder import _main_directions
+    from sphinx_rag.index.encoder_fit import _main_directions
 
     rng = np.random.default_rng(3)
     docs = rng.normal(size=(300, 24)) * np.linspace(4, 0.2, 24)
@@ -152,7 +153,7 @@ def _tiny_site(tmp_path, *conf_lines: str) -> tuple[subprocess.CompletedProcess,
                           capture_output=True, text=True, env={**os.environ, "SPHINX_RAG_EMBED_CACHE": "0"})
     assert proc.returncode == 0, proc.stderr
     manifest = json.loads((out / ASSET_DIR / "manifest.json").read_text())
-    assert 0 < manifest["counts"]["chunks"] < static_encoder.MIN_CHUNKS
+    assert 0 < manifest["counts"]["chunks"] < encoder_fit.MIN_CHUNKS
     return proc, out, manifest
 
 
@@ -163,7 +164,7 @@ def test_a_corpus_too_small_to_fit_takes_the_query_table_as_it_is(tmp_path):
     (line,) = [line for line in proc.stdout.splitlines() if "static query encoder" in line]
     n = manifest["counts"]["chunks"]
     assert line.startswith(f"[sphinx-rag] static query encoder from the model's query table ({n} chunks are too few "
-                           f"to correct it, at least {static_encoder.MIN_CHUNKS})"), line
+                           f"to correct it, at least {encoder_fit.MIN_CHUNKS})"), line
     assert "pseudo-quer" not in proc.stdout  # nothing was embedded for a fit
     assert manifest["encoder"] and manifest["model_files"] and manifest["settings"]["query_encoder"] == "both"
     encoder = IndexReader(out).encoder()
@@ -181,7 +182,7 @@ def test_a_corpus_too_small_without_a_query_table_skips_the_fit_and_says_what_re
     search only (``static`` ships no model)."""
     import shutil
 
-    from sphinx_rag.model import cached_model_dir
+    from sphinx_rag.model.cache import cached_model_dir
 
     model = tmp_path / "model"
     shutil.copytree(cached_model_dir("sentence-transformers/all-MiniLM-L6-v2"), model,
@@ -191,7 +192,7 @@ def test_a_corpus_too_small_without_a_query_table_skips_the_fit_and_says_what_re
     n = manifest["counts"]["chunks"]
     (line,) = [line for line in proc.stdout.splitlines() if "static query encoder" in line]
     assert line.startswith(f"[sphinx-rag] no static query encoder: {n} chunks are too few to fit one (at least "
-                           f"{static_encoder.MIN_CHUNKS}), so the fit is skipped; ")
+                           f"{encoder_fit.MIN_CHUNKS}), so the fit is skipped; ")
     assert "pseudo-quer" not in proc.stdout  # nothing was embedded for a fit
     ort = any(p.name.startswith("ort-") for p in (out / "_static" / "sphinx_rag").iterdir())
     if query_encoder == "both":
@@ -215,7 +216,7 @@ def test_an_incremental_build_keeps_the_encoder_until_enough_has_changed(tmp_pat
     giving the bytes a clean build gives."""
     import shutil
 
-    from sphinx_rag.build import REFIT_SHARE
+    from sphinx_rag.index.build import REFIT_SHARE
 
     src = tmp_path / "src"
     shutil.copytree(ROOTS / "test-narrative", src)
@@ -255,11 +256,11 @@ def test_an_incremental_build_keeps_the_encoder_until_enough_has_changed(tmp_pat
 
 
 def test_the_fits_sparse_products_are_scipys_without_scipy():
-    """static_encoder.SparseRows (numpy only: the base install has no SciPy) multiplies as a
+    """encoder_fit.SparseRows (numpy only: the base install has no SciPy) multiplies as a
     CSR matrix does, repeated entries summed, rows without entries included, over blocks."""
     from scipy.sparse import csr_matrix
 
-    from sphinx_rag.static_encoder import SparseRows
+    from sphinx_rag.index.encoder_fit import SparseRows
 
     rng = np.random.default_rng(0)
     n, m = 3000, 400
@@ -276,7 +277,7 @@ def test_the_fits_sparse_products_are_scipys_without_scipy():
 
 def _static_encoder_imports() -> set[str]:
     """The modules a fresh interpreter imports to fit an encoder."""
-    code = ("import sys, numpy as np; from sphinx_rag.static_encoder import _feature_matrix, _ridge_cg; "
+    code = ("import sys, numpy as np; from sphinx_rag.index.encoder_fit import _feature_matrix, _ridge_cg; "
             "x = _feature_matrix(np.arange(5), np.ones(5, np.float32), [[0, 1], [2, 2, 3], [9]]); "
             "_ridge_cg(x, np.ones((3, 2)), 0.3); print(' '.join(sys.modules))")
     return set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split())

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from site_helpers import build_site
-from sphinx_rag import suggest
-from sphinx_rag.assets import ASSET_DIR, IndexReader
+from sphinx_rag.index import suggest
+from sphinx_rag.search.index import ASSET_DIR, IndexReader
 from sphinx_rag.config import ConfigError, validate
-from sphinx_rag.retrieve import Searcher
+from sphinx_rag.search.retrieve import Searcher
 
 ROOTS = Path(__file__).parent / "roots"
 WORDS = {"tune", "install", "use", "run", "store", "=models", "models", "complete", "computing", "compute",

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from sphinx_rag.terminal import MAX_STRING, StreamCleaner, clean, well_formed
+from sphinx_rag.cli.terminal import MAX_STRING, StreamCleaner, clean, well_formed
 
 HOSTILE = {
     "title change (OSC, BEL)": ("a\x1b]0;PWNED\x07b", "ab"),

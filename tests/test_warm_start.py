@@ -22,10 +22,10 @@ import numpy as np
 import pytest
 
 from site_helpers import LoggedHandler, QuietHandler, StaticServer, free_port, index_files, vectors_of
-from sphinx_rag.assets import ASSET_DIR, IndexReader
-from sphinx_rag.embed import embedding_text
-from sphinx_rag.static_encoder import MIN_CHUNKS
-from sphinx_rag.warm_start import ENV, SAMPLE, site_url
+from sphinx_rag.search.index import ASSET_DIR, IndexReader
+from sphinx_rag.model.embed import embedding_text
+from sphinx_rag.index.encoder_fit import MIN_CHUNKS
+from sphinx_rag.index.warm_start import ENV, SAMPLE, site_url
 
 ROOTS = Path(__file__).parent / "roots"
 COLD = {ENV: "0"}  # the published build: no warm start
@@ -133,7 +133,7 @@ def test_a_one_page_edit_embeds_only_that_page(source, published, tmp_path):
         j = by_text.get(embedding_text(r["kind"], r["text"]))
         if j is not None:
             assert np.array_equal(vectors[i], published_vectors[j]) and scales[i] == published_scales[j]
-    from sphinx_rag.embed import Embedder, quantize_vectors
+    from sphinx_rag.model.embed import Embedder, quantize_vectors
 
     q, s = quantize_vectors(Embedder(out / ASSET_DIR / manifest["model_files"]["dir"]).embed(
         [embedding_text(records[i]["kind"], records[i]["text"]) for i in new]))
@@ -144,7 +144,7 @@ def test_a_one_page_edit_embeds_only_that_page(source, published, tmp_path):
 def test_past_the_refit_share_the_encoder_is_fitted_again(source, published, tmp_path):
     """More than REFIT_SHARE of the chunks changed since the site's fit: the encoder is fitted
     on this corpus (as an incremental build would), the vectors of the rest still reused."""
-    from sphinx_rag.build import REFIT_SHARE
+    from sphinx_rag.index.build import REFIT_SHARE
 
     edited = tmp_path / "src"
     shutil.copytree(source, edited)
@@ -329,8 +329,8 @@ def _rewritten_vectors(published: Path, root: Path, change) -> Path:
     """A copy of the published site whose cluster shards hold ``change(ids, vectors, scales)``'s
     vectors instead, under new hash names (the manifest and dense directory renamed too): every
     file still matches its name."""
-    from sphinx_rag.dense import cluster_shard, read_cluster_shard
-    from sphinx_rag.shards import binary_shard, dumps
+    from sphinx_rag.search.dense import cluster_shard, read_cluster_shard
+    from sphinx_rag.search.shards import binary_shard, dumps
 
     shutil.copytree(published, root)
     index = root / ASSET_DIR
@@ -380,7 +380,7 @@ def test_vectors_that_do_not_belong_to_their_texts_are_refused(source, published
 def test_an_encoder_of_random_bytes_under_the_sites_digest_is_fitted_again(source, published, tmp_path):
     """The manifest names the digest of this very corpus, the file under it is random bytes
     (hash-named as the manifest says): it is not reused, the encoder is fitted here."""
-    from sphinx_rag.shards import binary_shard
+    from sphinx_rag.search.shards import binary_shard
 
     site = tmp_path / "site"
     shutil.copytree(published, site)
@@ -404,8 +404,8 @@ def test_another_sites_encoder_weights_under_this_corpus_digest_are_fitted_again
     """A well-formed encoder with this corpus's rows and projection but weights that point
     elsewhere (another fit's, scrambled): the sample shows it is farther from the model than
     the query table alone, so it is fitted again."""
-    from sphinx_rag.shards import binary_shard
-    from sphinx_rag.static_encoder import StaticEncoder
+    from sphinx_rag.search.shards import binary_shard
+    from sphinx_rag.search.static_encoder import StaticEncoder
 
     site = tmp_path / "site"
     shutil.copytree(published, site)

@@ -22,9 +22,9 @@ from pathlib import Path
 import pytest
 
 from site_helpers import LoggedHandler, StaticServer, index_files
-from sphinx_rag.assets import ASSET_DIR
-from sphinx_rag.model import cached_model_dir
-from sphinx_rag.model_source import DEFAULT_MODEL, PACKAGED_SHA256, packaged_model_dir
+from sphinx_rag.search.index import ASSET_DIR
+from sphinx_rag.model.cache import cached_model_dir
+from sphinx_rag.model.source import DEFAULT_MODEL, PACKAGED_SHA256, packaged_model_dir
 from test_config import _WITHOUT
 from test_warm_start import COLD, EMPTY, _make_source, _sphinx
 
@@ -103,7 +103,7 @@ def test_a_package_whose_model_is_not_the_pinned_one_is_refused(tmp_path, monkey
     """A tampered or mismatched package: one line naming the file, no vectors from it."""
     import sphinx_rag_minilm
 
-    from sphinx_rag import model_source
+    from sphinx_rag.model import source as model_source
 
     fake = tmp_path / "model"
     shutil.copytree(sphinx_rag_minilm.MODEL_DIR, fake)

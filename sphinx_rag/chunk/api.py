@@ -23,10 +23,10 @@ import warnings
 
 from numpydoc.docscrape import NumpyDocString
 
-from ..lexical import word_parts
+from ..search.lexical import word_parts
 from . import Chunk
-from .docfields import add_fields, split_fields
 from .display import Display, prose, rst_blocks, rst_inline
+from .docfields import add_fields, split_fields
 
 __all__ = ["CARD_TYPES", "DocstringError", "api_chunks", "api_chunk_parts", "api_chunk_texts", "link_card",
            "signature_parameters"]

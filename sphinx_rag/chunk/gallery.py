@@ -10,8 +10,8 @@ raw reST: their display renders it (``display.rst_blocks``).
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 
 from sphinx_gallery.py_source_parser import split_code_and_text_blocks
 

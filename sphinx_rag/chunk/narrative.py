@@ -11,8 +11,8 @@ share a small overlap: the last sentences of the previous chunk.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 
 from docutils import nodes
 from sphinx import addnodes

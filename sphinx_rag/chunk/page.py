@@ -16,8 +16,8 @@ raw docstrings and the gallery script are plain inputs.
 
 from __future__ import annotations
 
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 
 from docutils import nodes
 from sphinx import addnodes

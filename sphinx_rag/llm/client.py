@@ -27,8 +27,8 @@ from __future__ import annotations
 import http.client
 import json
 import socket
-from typing import Any
 from collections.abc import Callable
+from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 from ..config import LLM_DEFAULTS

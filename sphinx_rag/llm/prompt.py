@@ -40,6 +40,7 @@ from typing import Any, NamedTuple
 
 from ..chunk.display import display_text
 from ..config import LLM_DEFAULTS, ConfigError
+from .sentences import sentence_ends
 from .template import DEFAULT_PROMPT, render, validate_prompt
 from .thread import history, history_messages
 
@@ -86,28 +87,6 @@ def _passage(n: int, result: Any) -> str:
 def format_passages(results) -> str:
     """``[n] Title (URL)`` then the text, numbered from 1, separated by a blank line."""
     return "\n\n".join(_passage(n, r) for n, r in enumerate(results, start=1))
-
-
-_ABBREVIATIONS = ("e.g.", "i.e.", "cf.", "vs.", "resp.")
-
-
-def sentence_ends(text: str) -> list[int]:
-    """Offsets just after each sentence (or line) end of ``text``, in order.
-
-    A sentence ends at ``.``, ``!`` or ``?`` followed by whitespace (not after
-    e.g./i.e./cf./vs./resp.), or at a line break (code, list items). The text end is
-    not included.
-    """
-    ends = []
-    for i, ch in enumerate(text[:-1]):
-        nxt = text[i + 1]
-        if ch == "\n":
-            ends.append(i)  # cut before the line break
-        elif ch in ".!?" and nxt.isspace():
-            start = max(text.rfind(" ", 0, i), text.rfind("\n", 0, i)) + 1
-            if text[start:i + 1].lower() not in _ABBREVIATIONS:
-                ends.append(i + 1)
-    return sorted(set(e for e in ends if text[:e].strip()))
 
 
 def fit_passages(results, max_context_tokens: int, reserve_tokens: int) -> list:

@@ -12,8 +12,8 @@ No HTTP here: the build imports this module.
 from __future__ import annotations
 
 import math
-from typing import Any
 from collections.abc import Callable
+from typing import Any
 
 from ..config import LLM_DEFAULTS, llm_settings
 

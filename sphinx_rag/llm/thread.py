@@ -34,6 +34,8 @@ from __future__ import annotations
 
 import re
 
+from .sentences import sentence_ends
+
 __all__ = ["MAX_THREAD_TURNS", "MAX_THREAD_CHARS", "MAX_TURN_ANSWER_CHARS", "THREAD_QUERY_TURNS", "MAX_FOLLOW_UPS",
            "MAX_FOLLOW_UP_CHARS", "history", "history_messages", "earlier_questions", "thread_query",
            "parse_follow_ups", "strip_citations"]
@@ -68,8 +70,6 @@ def strip_citations(text: str) -> str:
 
 def _cut(text: str, limit: int) -> str:
     """The text, or its first ``limit`` characters cut after their last whole sentence, then " …"."""
-    from .prompt import sentence_ends  # prompt.py imports this module
-
     if len(text) <= limit:
         return text
     head = text[:limit]

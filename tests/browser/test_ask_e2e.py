@@ -192,7 +192,7 @@ def test_normal_answer_cites_and_lists_the_passages(page, context, site, serve, 
     assert sent == [(by_id[i]["title"], by_id[i]["url"]) for i in ids[:len(sent)]]
     # the LLM reads each passage's display form as plain text, as `sphinx-rag ask` sends it
     from sphinx_rag.llm.prompt import llm_passage
-    from sphinx_rag.retrieve import Searcher
+    from sphinx_rag.search.retrieve import Searcher
 
     top = llm_passage(Searcher(site).search(QUESTION, k=1)[0])
     assert f"[1] {top.title} ({top.url})\n{top.text}\n" in body["messages"][-1]["content"]

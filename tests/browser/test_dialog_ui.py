@@ -268,7 +268,7 @@ def test_typing_on_a_cold_page_never_freezes_the_list(page, context, site):
     older ones, never the reverse), the list ends on the final query's keyword results
     (Python's keyword ranking), and once the encoder, then the model, is ready the same
     query comes back in that tier (Python's ranking again), with nothing typed."""
-    from sphinx_rag.retrieve import Searcher
+    from sphinx_rag.search.retrieve import Searcher
 
     held: dict[str, list] = {"encoder": [], "model": []}
     context.route("**/index/encoder-*.bin", lambda route: held["encoder"].append(route))

@@ -34,9 +34,9 @@ from playwright.sync_api import expect
 
 from site_helpers import (RedirectHandler, StaticServer, TrickleHandler, build_site, client_missing, free_port,
                           stop_process)
-from sphinx_rag.docs_tools import Site, merge_hits
-from sphinx_rag.assets import ASSET_DIR
-from sphinx_rag.shards import dumps, read_script_shard, script_shard, shard_hash
+from sphinx_rag.agents.docs_tools import Site, merge_hits
+from sphinx_rag.search.index import ASSET_DIR
+from sphinx_rag.search.shards import dumps, read_script_shard, script_shard, shard_hash
 
 ROOTS = Path(__file__).resolve().parent.parent / "roots"
 

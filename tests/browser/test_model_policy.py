@@ -175,8 +175,9 @@ def clustered_site(site, tmp_path_factory) -> Path:
     and no model: each query probes clusters of its own."""
     sys.path.insert(0, str(ROOTS.parent / "fixtures"))
     import generate  # tests/fixtures/generate.py: SMALL_LAYOUT
-    from sphinx_rag.assets import ASSET_DIR, IndexReader, load_chunk_records, write_assets
-    from sphinx_rag.bm25 import build_index, document_tokens
+    from sphinx_rag.index.write import write_assets
+    from sphinx_rag.search.index import ASSET_DIR, IndexReader, load_chunk_records
+    from sphinx_rag.search.bm25 import build_index, document_tokens
 
     out = tmp_path_factory.mktemp("clustered") / "html"
     shutil.copytree(site, out, ignore=shutil.ignore_patterns("index"))
@@ -489,8 +490,8 @@ def test_a_keyword_only_site_has_no_model_setting(page, alabaster_site, serve):
 
 def probed_clusters(html: Path, query: str, probe: int | None = None) -> set[str]:
     """The cluster shards Python's Searcher reads for `query` (static encoder, rrf)."""
-    from sphinx_rag.dense import probe_order
-    from sphinx_rag.retrieve import CANDIDATES, Searcher, top_k
+    from sphinx_rag.search.dense import probe_order
+    from sphinx_rag.search.retrieve import CANDIDATES, Searcher, top_k
 
     searcher = Searcher(html, encoder="static", probe=probe)
     vector = searcher.query_vector(query)
@@ -561,7 +562,7 @@ def test_save_data_waits_for_the_pause_and_reads_a_quarter_of_the_probe(page, co
     watch_results(page)
     query = "missing values imputation"
     type_and_wait(page, query, 80)
-    from sphinx_rag.retrieve import frugal_probe
+    from sphinx_rag.search.retrieve import frugal_probe
 
     probe = manifest_of(clustered_site)["layout"]["probe"]
     fetched = cluster_fetches(page.log.requests)

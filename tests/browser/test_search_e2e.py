@@ -14,7 +14,7 @@ from pathlib import Path
 from playwright.sync_api import expect
 
 from site_helpers import chunks_of
-from sphinx_rag.window import SHOWN_CHARS, passage_window, query_tokens
+from sphinx_rag.search.window import SHOWN_CHARS, passage_window, query_tokens
 
 QUESTION = "What are the values of the strategy parameter in a dummy classifier?"
 TYPO_QUESTION = "What are the valeus of the stratgey paramter in a dummy clasifier?"
@@ -355,9 +355,9 @@ def test_file_url_gives_keyword_results_and_says_why(page, site):
 
 
 def test_parity_with_python(page, site, serve):
-    """The browser's top-10 ids equal sphinx_rag.retrieve.Searcher's on the same build,
+    """The browser's top-10 ids equal sphinx_rag.search.retrieve.Searcher's on the same build,
     for the queries of tests/fixtures/rankings.json."""
-    from sphinx_rag.retrieve import Searcher
+    from sphinx_rag.search.retrieve import Searcher
 
     fixture = Path(__file__).resolve().parent.parent / "fixtures" / "rankings.json"
     # A blank query is not searched by the UI (the Python side returns nothing for it too).
@@ -602,7 +602,7 @@ def test_touch_phone_gets_words_not_keys(browser, site, serve):
 def test_a_static_site_answers_semantically_without_the_model(page, context, static_site, serve):
     """No model and no onnxruntime are fetched (the site has none); the status says the
     fast encoder answers, and the browser's ranking is Python's for the same site."""
-    from sphinx_rag.retrieve import Searcher
+    from sphinx_rag.search.retrieve import Searcher
 
     server = serve(static_site)
     fetched: list[str] = []

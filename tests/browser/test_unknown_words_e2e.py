@@ -13,7 +13,7 @@ import re
 
 from playwright.sync_api import expect
 
-from sphinx_rag.retrieve import Searcher
+from sphinx_rag.search.retrieve import Searcher
 
 INPUT = "dialog.sphinx-rag input[role=combobox]"
 STATUS = ".sphinx-rag-status"
