@@ -17,7 +17,7 @@ For each index given (a built site, or an index directory):
    top-100 lists the fusion takes (``keyword100``, ``dense100``: overlap of 100) and
    the fused top-10 with one tier exact (``fused_exact_dense``, ``fused_exact_keyword``);
    with ``--questions``, MRR@10 of both;
-4. ``--sweep``: re-writes the index of the first site with other ``assets.Layout`` values
+4. ``--sweep``: re-writes the index of the first site with other ``search.format.Layout`` values
    (one field at a time) into a temporary directory and measures 1-3 for each, so the
    defaults can be chosen by measurement.
 

@@ -1,11 +1,13 @@
 """CPU seconds of the static encoder's fit outside the model (issue 26): this checkout's
-``static_encoder`` against another version's, on a built site, pseudo-query vectors from
-the embedding cache (so the model's time is left out), alternating runs.
+``encoder_fit.train_encoder`` against another version's, on a built site, pseudo-query vectors
+from the embedding cache (so the model's time is left out), alternating runs.
 
-Not a test. The other version is a file, e.g. from ``git show main:sphinx_rag/static_encoder.py``.
+Not a test. The other version is a file that defines ``train_encoder`` and loads alone: the
+fit lived in ``sphinx_rag/static_encoder.py`` before 255465a (``index/encoder_fit.py`` since,
+whose relative import keeps it from loading alone).
 Prints the median CPU seconds of each and checks that the two encoders encode alike.
 
-    git show main:sphinx_rag/static_encoder.py > /tmp/old_static_encoder.py
+    git show feae07e:sphinx_rag/static_encoder.py > /tmp/old_static_encoder.py
     SPHINX_RAG_MODEL_DIR=~/.cache/sphinx-rag/models/... python benchmarks/fit_cpu.py SITE /tmp/old_static_encoder.py
 """
 

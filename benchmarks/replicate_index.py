@@ -10,7 +10,7 @@ reaches in reasonable build time. From a real built site (e.g. the 50k API corpu
 - int8 vectors are copied with a small deterministic perturbation (+-2 on a few
   dimensions, clipped), so clusters are not exact duplicates;
 - BM25 is rebuilt over the new texts (``bm25.build_index``), and everything is
-  written with ``assets.write_assets`` with the source's Layout (or ``--layout k=v``),
+  written with ``index.write.write_assets`` with the source's Layout (or ``--layout k=v``),
   model and settings;
 - the real site's pages and ``_static`` are hard-linked (copied if that fails) beside it,
   so the client can be served: ``OUT/_static/sphinx_rag/index/`` is the new index.

@@ -18,7 +18,7 @@ __all__ = ["make_twin", "page_twins", "llms_site"]
 
 
 def make_twin(app, state, doctree, docname: str):
-    """The page's Markdown twin (``twins.py``), from the doctree the HTML page is written from."""
+    """The page's Markdown twin (``agents/twins.py``), from the doctree the HTML page is written from."""
     from .agents.twins import page_twin, toctree_children
 
     env = app.env
@@ -38,7 +38,7 @@ def make_twin(app, state, doctree, docname: str):
 
 def page_twins(app, wanted: list[str]) -> dict:
     """Every indexed page's twin: the pages written now, the others' from what the previous
-    build kept in the doctree directory (``twins.TWINS_FILE``), else their doctrees resolved
+    build kept in the doctree directory (``agents.twins.TWINS_FILE``), else their doctrees resolved
     again; kept there for the next build. {} when ``sphinx_rag_llms_txt`` is off."""
     from .agents.twins import TWINS_FILE, load_twins, save_twins
 

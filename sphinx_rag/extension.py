@@ -3,7 +3,7 @@
 read phase (parallel-safe):  autodoc events keep each page's raw docstrings and
                              signatures on the environment (purged/merged per doc).
                              A serial read also chunks each page, only to embed
-                             its texts ahead on the idle core (``embed_ahead.py``).
+                             its texts ahead on the idle core (``index/embed_ahead.py``).
 write phase (main process):  ``doctree-resolved`` turns each written page into
                              chunks (references and ``only`` nodes are resolved by
                              then, so chunk text reads like the HTML page).
@@ -120,9 +120,9 @@ class _State:
         self.pending = False  # the pending marker is written (pages are being written)
         self.interrupted = False  # a previous build stopped between its pages and its index
         self.federation: list[dict] = []  # the other sites the dialog searches (federation.py)
-        self.ahead = None  # embed_ahead.EmbedAhead: chunks embedded while pages are read and written
+        self.ahead = None  # index.embed_ahead.EmbedAhead: chunks embedded while pages are read and written
         self.ahead_checked = False  # whether this build decided to embed ahead
-        self.twins: dict = {}  # docname -> twins.Twin: the Markdown twins of the pages written
+        self.twins: dict = {}  # docname -> agents.twins.Twin: the Markdown twins of the pages written
         self.twins_only = False  # doctree-resolved makes a twin only (pages resolved for their twin)
 
 
@@ -283,7 +283,7 @@ def _ahead(app, state):
 
 
 def _embed_ahead(app):
-    """What embeds chunks while Sphinx reads and writes the rest (``embed_ahead.py``), or
+    """What embeds chunks while Sphinx reads and writes the rest (``index/embed_ahead.py``), or
     None: no embeddings, one core, or Sphinx writes pages on several processes (no core
     is idle then)."""
     threads = build_threads(app.config)

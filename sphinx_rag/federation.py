@@ -2,7 +2,7 @@
 
 Every sphinx-rag index is static and fetched lazily by URL, so the reader's browser can
 search another site's published index next to this one's, with no server: the dialog
-merges the rankings (``merge.py``), each result names its site.
+merges the rankings (``search/merge.py``), each result names its site.
 
 The build turns the config value into the list the browser reads, in the manifest's
 settings (``settings.federation``: ``[{"name", "url", "enabled"}]``, ``url`` the site's
@@ -37,7 +37,7 @@ EXAMPLE = '{"numpy": "https://numpy.org/doc/stable/", "v1.4": {"url": "https://m
 
 def site_root(url: str) -> str:
     """A site's root URL (ending in /) from its root, a page of it, its index directory or
-    its manifest.json (``remote.index_url``'s forms); RemoteError if it is no http(s) URL."""
+    its manifest.json (``search.fetch.index_url``'s forms); RemoteError if it is no http(s) URL."""
     from .search.remote import index_url  # not when conf.py is validated: no HTTP client then
 
     return index_url(url)[: -len(ASSET_DIR.as_posix() + "/")]
@@ -92,8 +92,8 @@ def intersphinx_sites(mapping) -> list[tuple[str, str]]:
 
 def check_site(name: str, url: str, *, origin: str, timeout: float = CHECK_TIMEOUT) -> tuple[dict | None, str]:
     """Whether a browser at ``origin`` can search the site at ``url``: its manifest.json is
-    there, in the format this sphinx-rag writes, well-formed (``index_checks``), and sent
-    with Access-Control-Allow-Origin. One guarded request (``remote.fetch_response``: within
+    there, in the format this sphinx-rag writes, well-formed (``search/checks.py``), and sent
+    with Access-Control-Allow-Origin. One guarded request (``search.fetch.fetch_response``: within
     ``timeout`` seconds in all, no redirect to another origin). Returns (the entry, or None)
     and one line saying what was found."""
     import time

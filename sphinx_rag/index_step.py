@@ -89,7 +89,7 @@ def changed_chunks(previous: dict[str, list[Chunk]], fresh: dict[str, list[Chunk
     by what the fits and vectors read of a chunk (kind, text, title), page by page over the
     pages written and those gone: a page Sphinx rewrites without a change to its text (a
     toctree, a neighbour's title) changes none, so a one-page edit of a small site keeps
-    the encoder and the suggestions (``build.REFIT_SHARE``)."""
+    the encoder and the suggestions (``index.build.REFIT_SHARE``)."""
     kept = set(wanted)
     changed = sum(len(chunks) for doc, chunks in previous.items() if doc not in kept)
     for doc, chunks in fresh.items():
@@ -128,7 +128,7 @@ def index_inputs(app, docnames: list[str]) -> str:
     cfg = app.config
     model = app.sphinx_rag.model_dir
     info = model / "model_info.json"
-    table = model / "query_table.bin"  # what the static encoder starts from (build.query_table)
+    table = model / "query_table.bin"  # what the static encoder starts from (index.build.query_table)
     parts = {"docs": docnames, "config": {o.name: repr(cfg[o.name]) for o in CONFIG if o.name not in NOT_INPUTS},
              "model": [info.read_text(encoding="utf-8") if info.is_file() else str(model),
                        filehash.sha256(table) if table.is_file() else ""],
@@ -159,7 +159,7 @@ def index_is_current(out_dir: Path, inputs: str, keyword_script: bool) -> bool:
 
 def warm_start_url(config) -> str:
     """The published site a build starts from ("": none): the environment, else the
-    config value, else html_baseurl (``warm_start.site_url``)."""
+    config value, else html_baseurl (``index.warm_start.site_url``)."""
     from .index.warm_start import site_url
 
     return site_url(config.sphinx_rag_warm_start, getattr(config, "html_baseurl", "") or "")
@@ -173,7 +173,7 @@ NOT_INPUTS = {"sphinx_rag_warm_start", "sphinx_rag_model_cache"}
 
 def write_site_index(app, chunks: list[Chunk], out_dir: Path, changed: int | None, inputs: str,
                  carried: carry.Carried | None, twins: dict | None = None) -> dict:
-    """``build.write_index`` with the site's configuration."""
+    """``index.build.write_index`` with the site's configuration."""
     cfg = app.config
     urls = {d: page_url(app, d) for d in {c.doc for c in chunks}}
     return write_index(
@@ -238,7 +238,7 @@ def progress_bar(app, what: str):
 
 def build_threads(config) -> int:
     """onnxruntime threads for the build's embeddings: ``sphinx_rag_threads``, or every
-    core the build may use (``embed.usable_cores``)."""
+    core the build may use (``model.embed.usable_cores``)."""
     from .model.embed import usable_cores
 
     return int(config.sphinx_rag_threads) or usable_cores()

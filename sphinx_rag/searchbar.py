@@ -17,10 +17,10 @@ html-page-context: a page with a Markdown twin (``sphinx_rag_llms_txt``, the pag
                  out of the index) names it in its head, ``<link rel="alternate"
                  type="text/markdown" href="page.html.md">``: agents find it there, and the
                  client adds "View as Markdown · Copy as Markdown" from it (markdown_link.js).
-The index step (``build.write_index``) also writes ``index/manifest.js`` for the
+The index step (``index.build.write_index``) also writes ``index/manifest.js`` for the
 pages that get the bar (``wants_search_bar``): the entry of the index as a classic
 script for pages opened from ``file://``, where fetch and workers fail (the
-keyword shards are classic scripts already, see ``shards.py``).
+keyword shards are classic scripts already, see ``search/shards.py``).
 
 The client script is a classic (non-module) script on purpose: Chromium refuses
 module scripts from ``file://``.
@@ -82,7 +82,7 @@ def on_builder_inited(app):
 
 def on_html_page_context(app, pagename, templatename, context, doctree):
     """A page with a Markdown twin links to it from its head (its name: the page's file
-    name with ``.md``, in the same directory, as ``markdown.twin_name`` places it)."""
+    name with ``.md``, in the same directory, as ``agents.markdown_text.twin_name`` places it)."""
     from posixpath import basename
 
     from .agents.markdown import twin_name

@@ -1,10 +1,10 @@
 """What a coding agent asks of published docs: search them, read a page, look up an API
-object. Plain Python over ``retrieve.Searcher`` (no MCP here: ``mcp_server.py`` serves
+object. Plain Python over ``search.retrieve.Searcher`` (no MCP here: ``mcp_server.py`` serves
 these to agents), for one site or several.
 
-A site is a local HTML directory or the URL of a published site (``remote.py``: the
+A site is a local HTML directory or the URL of a published site (``search/remote.py``: the
 manifest, then only the shards a query needs, verified and cached by hash, every record
-checked: ``index_checks.py``). Every failure is a ``DocsError`` of one line (a site that
+checked: ``search/checks.py``). Every failure is a ``DocsError`` of one line (a site that
 is not a sphinx-rag site, another index format, a network failure on a shard that is not
 cached, a file that does not match its hash, a file too large, a site too slow, a damaged
 index): the caller reports it and goes on. Several sites are searched at once, each call
@@ -66,7 +66,7 @@ class Site:
     static encoder when onnxruntime is not installed). ``cache_dir``, ``offline``: see
     ``RemoteIndexReader``. ``timeout``: the
     seconds one call on a remote site may take in all, every request in it
-    (``remote.CALL_TIMEOUT`` unless given; a single wait is at most ``remote.TIMEOUT``).
+    (``search.fetch.CALL_TIMEOUT`` unless given; a single wait is at most ``search.fetch.TIMEOUT``).
     ``fusion``: the site's own unless given (``sphinx-rag search --fusion``).
     """
 
@@ -285,7 +285,7 @@ def search_sites(sites: list[Site], run) -> list:
 
 
 def merge_hits(query: str, answers: list[tuple[list[Hit], bool]], k: int | None) -> list[Hit]:
-    """Several sites' hits as one ranking (``merge.merge_answers``: a weak site's after the
+    """Several sites' hits as one ranking (``search.merge.merge_answers``: a weak site's after the
     others' good matches, then by each hit's match to the query, whatever the sites' order)."""
     entries = [([Entry(f"{h.url} {h.result.id}", h.result.text, h.result.title, h.result.similarity) for h in hits],
                 weak) for hits, weak in answers]

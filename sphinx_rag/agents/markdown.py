@@ -16,7 +16,7 @@ beside the ``index.html`` that serves the page. A ``singlehtml`` site's document
 one file, so they share one twin (in index order).
 
 Everything here is deterministic (sorted inputs, no timestamps): two builds of the same
-sources write the same bytes. ``build.py`` calls ``site_files``; ``assets._publish``
+sources write the same bytes. ``index/build.py`` calls ``site_files``; ``index/write.py``
 writes the files inside the index's atomic publish.
 """
 

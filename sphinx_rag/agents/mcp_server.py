@@ -8,7 +8,7 @@ the ``sphinx-rag[mcp]`` extra): stdio by default, streamable HTTP on localhost w
 ``--http HOST:PORT``. A failing call is a one-line tool error (``isError``), arguments
 of the wrong type or range included (in the tool's words, not the SDK's validation
 dump); the server goes on. A call on a remote site takes at most ``--timeout`` seconds
-(``remote.CALL_TIMEOUT`` by default), several sites at once. Every answer ends with its
+(``search.fetch.CALL_TIMEOUT`` by default), several sites at once. Every answer ends with its
 size in estimated tokens, and stays under ``budget.ANSWER_TOKENS`` (agents' clients cut
 at 25,000): a long page is read in parts, a search too long loses its last passages.
 """

@@ -93,7 +93,7 @@ _SPACES = re.compile(r"[ \t\r\n\f\v]+")
 
 
 def _text(text: str) -> str:
-    """Page text inside a line, escaped (``markdown._inline``); no NUL (the links' marks)."""
+    """Page text inside a line, escaped (``markdown_text.escape_inline``); no NUL (the links' marks)."""
     return escape_inline(text.replace(_MARK, "\ufffd").replace(_DROP, "\ufffd"))
 
 

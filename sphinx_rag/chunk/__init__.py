@@ -48,7 +48,7 @@ class Chunk:
         return " > ".join(h for h in self.headings if h)
 
     def to_record(self, page_url: str) -> dict:
-        """The record written to the index (``assets.py``); the anchor lives in ``url``,
+        """The record written to the index (``index/write.py``); the anchor lives in ``url``,
         in place of the page URL's own fragment if it has one (singlehtml's pages are
         fragments of one file: ``index.html#document-guide``)."""
         url = f"{page_url.partition('#')[0]}#{self.anchor}" if self.anchor else page_url

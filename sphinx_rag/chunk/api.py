@@ -11,7 +11,7 @@ object is for (name, module, summary, first paragraph, parameter names and their
 choices) as one short retrievable unit, so that "which class does X?" finds the class
 and not a neighbour whose parameters repeat the words. The signature chunk then keeps
 the signature and the rest of the extended summary. ``link_card`` records which chunks
-belong to a card (a class's methods' chunks too): ``expand.py`` shows a card and its
+belong to a card (a class's methods' chunks too): ``search/expand.py`` shows a card and its
 object's ranked parts as one passage.
 """
 

@@ -296,7 +296,7 @@ def record_display(record: dict) -> Display:
 
 
 def join_displays(displays: list[Display], titles: list[str | None] | None = None, shown_title: str = "") -> Display:
-    """The display of a passage made of consecutive chunks (``expand.py``): each chunk's
+    """The display of a passage made of consecutive chunks (``search/expand.py``): each chunk's
     blocks in order, a following chunk's ``lead`` dropped (the chunk before shows it).
 
     A passage is shown under its hit's title (``shown_title``) but can start in, or run

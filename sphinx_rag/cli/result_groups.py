@@ -3,7 +3,7 @@
 One group per document (a page, or a document of a singlehtml site), headed by its
 title and ordered by its best hit; in each group, one entry per URL: the best hit
 there, or the hit that holds the most names the query asks for (``codeline19999`` among
-the chunks of a long code block: ``lexical.identifier_tokens``), and the other hits with
+the chunks of a long code block: ``search.lexical.identifier_tokens``), and the other hits with
 the same URL (several parameters of one class share its anchor) counted as "+N more
 matches here". The ranking is left as it is.
 
@@ -22,7 +22,7 @@ __all__ = ["Entry", "Group", "group_results", "names_held", "title_parts"]
 
 @dataclass
 class Entry:
-    result: object  # a retrieve.Result: the hit shown for this URL
+    result: object  # a search.retrieve.Result: the hit shown for this URL
     merged: list = field(default_factory=list)  # the other hits with the same URL
 
 

@@ -26,7 +26,7 @@ def run_search(args) -> int:
     searcher = Searcher(_index(args.build_dir, args.timeout), fusion=args.fusion, encoder=args.encoder)
     vector = None if searcher.fusion == "bm25" else searcher.query_vector(query)  # embedded once
     results, weak = searcher.search_with_match(query, k=args.k, vector=vector)
-    results = [r for r in results if r.url]  # a record that failed its checks has none (index_checks.DROPPED)
+    results = [r for r in results if r.url]  # a record that failed its checks has none (search.checks.DROPPED)
     weak = weak and bool(results)
     note = f"No good match for {_echo(query)}. The nearest results:"
     if args.json:  # exact: JSON escapes control characters itself
@@ -44,7 +44,7 @@ def run_search(args) -> int:
 
 
 def _window(r, query: str):
-    """The part of a result's passage the search dialog shows (``window.py``): the part
+    """The part of a result's passage the search dialog shows (``search/window.py``): the part
     that matched, not its head."""
     from ..search.window import passage_window, query_tokens
 
@@ -58,7 +58,7 @@ def _json_result(r, query: str) -> dict:
 
 def _index(location: str, timeout: float | None):
     """A local index, or a published site's whose requests all end within ``timeout``
-    seconds (``remote.CALL_TIMEOUT``)."""
+    seconds (``search.fetch.CALL_TIMEOUT``)."""
     import time
 
     from ..search.remote import CALL_TIMEOUT, TIMEOUT, is_url, open_index
@@ -115,10 +115,10 @@ def _print_grouped(results, query: str):
 
 
 def _search_sites(args, query: str) -> int:
-    """Several sites searched at once and merged (``merge.py``: a weak site's after the
+    """Several sites searched at once and merged (``search/merge.py``: a weak site's after the
     others' good matches, then by each hit's match to the query; the merge of the browser's
     federated search and of the MCP server), one ranked list, each result
-    naming its site, its URL absolute; a site that fails (down, too slow: ``remote.CALL_TIMEOUT``
+    naming its site, its URL absolute; a site that fails (down, too slow: ``search.fetch.CALL_TIMEOUT``
     seconds in all, damaged, hostile) is one line on stderr, the others answer as alone."""
     from ..agents.docs_tools import DocsError, Site, merge_hits, search_sites
     from ..search.merge import merged_weak

@@ -1,7 +1,7 @@
 """The indexing step of a build: chunks -> BM25 + int8 vectors (+ query encoder) -> the static assets.
 
-Called once per build by ``extension.on_build_finished`` with every page's chunks
-in index order; the format itself is ``assets.py``.
+Called once per build by ``index_step.write_site_index`` with every page's chunks
+in index order; the format itself is ``search/format.py``.
 """
 
 from __future__ import annotations
@@ -33,12 +33,12 @@ _SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 
 #: An incremental build keeps what the previous build fitted to the corpus, the static
 #: encoder and the dense clusters' centroids (and the mined suggestions), until the chunks
-#: changed since the fit (added or removed: ``extension._changed_chunks``) exceed this share
+#: changed since the fit (added or removed: ``index_step.changed_chunks``) exceed this share
 #: of the site: fitting costs seconds on every edit (at 25k chunks: the encoder 5 s, the
 #: k-means 1.5 s; at 250, the encoder 1-3 s). A build that writes every page (a clean
 #: build, -E, a configuration change) always fits them.
 REFIT_SHARE = 0.05
-#: How a site's index is cut into shards (``assets.Layout``, chosen by measurement).
+#: How a site's index is cut into shards (``search.format.Layout``, chosen by measurement).
 LAYOUT = Layout()
 
 
@@ -63,10 +63,10 @@ def write_index(chunks: list[Chunk], *, urls: dict[str, str], out_dir: Path, mod
     ``ahead``: the worker that embedded chunks while the pages were read and written
     (``embed_ahead.py``); it is stopped before the chunks are embedded here.
     ``inputs``: the digest of the pages and configuration indexed, kept in the manifest
-    (``extension.py``). ``suggestions``: ``sphinx_rag_suggestions`` (the maintainer's
+    (``index_step.index_inputs``). ``suggestions``: ``sphinx_rag_suggestions`` (the maintainer's
     questions, "auto" standing for the mined ones, ``suggest.py``). ``llms``: write
     llms.txt, llms-full.txt and a Markdown twin of every page for coding agents
-    (``markdown.py``), in the same publish (None: none). ``warm_start``: the URL of the
+    (``agents/markdown.py``), in the same publish (None: none). ``warm_start``: the URL of the
     published site, whose vectors and encoder a build without a previous index in
     ``out_dir`` reuses (``warm_start.py``); ``warn`` gets its one-line warnings.
     """
@@ -389,7 +389,7 @@ def query_table(model_dir: Path):
 
 def _table_digest(model_dir: Path) -> str | None:
     """The query table's hash (None: the model has none), without reading the table
-    when it is the one the last build hashed (``filehash.py``): every build names its
+    when it is the one the last build hashed (``model/filehash.py``): every build names its
     fit by it, and only a build that fits reads the table."""
     from .query_table import TABLE_FILE
 

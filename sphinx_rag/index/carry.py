@@ -1,7 +1,7 @@
 """What a build leaves in Sphinx's doctree directory for the next one to start from.
 
 The index this build published, in the form the index step works on: each chunk's
-record (what ``assets.load_chunk_records`` would read back from the text shards), its
+record (what ``search.index.load_chunk_records`` would read back from the text shards), its
 BM25 tokens and its int8 vector, and which script shard holds which payload. An
 incremental build then reads one file instead of every text shard, tokenizes and
 embeds only the texts it has not seen, and compresses only the shards whose payload
@@ -37,12 +37,12 @@ _MAGIC = b"sphinx-rag carry 1\n"
 class Carried:
     """The previous build's chunks, in index order, with what was computed from their text."""
 
-    records: list[dict]  # as ``assets.load_chunk_records`` reads them
+    records: list[dict]  # as ``search.index.load_chunk_records`` reads them
     tokens: list[list[str]]  # ``bm25.document_tokens`` of each record's text
     model: dict | None  # the ``model_info`` of the vectors (None: a keyword-only index)
     vectors: np.ndarray | None  # int8, one row per record
     scales: np.ndarray | None
-    shards: dict[str, tuple[str, int]]  # ``assets.write_assets``'s ``shard_memo``
+    shards: dict[str, tuple[str, int]]  # ``write.write_assets``'s ``shard_memo``
     suggestions_stale: int | None = None  # chunks changed since the suggestions were verified (None: unknown)
 
     def tokens_by_text(self) -> dict[str, list[str]]:

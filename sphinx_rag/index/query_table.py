@@ -1,6 +1,6 @@
 """The general static query table: a vector per WordPiece token, distilled once per model.
 
-A site's static query encoder (``static_encoder.py``) maps a query's idf-weighted bag of
+A site's static query encoder (``search/static_encoder.py``) maps a query's idf-weighted bag of
 WordPiece ids linearly into the model's space. Fitting that map from nothing needs
 thousands of the model's embeddings of pseudo-queries per site (24 per chunk: 34-48 s
 for a 184-chunk project). This table is the same map fitted once, on pseudo-queries

@@ -5,7 +5,7 @@ is online with each chunk's int8 vector, its text and the static encoder, in sha
 by the hash of their content. ``load`` fetches the deployed manifest, then every text
 shard (which chunk holds which text) and every cluster shard (chunk ids, f32 scales, int8
 vectors), and the encoder when it was fitted the same way, each verified against its
-hash (``remote.py``); ``build.write_index`` then reuses the vector of every chunk whose
+hash (``search/remote.py``); ``build.write_index`` then reuses the vector of every chunk whose
 embedded text is unchanged and embeds only the others. An int8 vector depends only on
 the text embedded and the model (embedding does not depend on the batch), so with an
 unchanged corpus every vector, hence the encoder's digest, hence every file of the index
@@ -87,7 +87,7 @@ class WarmStart:
     """What a build took from the published site (``load``)."""
 
     url: str
-    texts: list[str]  # the embedded text (``embed.embedding_text``) of each chunk whose vector arrived
+    texts: list[str]  # the embedded text (``model.embed.embedding_text``) of each chunk whose vector arrived
     vectors: np.ndarray  # int8, a row per text
     scales: np.ndarray  # f32
     chunk_texts: list[str] | None  # the text of every published chunk (None: some text shard is missing)
@@ -100,7 +100,7 @@ class WarmStart:
     checked: int = 0  # reused vectors re-embedded here (``check_sample``)
 
     def known(self):
-        """``embed.Known``: the vectors by embedded text."""
+        """``model.embed.Known``: the vectors by embedded text."""
         return self.texts, self.vectors, self.scales
 
     def changed(self, texts: list[str]) -> int | None:
@@ -181,7 +181,7 @@ def load(site: str, model_info: dict, chunker: int, *, fit: str | None, note, wa
         return skip(problem, warning=warning)
     try:
         reader = RemoteIndexReader(site, cache_dir=False, timeout=timeout, deadline=deadline, manifest=manifest)
-    except IndexDamaged as exc:  # the manifest's own checks (index_checks.manifest_problem)
+    except IndexDamaged as exc:  # the manifest's own checks (search.checks.manifest_problem)
         return skip(str(exc).removeprefix("[sphinx-rag] "), warning=True)
     shards = _Fetch(reader)
     texts, clusters = _directories(shards, manifest)
@@ -247,7 +247,7 @@ def _manifest_url(site: str) -> str:
 
 
 def _fetch_manifest(url: str, timeout: float, deadline: float) -> bytes:
-    """The published manifest's bytes (at most ``remote.MAX_MANIFEST_BYTES``); RemoteError."""
+    """The published manifest's bytes (at most ``search.fetch.MAX_MANIFEST_BYTES``); RemoteError."""
     from ..search.remote import MAX_MANIFEST_BYTES, fetch
 
     return fetch(url, max_bytes=MAX_MANIFEST_BYTES, timeout=timeout, deadline=deadline)
@@ -315,7 +315,7 @@ def _directories(shards: _Fetch, manifest: dict) -> tuple[list[str] | None, list
 
 def _records(shards: _Fetch, names: list[str], files: list[bytes | None]) -> dict[int, tuple[str, str]]:
     """(kind, text) of each chunk id of the text shards that arrived, every record checked
-    (``index_checks.text_records``: a record that is not well-formed is not reused)."""
+    (``search.checks.text_records``: a record that is not well-formed is not reused)."""
     from ..search.checks import text_records
     from ..search.shards import read_script_shard
 

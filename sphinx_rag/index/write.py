@@ -60,7 +60,7 @@ def _fsync_dir(path: Path):
 
 def _model_files(model_dir: Path) -> tuple[str, dict[str, Path], dict]:
     """The model's directory name in the index, its files, and their manifest entries:
-    hashed once while they do not change (``filehash.py``), read only to be copied."""
+    hashed once while they do not change (``model/filehash.py``), read only to be copied."""
     from ..model.filehash import sha256
 
     paths = {name: Path(model_dir) / name for name in MODEL_FILES}
@@ -84,12 +84,12 @@ def write_assets(out_dir: Path, *, chunks: list[dict], bm25: BM25Index, vectors_
     file://). ``kept_centroids``: the previous build's centroid shard and the chunks
     changed since its k-means (an incremental build, ``build.py``): the chunks are assigned
     to those centroids, no k-means. ``inputs``: a digest of what the index was built from
-    (``extension.py``: a build that changes none of it keeps the index). Shards already
+    (``index_step.index_inputs``: a build that changes none of it keeps the index). Shards already
     present (same content, same name) are not rewritten. ``shard_memo``: script shards
     by payload (``_payload_key`` -> file name, size), an earlier build's (``carry.py``):
     a payload found there whose file is in ``out_dir`` is not compressed again (at 25k
     chunks a one-page edit changes 4 of 971); replaced by this index's. ``site_files``: the
-    files for agents (``markdown.site_files``: name relative to the site root -> bytes) and
+    files for agents (``agents.markdown.site_files``: name relative to the site root -> bytes) and
     ``pages`` their page list, written in the same publish (None: none, and those of the
     previous index are removed).
     """
@@ -214,8 +214,8 @@ def _shard_at_hand(out_dir: Path, entry: tuple[str, int] | None) -> tuple[str, i
 
 def _text_record(c: dict) -> dict:
     """What a text shard keeps of a chunk: ``text`` for the keyword index of a rebuild, the
-    passage lengths of ``expand.py`` and evaluation; ``display`` for readers and the LLM;
-    the links of an object card and its members (``expand.py``), where set."""
+    passage lengths of ``search/expand.py`` and evaluation; ``display`` for readers and the LLM;
+    the links of an object card and its members (``search/expand.py``), where set."""
     return {k: c[k] for k in ("id", "doc", "url", "headings", "kind", "text", "display", "members", "card")
             if k in c}
 

@@ -22,7 +22,7 @@ __all__ = ["MAX_QUERIES", "REWRITE_MAX_TOKENS", "RRF_K", "rewrite_messages", "pa
 
 MAX_QUERIES = 3
 REWRITE_MAX_TOKENS = 128  # three short queries; a model that rambles is cut there
-RRF_K = 60  # as the keyword/semantic fusion (retrieve.py)
+RRF_K = 60  # as the keyword/semantic fusion (search/retrieve.py)
 _MAX_QUERY_CHARS = 160  # longer lines are prose, not queries
 _MAX_QUERY_WORDS = 20
 

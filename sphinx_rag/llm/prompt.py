@@ -23,7 +23,7 @@ Passages sized to the context
     ``passage_budget``: the characters the passages may take, from what the window
     leaves (the same reserve as ``build_messages``), less PASSAGE_HEADER_CHARS for each
     passage's ``[n] Title (URL)`` line. The search makes its passages fit in it
-    (``expand.py``: shorter passages, more of them) before ``fit_passages`` checks them
+    (``search/expand.py``: shorter passages, more of them) before ``fit_passages`` checks them
     exactly.
 
 A follow-up question (``thread``)

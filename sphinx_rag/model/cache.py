@@ -1,11 +1,11 @@
 """Where the exported model a build embeds with lives: the cache.
 
-``sphinx_rag_model`` is a Hugging Face id or a local directory (``model_source.py`` finds
+``sphinx_rag_model`` is a Hugging Face id or a local directory (``source.py`` finds
 and describes it). ``cached_model_dir`` gives the exported int8 ONNX directory every build
 embeds with: a cache entry named by the model, its source weights and the export settings,
 filled once from the default model's package (``sphinx-rag-minilm``: its files checked
 against the sha256 this version pins) or, for any other model, by an export
-(``export_model.py``, torch + optimum), and never importing torch on a cache hit. An
+(``export.py``, torch + optimum), and never importing torch on a cache hit. An
 already exported directory is used as it is. The entry also holds the embedding cache.
 """
 

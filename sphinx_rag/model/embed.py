@@ -128,7 +128,7 @@ def _cgroup_quota(root: Path) -> float | None:
 
 
 class Embedder:
-    """Sentence embeddings from an exported model directory (see export_model.py)."""
+    """Sentence embeddings from an exported model directory (see export.py)."""
 
     def __init__(self, model_dir: str | os.PathLike, *, threads: int | None = None):
         import onnxruntime as ort
@@ -284,7 +284,7 @@ class EmbeddingCache:
 Known = tuple[list[str], np.ndarray, np.ndarray]
 
 
-#: Vectors this build has already computed (``embed_ahead.py``): ``EmbeddingCache.key`` ->
+#: Vectors this build has already computed (``index/embed_ahead.py``): ``EmbeddingCache.key`` ->
 #: (int8 bytes, scale).
 Ahead = dict[str, tuple[bytes, float]]
 
@@ -302,8 +302,8 @@ def embed_chunks(chunks, model_dir: Path, *, batch_size: int = 32, threads: int 
     """int8 vectors and scales of the chunks (in order), embedding only texts not cached.
 
     ``note`` is told how many come from the cache (the progress bar counts the others).
-    ``known``: the vectors of texts embedded before (the previous build's, ``carry.py``).
-    ``ahead``: those embedded while the pages were read and written (``embed_ahead.py``).
+    ``known``: the vectors of texts embedded before (the previous build's, ``index/carry.py``).
+    ``ahead``: those embedded while the pages were read and written (``index/embed_ahead.py``).
     """
     def report(cached: int, total: int, todo: int, early: int):
         if note is not None:

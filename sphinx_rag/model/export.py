@@ -8,8 +8,8 @@ inside the graph, so every runtime still computes in fp32. This keeps the downlo
 changes rankings; see FACTS.md).
 
 Reading an exported directory (``embed.py``) needs only onnxruntime + tokenizers;
-finding the source and describing an export is ``model_source.py``, caching one
-``model.py``.
+finding the source and describing an export is ``source.py``, caching one
+``cache.py``.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """sha256 of the large files every build reads the same (the model, its query table),
 remembered across builds.
 
-A build checks the default model's files against their pinned sha256 (``model_source``),
+A build checks the default model's files against their pinned sha256 (``source.py``),
 names the model it publishes and the query table its encoder starts from by their hashes
-(``assets.write_assets``, ``extension._index_inputs``, ``build._fit_digest``): about 80 MB
+(``index.write.write_assets``, ``index_step.index_inputs``, ``index.build._fit_digest``): about 80 MB
 hashed per build, 0.1-0.4 s of a one-page edit whose plain Sphinx build takes 1 s. A file
 keeps its hash while its identity does not change: its resolved path, size, mtime, ctime
 and inode (``make`` and git trust less). The hashes are kept in the build's doctree

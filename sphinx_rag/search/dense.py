@@ -1,7 +1,7 @@
 """The dense tier: int8 chunk vectors grouped by cluster, so a query reads only a few.
 
 Build time: spherical k-means (deterministic: fixed seed, fixed iterations) finds
-centroids (``assets.Layout.cluster_size`` chunks each on average), stored as int8 in one
+centroids (``format.Layout.cluster_size`` chunks each on average), stored as int8 in one
 shard; each chunk then goes to the stored centroid nearest it, the one a query's probe
 would rank first (``fit_clusters``). Each cluster is one binary shard. An incremental
 build keeps the stored centroids and only assigns the chunks to them again

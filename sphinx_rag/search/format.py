@@ -23,7 +23,7 @@ Layout of ``<html>/_static/sphinx_rag/index/`` (``ARCHITECTURE.md`` has the deta
                          sphinx_rag_query_encoder = "static"
     pages-<h>.bin        the pages (doc, URL, Markdown twin, first chunk, chunks) and the
                          files for agents at the site root (llms.txt, llms-full.txt, the
-                         twins: ``markdown.py``) with their sizes and hashes, unless
+                         twins: ``agents/markdown.py``) with their sizes and hashes, unless
                          sphinx_rag_llms_txt = False
 
 Every name but the manifest's carries the hash of its content (``shards.py``), so a

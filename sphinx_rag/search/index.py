@@ -53,10 +53,10 @@ class IndexReader:
 
     Reads a local directory; ``remote.RemoteIndexReader`` reads a published site over
     HTTP through the same methods (it overrides ``_read``, ``where``, ``url_root`` and the
-    model's files). Everything read is checked before use (``index_checks.py``): a wrong
+    model's files). Everything read is checked before use (``checks.py``): a wrong
     structure is one ``IndexDamaged`` line, a wrong chunk record is dropped (``dropped``
-    counts them; ``chunk`` gives ``index_checks.DROPPED``, which has no URL). Each shard's
-    payload is capped by its kind (``index_checks.payload_limits``); ``budget``, when set,
+    counts them; ``chunk`` gives ``checks.DROPPED``, which has no URL). Each shard's
+    payload is capped by its kind (``checks.payload_limits``); ``budget``, when set,
     caps the bytes decoded until it is reset (``spent``: a remote reader's per-call cap).
     """
 
@@ -125,7 +125,7 @@ class IndexReader:
         return name
 
     def limits(self, name: str) -> tuple[int, int]:
-        """(most payload bytes, most JSON containers) of shard ``name`` (``index_checks.payload_limits``)."""
+        """(most payload bytes, most JSON containers) of shard ``name`` (``checks.payload_limits``)."""
 
         return payload_limits(self.manifest, shard_kind(name))
 
@@ -152,7 +152,7 @@ class IndexReader:
         return data
 
     def _json(self, name: str, payload: bytes):
-        """A shard's JSON, its containers counted first (``index_checks.json_containers``)."""
+        """A shard's JSON, its containers counted first (``checks.json_containers``)."""
 
         if json_containers(payload) > self.limits(name)[1]:
             raise self._damaged(name, "more lists and objects than its index allows")
@@ -210,7 +210,7 @@ class IndexReader:
         return out
 
     def chunk(self, i: int) -> dict:
-        """Record of chunk ``i`` (``title`` added: the heading path; ``index_checks.DROPPED``
+        """Record of chunk ``i`` (``title`` added: the heading path; ``checks.DROPPED``
         for a record that fails its checks)."""
         if not 0 <= i < self.n_chunks:
             raise IndexError(f"chunk {i} of {self.n_chunks}")

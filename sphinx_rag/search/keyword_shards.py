@@ -5,7 +5,7 @@ as varint gaps and impacts as one byte each with a float32 scale per term. A ter
 very many chunks keeps its highest-impact postings (its head) that way, and the rest
 (its tail) as chunk ids with a 4-bit impact level each (sixteen float32 level values
 per term), so that a query's download grows slowly with the corpus while coverage
-stays exact and the ranking close to exact scoring (``assets.Layout`` sets the sizes;
+stays exact and the ranking close to exact scoring (``format.Layout`` sets the sizes;
 ``benchmarks/keyword_overlap.py``). ``read_term_shard`` gives them back as
 ``keyword_scoring.Postings``.
 

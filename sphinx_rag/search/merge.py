@@ -19,7 +19,7 @@ first place, however weak it is. What is comparable is how well a hit matches th
   (the same key) is taken once.
 
 One merge for every runtime: ``sphinx-rag search SITE SITE...``, the MCP server
-(``docs_tools.Library``) and the browser (``js/src/search/merge.js``, which reproduces
+(``agents.docs_tools.Library``) and the browser (``js/src/search/merge.js``, which reproduces
 ``tests/fixtures/merge.json``, written from this module by ``tests/fixtures/generate.py``).
 """
 

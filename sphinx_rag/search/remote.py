@@ -7,10 +7,10 @@ fetched before (its last manifest is kept too). Nothing unverified is ever cache
 
 Users: ``sphinx-rag search URL`` and the MCP server (``Searcher`` over a
 ``RemoteIndexReader``), the federation check of a build (``federation.check_site``), and
-the warm start of a build (``warm_start.py``), which reads the deployed index of the
+the warm start of a build (``index/warm_start.py``), which reads the deployed index of the
 previous version of the docs.
 
-Its requests are ``fetch.py``'s, bounded in redirects, size and time. The index's records are checked before use (``index_checks.py``).
+Its requests are ``fetch.py``'s, bounded in redirects, size and time. The index's records are checked before use (``checks.py``).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 ``js/src/search/retrieve.js`` is the same search in the browser, function for function;
 ``tests/fixtures/rankings.json`` holds rankings computed here that the JS tests must
-reproduce with bit-identical scores. Both read the same shards (``assets.py``) and
+reproduce with bit-identical scores. Both read the same shards (``format.py``) and
 make the same approximations: a very common term's postings beyond its head
 (``Layout.head_postings``) have 4-bit impacts, and the dense pass scores only some
 clusters (``dense.probe_order``).
@@ -11,7 +11,7 @@ A query, step by step:
 
 1. keyword: ``lexical.tokenize`` -> each token's postings, or those of near terms for
    a typo (``keyword_scoring.expand_tokens``) -> BM25 times coverage -> top ``CANDIDATES``;
-2. dense: spelling-corrected query -> a query vector (``embed.Embedder``, the full
+2. dense: spelling-corrected query -> a query vector (``model.embed.Embedder``, the full
    model, or ``static_encoder.StaticEncoder``, the site's fitted linear encoder) ->
    probed clusters (those of the best keyword hits, then the nearest: ``dense.py``)
    -> exact int8 scores -> top ``CANDIDATES``;
@@ -300,7 +300,7 @@ class Searcher:
 
     def guided_clusters(self, hits: list[int]) -> list[int]:
         """The clusters of the first ``guide_hits`` keyword hits, in their order, at most
-        ``guide_clusters`` (``assets.Layout``; none when the index has one cluster), and
+        ``guide_clusters`` (``format.Layout``; none when the index has one cluster), and
         no cluster that would take them past the probe's budget of vectors (the dense
         tier's bytes stay those of an unguided probe)."""
         layout = self.index.manifest["layout"]

@@ -41,7 +41,7 @@ __all__ = ["HASH_CHARS", "MAX_PAYLOAD_BYTES", "ShardError", "script_shard", "scr
            "check_script_shard", "gunzip", "binary_shard", "shard_hash", "dumps", "pack", "unpack", "varints", "read_varints"]
 
 HASH_CHARS = 16
-#: The most a script shard may decompress to unless its reader says less (``assets.IndexReader``
+#: The most a script shard may decompress to unless its reader says less (``index.IndexReader``
 #: sizes each kind from the manifest): the hash proves the gzip stream, not that it is small.
 MAX_PAYLOAD_BYTES = 64 << 20
 REGISTER = "sphinxRagShard"  # the global a file:// page defines before loading shards

@@ -16,7 +16,7 @@ Two kinds of ground truth, either or both per question:
 
 ``budget``: the top 10 cut to that many characters, the way an LLM's context holds them,
 for every metric (a hit counts only when its phrase is within the cut), and sphinx-rag's
-passages sized for it (``expand.py``: shorter passages, more of them in the budget)
+passages sized for it (``search/expand.py``: shorter passages, more of them in the budget)
 unless ``fit`` is off, which shows what the cut alone does to the same passages.
 
 Methods are names (``METHODS``): sphinx-rag's own rankings over the built index
@@ -85,7 +85,7 @@ def normalize_text(text: str) -> str:
 
 
 def is_relevant(result, relevant: dict) -> bool:
-    """Right passage: its URL (or a chunk it took in, see expand.py) and the phrase, in
+    """Right passage: its URL (or a chunk it took in, see search/expand.py) and the phrase, in
     the text ranked or in what the reader sees (``display``: an API chunk's text is its
     docstring's reST source, ``*cls*``, while a phrase copied from the page reads "cls").
     A URL without an anchor (a golden set's page) is met by any passage of that page."""

@@ -6,11 +6,11 @@ optionally the rank it must reach (default ``DEFAULT_RANK``)::
 
     [{"query": "how do I impute missing values?", "url": "user_guide/impute.html", "rank": 3}]
 
-``extension.py`` runs ``check`` once the index is written (``sphinx_rag_golden``) and
+``index_step.check_golden`` runs ``check`` once the index is written (``sphinx_rag_golden``) and
 warns for every entry that falls short, so ``sphinx-build -W`` fails; ``sphinx-rag
 golden add`` appends an entry; ``sphinx-rag evaluate`` reads the same file
 (``as_questions``). An entry is met when a passage in the top ``rank`` has that URL, or
-took in a chunk with it (``expand.py``); a URL without ``#`` is met by any passage of
+took in a chunk with it (``search/expand.py``); a URL without ``#`` is met by any passage of
 its page. The check uses the Python runtime, which ranks as the browser does.
 """
 
@@ -189,7 +189,7 @@ def site_beside(golden_file: Path) -> Path | None:
 
 
 def check(searcher, entries: list[GoldenEntry], site_dir: Path | None = None) -> list[Outcome]:
-    """Run every entry's query on ``searcher`` (``retrieve.Searcher``); with ``site_dir``
+    """Run every entry's query on ``searcher`` (``search.retrieve.Searcher``); with ``site_dir``
     (the built HTML), an entry whose page or anchor is not there says so."""
     outcomes = []
     for entry in entries:

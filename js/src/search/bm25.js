@@ -1,10 +1,10 @@
 // @ts-check
 /**
- * BM25 over precomputed impacts, identical to sphinx_rag/keyword_scoring.py: a query sums
+ * BM25 over precomputed impacts, identical to sphinx_rag/search/keyword_scoring.py: a query sums
  * the postings of its terms (float64, in query-token order) read from term shards; a token
  * missing from the vocabulary is matched to near vocabulary terms (typo tolerance),
  * weighted down, found in the near shards of the lengths a typo can reach. The shards
- * are decoded as sphinx_rag/keyword_shards.py writes them (readTermShard, nearLengths).
+ * are decoded as sphinx_rag/search/keyword_shards.py writes them (readTermShard, nearLengths).
  * @module bm25
  */
 

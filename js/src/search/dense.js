@@ -1,6 +1,6 @@
 // @ts-check
 /**
- * The dense tier, as sphinx_rag/dense.py: the clusters of the query's best keyword hits are
+ * The dense tier, as sphinx_rag/search/dense.py: the clusters of the query's best keyword hits are
  * read first, then those whose int8 centroids are nearest the query, until `probe` vectors
  * are covered; their vectors are scored exactly (float64, dimensions summed in order:
  * bit-identical to Python).

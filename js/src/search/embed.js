@@ -1,6 +1,6 @@
 // @ts-check
 /**
- * Query embeddings in the browser (or Node) with onnxruntime-web, as sphinx_rag/embed.py
+ * Query embeddings in the browser (or Node) with onnxruntime-web, as sphinx_rag/model/embed.py
  * computes them: WordPiece ids truncated to max_seq_length, the model's
  * last_hidden_state pooled over the attention mask (mean) or [CLS], L2-normalized.
  *

@@ -1,7 +1,7 @@
 // @ts-check
 /**
  * Turn ranked chunks into passages: relevant segment extraction (Python's
- * sphinx_rag/expand.py, same rules and the same float operations in the same order).
+ * sphinx_rag/search/expand.py, same rules and the same float operations in the same order).
  * A chunk's value is DECAY / (DECAY + rank - 1) (0 if unranked) minus PENALTY; taking
  * the hits in rank order, each hit's passage is the contiguous run of chunks around it
  * (same page, none shown already, at most MAX_CHARS code points together, API chunks

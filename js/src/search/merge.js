@@ -1,7 +1,7 @@
 // @ts-check
 /**
  * Several sites' answers merged into one ranking by how well each hit matches the query, a
- * mirror of sphinx_rag/merge.py (see its docstring): a site whose verdict is weak comes
+ * mirror of sphinx_rag/search/merge.py (see its docstring): a site whose verdict is weak comes
  * after every site with a good match; each hit's match is the share of the query's
  * distinct words its passage holds plus its cosine to the query (KEYWORD_SIMILARITY for a
  * site searched by keywords alone); each site's order is kept, the best next hit taken,

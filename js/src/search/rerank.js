@@ -1,6 +1,6 @@
 // @ts-check
 /**
- * The reranking stage, a mirror of sphinx_rag/rerank.py: a question that asks which API
+ * The reranking stage, a mirror of sphinx_rag/search/rerank.py: a question that asks which API
  * object (class, function, method, exception...) does something gives every API chunk
  * among the fused top RERANK_DEPTH one more reciprocal-rank vote, 1 / (rrfK + 1), times
  * the chunk's weight. Same pattern, same float operations in the same order as Python:

@@ -1,6 +1,6 @@
 // @ts-check
 /**
- * The browser search, a mirror of sphinx_rag/retrieve.py function for function:
+ * The browser search, a mirror of sphinx_rag/search/retrieve.py function for function:
  * keyword and dense rankings over the shards an IndexReader loads, fused (reciprocal-rank
  * fusion by default), chunk weights applied, reranked (rerank.js), expanded into passages. The shards a query
  * needs are fetched first (in parallel), then the scores are computed exactly as in

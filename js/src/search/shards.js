@@ -1,6 +1,6 @@
 // @ts-check
 /**
- * Decode index shards (sphinx_rag/shards.py writes them; the format is described there).
+ * Decode index shards (sphinx_rag/search/shards.py writes them; the format is described there).
  *
  * A script shard file is `sphinxRagShard("<kind>-<hash>","<base64 of a gzip stream>");`:
  * over HTTP it is read as text, from file:// it is run as a classic script that hands

@@ -1,6 +1,6 @@
 // @ts-check
 /**
- * The static query encoder (sphinx_rag/static_encoder.py): a query vector without the
+ * The static query encoder (sphinx_rag/search/static_encoder.py): a query vector without the
  * model, in plain JS. The query's WordPiece ids -> idf-weighted bag (unit length, plus
  * a bias feature) -> int4 low-rank map -> int8 projection into the model's space ->
  * unit length. Same float64 operations in the same order as the Python side, so the

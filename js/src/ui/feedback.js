@@ -3,7 +3,7 @@
  * "Report a bad result": an opt-in link (sphinx_rag_feedback_url, the script tag's
  * data-feedback-url) to a URL template, e.g. a new-issue form, prefilled with the query
  * and the results shown. The page itself sends nothing: the reader lands on the form and
- * decides. The text ends with a golden-set entry (sphinx_rag/golden.py) for the maintainer
+ * decides. The text ends with a golden-set entry (sphinx_rag/tools/golden.py) for the maintainer
  * to complete with the page that should have come first and paste into the golden set.
  *
  * The Ask panel's thumbs down uses the same template: {query} becomes the question, {results}

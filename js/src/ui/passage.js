@@ -19,7 +19,7 @@
  * shown from further down, it keeps the heading of the section it is in. Text left out above
  * is a "…" at the start of the first block shown after it (prose, a term, code: never a line
  * of its own, none before a heading or label: they start something new); a heading or label
- * with nothing under it is not shown, nor is a block that is only "…". sphinx_rag/window.py
+ * with nothing under it is not shown, nor is a block that is only "…". sphinx_rag/search/window.py
  * is the same window in Python (the CLI, the MCP server; tests/fixtures/passages.json).
  * @module passage
  */

@@ -2,7 +2,7 @@
 /**
  * The shard source of pages opened from file:// (no fetch, no workers), and of pages
  * whose Content-Security-Policy refuses workers: every script shard is a classic script
- * that calls the global `sphinxRagShard(name, base64)` (sphinx_rag/shards.py), so it is
+ * that calls the global `sphinxRagShard(name, base64)` (sphinx_rag/search/shards.py), so it is
  * loaded with a <script> tag and handed over by that call. Dense shards are binary:
  * semantic search is not available this way.
  * @module script_source

@@ -300,7 +300,7 @@ export class SearchDialog {
     } else {
       this.backend = new WorkerBackend({
         workerUrl: new URL("worker.js", this.assetBase).href,
-        base: new URL("index/", this.assetBase).href, // sphinx_rag/assets.py ASSET_DIR
+        base: new URL("index/", this.assetBase).href, // sphinx_rag/search/format.py ASSET_DIR
         ortBase: this.assetBase.href, // build.mjs puts the ort-wasm files beside worker.js
         threads: globalThis.crossOriginIsolated ? Math.min(4, navigator.hardwareConcurrency || 1) : 1,
         model: this.modelPlan(),

@@ -1,7 +1,7 @@
 // @ts-check
 /**
  * The empty dialog's suggested questions: mined from the site at build time
- * (sphinx_rag/suggest.py: section titles and object cards turned into questions the
+ * (sphinx_rag/index/suggest.py: section titles and object cards turned into questions the
  * search answers well) or set by the maintainer (sphinx_rag_suggestions), and read from
  * the manifest's settings.suggestions ([question, url] pairs): no request of their own.
  * They are listbox options like recent searches: arrows move, Enter searches.

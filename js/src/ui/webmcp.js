@@ -26,7 +26,7 @@ import { displayText } from "../search/display.js";
 
 export const KINDS = ["any", "api", "guide", "example"];
 export const MAX_K = 20;
-/** A default answer's cap, as sphinx_rag/budget.py's ANSWER_TOKENS. */
+/** A default answer's cap, as sphinx_rag/agents/budget.py's ANSWER_TOKENS. */
 export const ANSWER_TOKENS = 20000;
 const TWIN_BYTES = 8 << 20; // a twin is read whole before it is cut in parts: at most this much
 
@@ -43,7 +43,7 @@ export function modelContextOf(win) {
 }
 
 /**
- * Tokens of `text`, estimated as sphinx_rag/budget.py does: 3.5 ASCII characters a token,
+ * Tokens of `text`, estimated as sphinx_rag/agents/budget.py does: 3.5 ASCII characters a token,
  * a token for any other character.
  * @param {string} text
  */

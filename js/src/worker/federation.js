@@ -40,7 +40,7 @@ export const REMOTE_QUERY_BYTES = 32 << 20;
 const LINE_CHARS = 300;
 /** How long the home results wait for the federated sites' before they are posted alone. */
 export const FIRST_WAIT_MS = 300;
-/** Where a site keeps its index, from its root (sphinx_rag/assets.py ASSET_DIR). */
+/** Where a site keeps its index, from its root (sphinx_rag/search/format.py ASSET_DIR). */
 export const INDEX_DIR = "_static/sphinx_rag/index/";
 const MAX_SITES = 16;
 

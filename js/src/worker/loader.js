@@ -1,6 +1,6 @@
 // @ts-check
 /**
- * The HTTP shard source of the worker: fetches the index written by sphinx_rag/assets.py,
+ * The HTTP shard source of the worker: fetches the index written by sphinx_rag/index/write.py,
  * the home site's and each federated site's (federation.js), every read through one
  * guarded fetch (`guardedFetch`): a response that comes from another origin than the one
  * asked (a redirect) is refused, naming that origin; a body is read at most up to the
