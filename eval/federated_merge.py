@@ -1,4 +1,4 @@
-"""Merging several sites' results (sphinx_rag/merge.py) on federated pairs of evaluation corpora.
+"""Merging several sites' results (sphinx_rag/search/merge.py) on federated pairs of evaluation corpora.
 
 Usage::
 

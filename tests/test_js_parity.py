@@ -113,7 +113,7 @@ def test_js_tests_pass(demo_html, small_index, longpages_html, long_pages):
         "js/node_modules is missing: run `npm ci` in js/ (scripts/setup_and_build.sh does)")
     env = dict(os.environ, SPHINX_RAG_DEMO_HTML=str(demo_html), SPHINX_RAG_REQUIRE_DEMO="1",
                SPHINX_RAG_SMALL_INDEX=str(small_index), SPHINX_RAG_LONGPAGES_HTML=str(longpages_html),
-               SPHINX_RAG_LONGPAGES_RANKINGS=str(long_pages))
+               SPHINX_RAG_LONGPAGES_RANKINGS=str(long_pages), PYTHON=sys.executable)
     proc = subprocess.run([node, "--test", "test/"], cwd=REPO / "js", env=env, capture_output=True, text=True,
                           timeout=900)
     summary = [line for line in proc.stdout.splitlines() if line.startswith("# ")]

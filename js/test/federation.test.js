@@ -1,6 +1,6 @@
 // @ts-check
 // The worker's federated search (js/src/worker/federation.js) over tiny sites written here
-// the way sphinx_rag/assets.py lays one out (<root>/_static/sphinx_rag/index/), read through
+// the way sphinx_rag/search/format.py lays one out (<root>/_static/sphinx_rag/index/), read through
 // a fetch over the file system that can also refuse, fail, stall or answer late; and over
 // the demo build as a remote site for the semantic tier (skipped without it).
 import assert from "node:assert/strict";

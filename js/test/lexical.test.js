@@ -13,7 +13,7 @@ test("tokenize() gives Python's tokens on every fixture string", () => {
   assert.deepEqual(failures.slice(0, 5).map(([t, want]) => ({ text: t, want, got: tokenize(t) })), []);
 });
 
-test("identifiers, stop words, plurals (examples of sphinx_rag/lexical.py)", () => {
+test("identifiers, stop words, plurals (examples of sphinx_rag/search/lexical.py)", () => {
   assert.deepEqual(tokenize("fit_transform"), ["fit_transform", "fit", "transform"]);
   assert.deepEqual(tokenize("RandomForestClassifier"), ["randomforestclassifier", "random", "forest", "classifier"]);
   assert.deepEqual(tokenize("HTMLParser"), ["htmlparser", "html", "parser"]);

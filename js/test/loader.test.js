@@ -1,7 +1,7 @@
 // @ts-check
 // The worker's HTTP source (js/src/worker/loader.js) and the script source of file://
 // pages (js/src/ui/script_source.js) over a tiny index written here the way
-// sphinx_rag/shards.py writes one.
+// sphinx_rag/search/shards.py writes one.
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";

@@ -1,5 +1,5 @@
 // @ts-check
-// js/src/search/merge.js gives the order of Python's sphinx_rag.merge.merge_answers
+// js/src/search/merge.js gives the order of Python's sphinx_rag.search.merge.merge_answers
 // (tests/fixtures/merge.json, written by tests/fixtures/generate.py).
 import assert from "node:assert/strict";
 import { test } from "node:test";

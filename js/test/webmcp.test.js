@@ -6,7 +6,7 @@ import { estimateTokens, modelContextOf, parts, registerWebMcp, searchAnswer, tw
 
 const ROOT = new URL("https://docs.example.org/en/stable/");
 
-test("the token estimate is sphinx_rag/budget.py's", () => {
+test("the token estimate is sphinx_rag/agents/budget.py's", () => {
   // budget.estimate_tokens of the same strings: 4, 5, 8
   assert.equal(estimateTokens("hello world"), 4);
   assert.equal(estimateTokens("café “x”"), 5);

@@ -1,6 +1,6 @@
 """Index shards: immutable files named by the hash of their content.
 
-Every file of a format-2 index except the entry manifest is named
+Every file of a sharded index (format 2 and later) except the entry manifest is named
 ``<kind>-<hash>.<ext>``, where ``hash`` is the first 16 hex digits of the sha256 of
 the shard's payload. A reader verifies a shard by hashing what it got; a browser
 caches it forever by name; a rebuild that does not change a shard's content does

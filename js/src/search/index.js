@@ -1,6 +1,6 @@
 // @ts-check
 /**
- * A built index (format 2) as sphinx_rag/search/index.py's IndexReader reads it: the manifest
+ * A built index (format 3) as sphinx_rag/search/index.py's IndexReader reads it: the manifest
  * at once, every shard on first use. Where the bytes come from is the `source`'s job:
  * worker/loader.js fetches over HTTP (verified, cached by name), ui/script_source.js
  * runs script shards from file://, the Node tests read files.
