@@ -113,7 +113,7 @@ def check_golden(app, out_dir: Path):
     except ValueError as exc:
         logger.warning(str(exc), type="sphinx_rag", subtype="golden")
         return
-    outcomes = golden.check(Searcher(out_dir), entries, site_dir=out_dir)
+    outcomes = golden.check(Searcher(out_dir), entries, site_dir=Path(app.outdir))  # the pages, not the index
     for outcome in outcomes:
         if not outcome.ok:
             logger.warning(f"[sphinx-rag] {golden.shortfall(outcome)}", type="sphinx_rag", subtype="golden")

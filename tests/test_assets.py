@@ -282,7 +282,7 @@ def test_an_incremental_build_keeps_the_clusters_until_enough_has_changed(tmp_pa
     every page clusters again, as a clean build does.
     Real builds (in this process, to give the site a small layout: many clusters)."""
     import sphinx_rag.index.build
-    import sphinx_rag.extension
+    import sphinx_rag.index_step
 
     src, build = _clustered_site(tmp_path, monkeypatch)
 
@@ -310,7 +310,7 @@ def test_an_incremental_build_keeps_the_clusters_until_enough_has_changed(tmp_pa
         raise AssertionError("a build that writes no page re-indexed the site")
 
     with monkeypatch.context() as m:  # nothing to do: the index is kept as it is, without re-indexing
-        m.setattr(sphinx_rag.extension, "write_index", not_called)
+        m.setattr(sphinx_rag.index_step, "write_index", not_called)
         assert build(out) == edited and _files(out) == files
     lost = next((out / ASSET_DIR).glob("cluster-*.bin"))
     lost.unlink()  # ... unless a file of it is gone: then it is written again

@@ -118,13 +118,15 @@ def test_the_build_checks_the_golden_set_and_w_fails_on_a_shortfall(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "golden set: 2/2 within rank" in proc.stdout
 
-    bad = [*good, {"query": "Shell completion", "url": "guide.html#tuning", "rank": 1}]
+    bad = [*good, {"query": "Shell completion", "url": "guide.html#tuning", "rank": 1},
+           {"query": "padding", "url": "pywt.padd.html"}]
     proc = _build(tmp_path, bad)
     assert proc.returncode == 0  # without -W a shortfall is a warning
-    [line] = [line for line in proc.stderr.splitlines() if "golden set:" in line]
+    line, missing = [line for line in proc.stderr.splitlines() if "golden set:" in line]
     assert "'Shell completion' should find guide.html#tuning within rank 1" in line
     assert "install.html#shell-completion" in line  # the actual top result is named
-    assert "golden set: 2/3 within rank" in proc.stdout
+    assert f"'padding' should find pywt.padd.html: no such page: pywt.padd.html is not in {tmp_path / 'html'}" in missing
+    assert "golden set: 2/4 within rank" in proc.stdout
     assert _build(tmp_path, bad, "-W").returncode != 0
 
     proc = _build(tmp_path, [{"query": "x"}])  # a malformed file: one warning naming it, the index stays

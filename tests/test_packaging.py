@@ -187,7 +187,9 @@ def test_sdist_and_wheel_from_a_clean_tree_carry_the_client(tmp_path):
     with zipfile.ZipFile(wheel) as whl:
         names = set(whl.namelist())
         wheel_client = {name: whl.read(f"sphinx_rag/static/sphinx_rag/{name}") for name in CLIENT}
-    assert "sphinx_rag/cli.py" in names and not [n for n in names if n.startswith(("js/", "build_backend/"))]
+    assert "sphinx_rag/cli/__init__.py" in names and not [n for n in names if n.startswith(("js/", "build_backend/"))]
+    modules = {p.relative_to(REPO).as_posix() for p in (REPO / "sphinx_rag").rglob("*.py")}
+    assert modules <= names, sorted(modules - names)  # every subpackage's modules
     assert wheel_client == sdist_client
     assert all(len(data) > 1000 for data in wheel_client.values())
     assert wheel_client["ort-wasm-simd-threaded.wasm"][:4] == b"\0asm"
