@@ -73,6 +73,10 @@ def test_golden_add_checks_the_url_against_the_built_site(tmp_path, demo_html, c
     assert len(golden.load(path)) == 2
     assert main(["golden", "add", str(path), "x", "index.html", "--site", str(tmp_path)]) == 2
     assert "not a built HTML site" in capsys.readouterr().err
+    assert main(["golden", "add", str(path), "x", "https://elsewhere.org/a.html", *site]) == 2
+    assert "relative to its root" in capsys.readouterr().err  # what a URL must be, not "no such page"
+    assert main(["golden", "add", str(path), "x", "../../../etc/hostname", *site]) == 2
+    assert "no such page" in capsys.readouterr().err  # nothing outside the site is looked at
 
     docs = tmp_path / "docs"  # the layout sphinx-build makes: docs/_build/html beside docs/golden.json
     shutil.copytree(demo_html, docs / "_build" / "html")

@@ -107,7 +107,7 @@ def _golden_add(args) -> int:
     if query is None or url is None:
         return 2
     site = Path(args.site) if args.site else golden.site_beside(Path(args.golden_file))
-    if site is not None:
+    if site is not None and "://" not in url and not url.startswith("/"):  # else golden.add says what a URL is
         if not (site / "index.html").is_file() and not (site / "_static").is_dir():
             print(f"[sphinx-rag] --site {site}: not a built HTML site (no index.html)", file=sys.stderr)
             return 2

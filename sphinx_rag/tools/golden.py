@@ -170,6 +170,8 @@ def missing(site_dir: Path, url: str) -> str | None:
     path = Path(site_dir) / page
     if page.endswith("/") or not page:
         path = path / "index.html"  # dirhtml's pages
+    if not path.resolve().is_relative_to(Path(site_dir).resolve()):
+        return f"no such page: {page} is not in {site_dir}"  # never a file outside the site
     try:
         text = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
     except OSError:
