@@ -27,18 +27,10 @@ def run_search(args) -> int:
     vector = None if searcher.fusion == "bm25" else searcher.query_vector(query)  # embedded once
     results, weak = searcher.search_with_match(query, k=args.k, vector=vector)
     results = [r for r in results if r.url]  # a record that failed its checks has none (search.checks.DROPPED)
-    weak = weak and bool(results)
-    note = f"No good match for {_echo(query)}. The nearest results:"
-    if args.json:  # exact: JSON escapes control characters itself
-        if weak:
-            print(f"[sphinx-rag] {note}", file=sys.stderr)  # stdout stays the JSON list
-        json.dump([_json_result(r, query) for r in results], sys.stdout, ensure_ascii=False, indent=2)
-        sys.stdout.write("\n")
-        return 0
-    if not results:
-        print("no results")
-    elif weak:
-        print(clean(note))
+    note = f"No good match for {_echo(query)}. The nearest results:" if weak and results else ""
+    if args.json:
+        return _print_json([_json_result(r, query) for r in results], note)
+    _print_note(results, note)
     _print_flat(results, query) if args.flat else _print_grouped(results, query)
     return 0
 
@@ -137,21 +129,31 @@ def _search_sites(args, query: str) -> int:
     merged = merge_hits(query, answers, args.k)
     weak = [site_weak for _, site_weak in answers]
     note = f"No good match for {_echo(query)}. The nearest results:" if merged and merged_weak(weak) else ""
-    if args.json:  # exact: JSON escapes control characters itself
-        if note:
-            print(f"[sphinx-rag] {note}", file=sys.stderr)
-        out = [{**_json_result(hit.result, query), "rank": rank, "url": hit.url, "site": hit.site.name}
-               for rank, hit in enumerate(merged, start=1)]
-        json.dump(out, sys.stdout, ensure_ascii=False, indent=2)
-        sys.stdout.write("\n")
-        return 0
-    if not merged:
-        print("no results")
-    elif note:
-        print(clean(note))
+    if args.json:
+        return _print_json([{**_json_result(hit.result, query), "rank": rank, "url": hit.url, "site": hit.site.name}
+                            for rank, hit in enumerate(merged, start=1)], note)
+    _print_note(merged, note)
     for rank, hit in enumerate(merged, start=1):
         r = hit.result
         print(f"{rank:2d}. [{clean(r.kind)}] {clean(r.title)}  ({clean(hit.site.name)}, its #{r.rank})")
         print(f"    {clean(hit.url)}")
         _print_passage(r, query, "    ")
     return 0
+
+
+def _print_json(rows: list[dict], note: str) -> int:
+    """--json: the list on stdout, exact (JSON escapes control characters itself); the
+    "no good match" note on stderr, so that stdout stays the JSON list."""
+    if note:
+        print(f"[sphinx-rag] {note}", file=sys.stderr)
+    json.dump(rows, sys.stdout, ensure_ascii=False, indent=2)
+    sys.stdout.write("\n")
+    return 0
+
+
+def _print_note(results: list, note: str):
+    """The line above the results: none found, or the "no good match" note."""
+    if not results:
+        print("no results")
+    elif note:
+        print(clean(note))
