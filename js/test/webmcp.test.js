@@ -2,7 +2,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { estimateTokens, modelContextOf, parts, registerWebMcp, searchAnswer, twinUrl } from "../src/ui/webmcp.js";
+import { displayMarkdown, escapeLine } from "../src/ui/markdown_text.js";
+import { clip, estimateTokens, modelContextOf, parts, registerWebMcp, searchAnswer, shown, twinUrl } from "../src/ui/webmcp.js";
 
 const ROOT = new URL("https://docs.example.org/en/stable/");
 
@@ -48,7 +49,7 @@ test("no API, no tools; a stub gets two read-only tools whose errors are one lin
   assert.deepEqual(names, ["search_docs", "read_page"]);
   assert.ok(tools.every((t) => t.annotations.readOnlyHint === true));
   const answer = (await tools[0].execute({ query: "fill gaps", k: 1, kind: "api" })).content[0].text;
-  assert.match(answer, /^## 1\. API > Filler\nURL: https:\/\/docs\.example\.org\/en\/stable\/api\.html#Filler\nKind: api\n\nFiller\(x\)\nFills <b>gaps<\/b>\.\n\n\(≈\d+ tokens\)\n$/);
+  assert.match(answer, /^## 1\. API > Filler\nURL: https:\/\/docs\.example\.org\/en\/stable\/api\.html#Filler\nKind: api\n\n```python\nFiller\(x\)\n```\n\nFills &lt;b>gaps&lt;\/b>\.\n\n\(≈\d+ tokens\)\n$/);
   await assert.rejects(tools[0].execute({ query: "x", k: 0, kind: "nope" }),
     /^Error: sphinx-rag: search_docs: k \(how many passages\) must be a whole number from 1 to 20 \(got 0\); kind must be one of any, api, guide, example \(got "nope"\)$/);
   const page = (await tools[1].execute({ url: "guide.html" })).content[0].text;
@@ -56,4 +57,50 @@ test("no API, no tools; a stub gets two read-only tools whose errors are one lin
   await assert.rejects(tools[1].execute({ url: "api.html" }), /has no Markdown twin here \(HTTP 404\)/);
   await assert.rejects(tools[1].execute({ url: "https://evil.example/guide.html" }), /is not a page of this site/);
   assert.equal(searchAnswer("none", [], ROOT), 'No results for "none".\n');
+});
+
+test("search_docs gives page text and titles as text: escaped as the MCP server and the twins escape them", () => {
+  const hostile = [
+    { title: "[x](javascript:alert(3)) <b>bold</b>", display: [["p", "<script>alert(1)</script> <img src=x> ![](http://tracker/x.png)"]] },
+    { title: "<iframe src=https://evil.example/>", display: [["p", "<http://tracker.invalid/x> [a](https://evil.example/) **kwargs"]] },
+    { title: "cross_val_score __init__ C#", display: [["code", "```\n<script>\n", "html"]] },
+    { title: "No display", text: "<b>raw</b> [t](javascript:x)" },
+  ].map((r, i) => ({ rank: i + 1, score: 1, url: `p${i}.html#[a](javascript:x)`, kind: "guide", id: `${i}`, text: "", ...r }));
+  const answer = searchAnswer("q", /** @type {any} */ (hostile), ROOT);
+  const heads = answer.split("\n").filter((l) => l.startsWith("## "));
+  assert.deepEqual(heads, ["## 1. \\[x\\]\\(javascript:alert(3)) &lt;b>bold&lt;/b>", "## 2. &lt;iframe src=https://evil.example/>",
+    "## 3. cross_val_score \\_\\_init\\_\\_ C#", "## 4. No display"]);
+  assert.ok(heads.every((h, i) => h === `## ${i + 1}. ${escapeLine(hostile[i].title)}`));
+  assert.ok(answer.includes(`\n\n${displayMarkdown(/** @type {any} */ (hostile[1].display))}\n`));
+  assert.ok(answer.includes("\n\n````html\n```\n<script>\n\n````\n"), answer); // code stays code, in a longer fence
+  assert.ok(answer.includes("\n\n&lt;b>raw&lt;/b> \\[t\\]\\(javascript:x)\n"), answer); // a record's text, escaped too
+  assert.ok(answer.includes("URL: https://docs.example.org/en/stable/p0.html#%5Ba%5D(javascript:x)\n"), answer);
+  const outsideCode = answer.replace(/^(`{3,})[^\n]*\n[\s\S]*?^\1$/gm, "");
+  assert.doesNotMatch(outsideCode, /<[a-z!/]|\]\(|!\[/i);
+});
+
+test("tool errors are one line, and echo a short piece of a bad value", async () => {
+  /** @type {any[]} */
+  const tools = [];
+  const win = { document: { modelContext: { registerTool: (/** @type {any} */ t) => tools.push(t) } } };
+  registerWebMcp({ win, siteRoot: ROOT, passages: async () => [],
+    fetchText: async (url) => ({ ok: false, status: 404, url: url.href, text: "" }) });
+  const [search, read] = tools;
+  const huge = "x".repeat(1 << 20);
+  /** @type {[any, Record<string, any>][]} */
+  const cases = [
+    [search, { query: "q", kind: huge }], [search, { query: "q", k: huge }], [search, { query: "q", k: 2, kind: "a\nb\u2028c" }],
+    [read, { url: "https://evil.example/a\nb\rc\u2028d\u2029e\u0085f" }], [read, { url: `guide\u2028${huge}.html` }],
+    [read, { url: "guide.html\n" + huge }], [read, { url: "index.html", part: huge }], [read, { url: `https://evil.example/${huge}` }],
+  ];
+  for (const [tool, args] of cases) {
+    const error = await tool.execute(args).then(() => null, (/** @type {Error} */ e) => e.message);
+    assert.ok(error, JSON.stringify(args).slice(0, 80));
+    assert.match(error, /^sphinx-rag: (search_docs|read_page): /);
+    assert.doesNotMatch(error, /[\n\r\u2028\u2029\u0085\v\f]/, error.slice(0, 300));
+    assert.ok(error.length < 600, `${error.length}: ${error.slice(0, 300)}`);
+  }
+  assert.equal(shown("a".repeat(50)), `"${"a".repeat(38)}\u2026`);
+  assert.equal(shown(3), "3");
+  assert.equal(clip("😀".repeat(5), 3), "😀😀😀");
 });

@@ -8,16 +8,18 @@
  * - `search_docs` (query, k, kind): the same static index the search box reads, answered
  *   by the worker (the backend's `passages`: this site's ranking in its current tier, the
  *   static encoder's without the model), as Markdown: a `## n. title`, its URL and kind,
- *   then the passage (like `sphinx-rag mcp`'s answer).
+ *   then the passage (like `sphinx-rag mcp`'s answer), page text and titles escaped as the
+ *   MCP server and the twins escape them (markdown_text.js): text, never markup.
  * - `read_page` (url, part): a page's Markdown twin, fetched from this site only (its
  *   origin, under its root), in parts of about 20,000 tokens.
  *
- * Both are read-only. A wrong argument or a failure is one thrown line ("sphinx-rag: ...").
+ * Both are read-only. A wrong argument or a failure is one thrown line ("sphinx-rag: ..."),
+ * echoing at most a short piece of a bad value (as the MCP server's errors).
  * Every answer ends with its size in estimated tokens, as the MCP server's do.
  * @module webmcp
  */
 
-import { displayText } from "../search/display.js";
+import { atxHeading, collapse, displayMarkdown, escapeLine, escapeProse, markdownUrl } from "./markdown_text.js";
 
 /** @typedef {import("./backend.js").Result} Result */
 /** @typedef {{content: {type: "text", text: string}[]}} ToolAnswer */
@@ -147,7 +149,7 @@ export function twinUrl(url, siteRoot) {
 
 /**
  * The search answer: each result under `## n. title` with its absolute URL and kind, then
- * its passage as plain text (as `sphinx-rag mcp`'s search_docs).
+ * its passage as Markdown, page text escaped (as `sphinx-rag mcp`'s search_docs).
  * @param {string} query
  * @param {Result[]} results
  * @param {URL} siteRoot
@@ -159,7 +161,8 @@ export function searchAnswer(query, results, siteRoot) {
   const lines = [];
   results.forEach((r, i) => {
     const url = new URL(r.url, siteRoot).href;
-    lines.push(`## ${i + 1}. ${r.title}`, `URL: ${url}`, `Kind: ${r.kind}`, "", displayText(r.display ?? []) || r.text, "");
+    lines.push(atxHeading(2, `${i + 1}. ${r.title}`), `URL: ${markdownUrl(url)}`, `Kind: ${escapeLine(r.kind)}`, "",
+      displayMarkdown(r.display ?? []) || escapeProse(r.text), "");
   });
   let text = lines.join("\n");
   while (estimateTokens(text) > ANSWER_TOKENS && results.length > 1) {
@@ -170,11 +173,49 @@ export function searchAnswer(query, results, siteRoot) {
 }
 
 /**
+ * A bad argument as an error repeats it: as JSON, cut to 40 characters with "…" (the MCP
+ * server's argument_error).
+ * @param {unknown} value
+ */
+export function shown(value) {
+  let text;
+  try {
+    text = JSON.stringify(value) ?? String(value);
+  } catch {
+    text = Object.prototype.toString.call(value);
+  }
+  return text.length <= 40 ? text : `${clip(text, 39)}\u2026`;
+}
+
+/**
+ * The first `limit` characters (code points: no half of a pair) of `text`.
+ * @param {string} text
+ * @param {number} limit
+ */
+export function clip(text, limit) {
+  if (text.length <= limit) return text;
+  let out = "";
+  let n = 0;
+  for (const ch of text) {
+    if (n++ === limit) break;
+    out += ch;
+  }
+  return out;
+}
+
+/**
+ * Throw the one-line error `message` unless `value` (whitespace of any kind, U+2028 and a
+ * URL's newlines too, as one space: the MCP server's tool_error).
  * @param {any} value
  * @param {string} message
  */
 function need(value, message) {
-  if (!value) throw new Error(`sphinx-rag: ${message}`);
+  if (!value) throw failure(message);
+}
+
+/** The one-line error of `message`. @param {string} message */
+function failure(message) {
+  return new Error(`sphinx-rag: ${collapse(message)}`);
 }
 
 /**
@@ -217,8 +258,8 @@ export function registerWebMcp({ win, siteRoot, passages, fetchText }) {
       const kind = args?.kind === undefined ? "any" : args.kind;
       const problems = [];
       if (!query) problems.push("query must be text: words, a question or an error message");
-      if (!Number.isInteger(k) || k < 1 || k > MAX_K) problems.push(`k (how many passages) must be a whole number from 1 to ${MAX_K} (got ${JSON.stringify(k)})`);
-      if (!KINDS.includes(kind)) problems.push(`kind must be one of ${KINDS.join(", ")} (got ${JSON.stringify(kind)})`);
+      if (!Number.isInteger(k) || k < 1 || k > MAX_K) problems.push(`k (how many passages) must be a whole number from 1 to ${MAX_K} (got ${shown(k)})`);
+      if (!KINDS.includes(kind)) problems.push(`kind must be one of ${KINDS.join(", ")} (got ${shown(kind)})`);
       need(!problems.length, `search_docs: ${problems.join("; ")}`);
       const depth = kind === "any" ? k : Math.min(4 * k, 50);
       const found = (await passages(query, depth)).filter((r) => r.url && (kind === "any" || r.kind === kind)).slice(0, k);
@@ -246,23 +287,23 @@ export function registerWebMcp({ win, siteRoot, passages, fetchText }) {
       const url = typeof args?.url === "string" ? args.url.trim() : "";
       const part = args?.part === undefined ? 1 : args.part;
       need(url, "read_page: url must be a page URL of this site, as search_docs gives it");
-      need(Number.isInteger(part) && part >= 1, `read_page: part must be a whole number from 1 (got ${JSON.stringify(part)})`);
+      need(Number.isInteger(part) && part >= 1, `read_page: part must be a whole number from 1 (got ${shown(part)})`);
       const twin = twinUrl(url, siteRoot);
-      need(twin, `read_page: ${url.slice(0, 200)} is not a page of this site (${siteRoot.href})`);
+      need(twin, `read_page: ${clip(url, 200)} is not a page of this site (${siteRoot.href})`);
       const target = /** @type {URL} */ (twin);
       let answer;
       try {
         answer = await get(target);
       } catch (err) {
-        throw new Error(`sphinx-rag: read_page: cannot fetch ${target.href} (${err instanceof Error ? err.message : err})`);
+        throw failure(`read_page: cannot fetch ${clip(target.href, 200)} (${clip(String(err instanceof Error ? err.message : err), 200)})`);
       }
-      need(!answer.url || twinUrl(answer.url, siteRoot), `read_page: ${target.href} was redirected off this site: refused`);
-      need(answer.ok, `read_page: ${url.slice(0, 200)} has no Markdown twin here (HTTP ${answer.status}): `
+      need(!answer.url || twinUrl(answer.url, siteRoot), `read_page: ${clip(target.href, 200)} was redirected off this site: refused`);
+      need(answer.ok, `read_page: ${clip(url, 200)} has no Markdown twin here (HTTP ${answer.status}): `
         + "give a page URL from search_docs");
       const pieces = parts(answer.text);
-      need(part <= pieces.length, `read_page: ${target.href} is read in ${pieces.length} part${pieces.length > 1 ? "s" : ""}: `
+      need(part <= pieces.length, `read_page: ${clip(target.href, 200)} is read in ${pieces.length} part${pieces.length > 1 ? "s" : ""}: `
         + `part must be from 1 to ${pieces.length}; got ${part}`);
-      let head = `<!-- ${target.href.replace(/\.md$/, "").replace(/index\.html$/, "")} -->\n`;
+      let head = `<!-- ${markdownUrl(target.href.replace(/\.md$/, "").replace(/index\.html$/, ""))} -->\n`;
       if (pieces.length > 1) {
         head += `<!-- part ${part} of ${pieces.length}${part < pieces.length ? `: read_page with part=${part + 1} for the next` : ""} -->\n`;
       }
