@@ -19,7 +19,10 @@
  * @module webmcp
  */
 
+import { ANSWER_TOKENS, estimateTokens, parts } from "./budget.js";
 import { atxHeading, collapse, displayMarkdown, escapeLine, escapeProse, markdownUrl } from "./markdown_text.js";
+
+export { ANSWER_TOKENS, estimateTokens, parts };
 
 /** @typedef {import("./backend.js").Result} Result */
 /** @typedef {{content: {type: "text", text: string}[]}} ToolAnswer */
@@ -28,8 +31,6 @@ import { atxHeading, collapse, displayMarkdown, escapeLine, escapeProse, markdow
 
 export const KINDS = ["any", "api", "guide", "example"];
 export const MAX_K = 20;
-/** A default answer's cap, as sphinx_rag/agents/budget.py's ANSWER_TOKENS. */
-export const ANSWER_TOKENS = 20000;
 const TWIN_BYTES = 8 << 20; // a twin is read whole before it is cut in parts: at most this much
 
 /**
@@ -44,83 +45,10 @@ export function modelContextOf(win) {
   return null;
 }
 
-/**
- * Tokens of `text`, estimated as sphinx_rag/agents/budget.py does: 3.5 ASCII characters a token,
- * a token for any other character.
- * @param {string} text
- */
-export function estimateTokens(text) {
-  let other = 0;
-  for (const ch of text) if (ch.codePointAt(0) > 127) other += 1;
-  return Math.ceil((text.length - other) / 3.5 + other);
-}
-
 /** @param {string} text */
 function sized(text) {
   const body = text.replace(/\n+$/, "");
   return `${body}\n\n(\u2248${(estimateTokens(body) + 6).toLocaleString("en-US")} tokens)\n`;
-}
-
-/**
- * Markdown cut in parts under `budget` estimated tokens, between blocks outside code fences
- * (a block longer than that, by lines).
- * @param {string} markdown
- * @param {number} [budget]
- * @returns {string[]}
- */
-export function parts(markdown, budget = ANSWER_TOKENS) {
-  if (estimateTokens(markdown) <= budget) return [markdown];
-  /** @type {string[]} */
-  const blocks = [];
-  let current = [];
-  let fence = "";
-  for (const line of markdown.split("\n")) {
-    const opened = /^(`{3,}|~{3,})/.exec(line);
-    if (fence) {
-      if (opened && opened[1][0] === fence[0] && opened[1].length >= fence.length && !line.slice(opened[1].length).trim()) fence = "";
-    } else if (opened) {
-      fence = opened[1];
-    }
-    if (!line.trim() && !fence && current.length) {
-      blocks.push(current.join("\n"));
-      current = [];
-    } else if (line.trim() || current.length) {
-      current.push(line);
-    }
-  }
-  if (current.length) blocks.push(current.join("\n"));
-  /** @type {string[]} */
-  const out = [];
-  let part = [];
-  let size = 0;
-  for (const block of blocks) {
-    const pieces = [];
-    if (estimateTokens(block) > budget) {
-      let piece = [];
-      for (const line of block.split("\n")) {
-        if (piece.length && estimateTokens([...piece, line].join("\n")) > budget) {
-          pieces.push(piece.join("\n"));
-          piece = [];
-        }
-        piece.push(line.slice(0, budget * 3));
-      }
-      pieces.push(piece.join("\n"));
-    } else {
-      pieces.push(block);
-    }
-    for (const piece of pieces) {
-      const cost = estimateTokens(piece) + 1;
-      if (part.length && size + cost > budget) {
-        out.push(`${part.join("\n\n")}\n`);
-        part = [];
-        size = 0;
-      }
-      part.push(piece);
-      size += cost;
-    }
-  }
-  if (part.length) out.push(`${part.join("\n\n")}\n`);
-  return out;
 }
 
 /**
