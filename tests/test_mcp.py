@@ -23,7 +23,7 @@ from mcp.client.stdio import stdio_client
 
 from site_helpers import LoggedHandler, QuietHandler, StaticServer
 from sphinx_rag.search.index import ASSET_DIR
-from sphinx_rag.agents.budget import ANSWER_TOKENS, estimate_tokens
+from sphinx_rag.agents.budget import ANSWER_TOKENS, estimate_tokens, parts
 
 QUERY = "strategy of a dummy classifier"
 PAGE = "api/generated/mlkit.dummy.DummyClassifier.html"
@@ -293,6 +293,115 @@ def test_mcp_first_query_on_a_site_with_a_static_encoder_fetches_no_model(demo_h
     assert not [p for p, _ in first if "model" in p or p.endswith(".onnx")], first
     assert any(p.rsplit("/", 1)[-1].startswith("encoder-") for p, _ in first), first
     assert sum(n for _, n in first) <= 3_000_000, sum(n for _, n in first)
+
+
+def _covers(pieces: list[str], whole: str) -> bool:
+    """Whether ``pieces`` (parts of ``whole`` as answers give them: each without the newlines
+    it ended with) follow each other through all of ``whole``, only newlines between them."""
+    pos = 0
+    for piece in pieces:
+        piece = piece.rstrip("\n")
+        at = whole.find(piece, pos)
+        assert at >= 0 and not whole[pos:at].strip("\n"), (pos, at, piece[:80])
+        pos = at + len(piece)
+    assert not whole[pos:].strip("\n"), whole[pos:pos + 80]
+    return True
+
+
+def test_a_line_longer_than_a_part_is_cut_inside_it():
+    """Every character of a 327 KB line is in some part (issue 42, item 10: the part held its
+    first 60,000 characters, the rest was never reachable), cut after a space."""
+    line = " ".join(f"word{i}" for i in range(40_000)) + " " + "x" * 30_000  # ~327 KB, one line
+    page = f"# A long paragraph\n\nIt starts here.\n\n{line}\n\nAnd ends.\n"
+    pieces = parts(page)
+    assert len(pieces) >= 4 and "".join(pieces) == page
+    assert all(estimate_tokens(p) <= ANSWER_TOKENS for p in pieces)
+    assert all(p.endswith((" ", "\n")) for p in pieces[:-2])  # after a space; the run of x: where it must
+    astral = "\U0001f600" * 30_000
+    assert "".join(parts(astral, 1_000)) == astral
+
+
+def test_a_code_block_longer_than_a_part_is_closed_and_reopened():
+    code = "\n".join(f"x_{i} = compute(value_{i})" for i in range(3_000))
+    page = f"Intro.\n\n```python\n{code}\n```\n\nAfter.\n"
+    pieces = parts(page, 2_000)
+    assert len(pieces) > 5 and all(estimate_tokens(p) <= 2_000 for p in pieces)
+    assert all(p.endswith("\n```\n") for p in pieces[:-1]) and all(p.startswith("```python\n") for p in pieces[1:])
+    unwrapped = [p[len("```python\n") if i else 0: len(p) - (len("```\n") if i < len(pieces) - 1 else 0)]
+                 for i, p in enumerate(pieces)]
+    assert "".join(unwrapped) == page  # every line, once, in order
+
+
+def test_cutting_a_long_code_block_is_linear(monkeypatch):
+    """Each character of a page is counted a few times whatever its shape (issue 42, item 13:
+    each line of a code block joined to the part so far and the whole estimated again:
+    300 KB took 6 s here, 30 s a call in the MCP server)."""
+    import time
+
+    from sphinx_rag.agents import budget
+
+    counted = [0]
+    count = budget._counts
+
+    def counting(text):
+        counted[0] += len(text)
+        return count(text)
+
+    monkeypatch.setattr(budget, "_counts", counting)
+    code = "```python\n" + "".join(f"x_{i} = f(value_{i}, {i})\n" for i in range(40_000)) + "```\n"  # 1.2 MB
+    shapes = {"code": code, "table": "| a | b |\n" * 120_000, "line": "intro\n\n" + "w " * 600_000,
+              "blocks of a part and a bit": "\n\n".join(("s" * 100 if i % 2 else "b " * 34_000) for i in range(40)),
+              "paragraphs": "\n\n".join("word " * 50 for _ in range(5_000))}
+    for name, page in shapes.items():
+        counted[0] = 0
+        start = time.perf_counter()
+        pieces = budget.parts(page)
+        seconds = time.perf_counter() - start
+        assert len(pieces) > 10 and counted[0] <= 5 * len(page), (name, counted[0], len(page))
+        assert seconds < 5, (name, seconds)  # about 0.1 s; 23 s for the code block before
+
+
+@pytest.fixture(scope="module")
+def longlines_html(tmp_path_factory) -> Path:
+    """tests/roots/test-longlines: a paragraph whose twin is one line of over 300 KB, a code
+    block of 300 KB (keyword-only)."""
+    from site_helpers import build_site
+
+    out = tmp_path_factory.mktemp("longlines") / "html"
+    return build_site(Path(__file__).parent / "roots" / "test-longlines", out, "-d", str(out.parent / "doctrees"))
+
+
+def test_mcp_reads_a_long_line_and_a_long_code_block_in_parts(longlines_html, tmp_path):
+    """Through the MCP server: every character of a 300 KB line is in some part (issue 42,
+    item 10), and a 300 KB code block comes in parts, every line once and in order, its
+    fence closed and reopened, in a few seconds (item 13: 30 s a call)."""
+    import time
+
+    async def read_all(session, url: str) -> list[str]:
+        error, page = await _call(session, "read_page", url=url)
+        assert not error, page
+        total = re.search(r"<!-- part 1 of (\d+)", page)
+        pieces = [page]
+        for n in range(2, int(total.group(1)) + 1 if total else 1):
+            error, more = await _call(session, "read_page", url=url, part=n)
+            assert not error, more
+            pieces.append(more)
+        return [re.sub(r"\A(<!--.*-->\n)+", "", _body(piece)) for piece in pieces]
+
+    async def main():
+        async with _session(longlines_html, cache=tmp_path / "cache") as session:
+            start = time.perf_counter()
+            paragraph, code = await read_all(session, "paragraph.html"), await read_all(session, "code.html")
+            return paragraph, code, time.perf_counter() - start
+
+    paragraph, code, seconds = _run(main())
+    twin = (longlines_html / "paragraph.html.md").read_text(encoding="utf-8")
+    assert max(len(line) for line in twin.split("\n")) > 300_000, "the twin holds one line longer than a part"
+    assert len(paragraph) >= 4 and _covers(paragraph, twin)
+    assert "lastwordofthelongparagraph" in paragraph[-2] + paragraph[-1] and "And it ends here." in paragraph[-1]
+    assert len(code) >= 4 and all(len(re.findall(r"^```", piece, re.M)) % 2 == 0 for piece in code)
+    assert re.findall(r"^ *line_(\d+) = ", "".join(code), re.M) == [str(n) for n in range(5_400)]
+    assert seconds < 60, seconds  # about a second
 
 
 @pytest.mark.slow
