@@ -17,6 +17,7 @@ from .ask import run_ask
 from .search import run_search
 from .terminal import clean
 from .text import StdoutClosed, text_argument
+from ..tools.serve import MAX_CONNECTIONS, READ_TIMEOUT
 
 DESCRIPTION = """\
 Search a Sphinx site's sphinx-rag index from a terminal (the same ranking as the
@@ -65,7 +66,12 @@ def _serve(args) -> int:
     if not 0 <= args.port <= 65535:
         print(f"[sphinx-rag] --port {args.port} is not a port: give 0 to 65535 (0: any free port)", file=sys.stderr)
         return 2
-    return serve(args.build_dir, args.port, cors=args.cors, isolated=args.isolated)
+    if not 0 < args.timeout < float("inf"):
+        print(f"[sphinx-rag] --timeout {args.timeout:g} is not a number of seconds: give one above 0 (e.g. 15)",
+              file=sys.stderr)
+        return 2
+    return serve(args.build_dir, args.port, host=args.host, cors=args.cors, isolated=args.isolated,
+                 list_dirs=args.list_dirs, timeout=args.timeout)
 
 
 def _export(args) -> int:
@@ -270,11 +276,30 @@ def build_parser() -> argparse.ArgumentParser:
     help_ = "serve a built site on 127.0.0.1 with the headers its search needs (a local preview)"
     p = sub.add_parser("serve", help=help_, description=(
         "Serve a built site on http://127.0.0.1:PORT/ with the headers its search needs: the content types of "
-        "its JavaScript modules, WebAssembly, JSON and Markdown, gzip, no-cache; with --cors, "
-        "Access-Control-Allow-Origin: * so that another site's search dialog may search this one "
-        "(sphinx_rag_federation; e.g. two sites on two ports). A local preview, not a production server."))
+        "its JavaScript modules, WebAssembly, JSON and Markdown, gzip (compressed as it is sent), no-cache, "
+        "X-Content-Type-Options: nosniff; with --cors, Access-Control-Allow-Origin: * so that another site's "
+        "search dialog may search this one (sphinx_rag_federation; e.g. two sites on two ports). "
+        "It serves only files whose real path, symlinks followed, is inside BUILD_DIR (a symlink to a file or "
+        "folder elsewhere: 404), lists no folder (404 for a folder without index.html) unless --list-dirs, and "
+        "answers a path with a control character (%00) with 400. A request must arrive whole within --timeout "
+        f"seconds, else its connection is closed; at most {MAX_CONNECTIONS} connections are served at once "
+        "(past that, the one that has waited longest for a request is closed); a file that shrinks while it is "
+        "sent ends its connection. A local preview, not a production server."))
     p.add_argument("build_dir", metavar="BUILD_DIR", help=BUILD_DIR_HELP)
     p.add_argument("--port", type=int, default=8000, metavar="N", help="the port (default 8000; 0: any free port)")
+    p.add_argument("--host", default="127.0.0.1", metavar="ADDRESS", help="the address to listen on (default "
+                   "127.0.0.1: this machine only). On a loopback address (127.0.0.1, ::1, localhost) only requests "
+                   "whose Host header names it (localhost, 127.0.0.1 or [::1], with or without the port) are "
+                   "answered, others get 400: a page of another site whose name was made to resolve to 127.0.0.1 "
+                   "(DNS rebinding) cannot read the site through your browser. Any other address (0.0.0.0: every "
+                   "interface) lets every machine that reaches it read BUILD_DIR, with no Host check (it cannot "
+                   "know the names it is reached by)")
+    p.add_argument("--list-dirs", action="store_true", help="list the files of a folder without index.html "
+                   "(default: 404), as python -m http.server does")
+    p.add_argument("--timeout", type=float, default=READ_TIMEOUT, metavar="SECONDS", help="the most a request "
+                   "(its line and headers) may take to arrive, and a write to a client that reads nothing may "
+                   "stall, before the connection is closed (default %(default)g; an idle kept-alive connection is "
+                   "closed after as long)")
     p.add_argument("--cors", action="store_true", help="let pages of other origins read it (federation)")
     p.add_argument("--isolated", action="store_true", help="send COOP/COEP (cross-origin isolation: the semantic "
                    "model may use several threads; pages then embed no resource of another origin that does not "
