@@ -14,6 +14,10 @@ export tools (``pip install torch==2.13.0 -r model_package/requirements-release.
    evaluation corpora's projects), embedded by the model (cached), and a ridge fit.
 3. The wheel: ``pip wheel model_package/``.
 
+A wheel of this version already in DIST whose model files have the pinned sha256 is kept
+(a contributor's second setup redoes nothing; ``--force`` builds it again). The long steps
+print a line at each tenth or twentieth with the time so far and an estimate of the rest.
+
     python scripts/build_model_package.py dist/
 """
 
@@ -100,6 +104,36 @@ def corpus() -> tuple[list[str], dict[str, str]]:
     return list(paragraphs), versions
 
 
+def _duration(seconds: float) -> str:
+    """"45 s", "150 s", "4 min", "1 h 05 min"."""
+    if seconds < 180:
+        return f"{seconds:.0f} s"
+    minutes = round(seconds / 60)
+    return f"{minutes} min" if minutes < 60 else f"{minutes // 60} h {minutes % 60:02d} min"
+
+
+def progress_lines(what: str, *, steps: int = 20, say=print, clock=time.monotonic):
+    """A ``model.embed.Progress`` that prints a line at each of ``steps`` equal parts of the
+    work, as the build's own bars do in a log: done/total, the time so far and an estimate
+    of the time left (from the rate so far: the longest texts go first, so it errs long)."""
+
+    def progress(batches: list[list[int]]):
+        total = sum(len(b) for b in batches)
+        start, done, mark = clock(), 0, 1
+        say(f"embedding {total:,} {what} (the longest step of this script: a line each {100 // steps}%)")
+        for batch in batches:
+            yield batch  # embedded when the loop asks for the next one
+            done += len(batch)
+            if done * steps >= mark * total:
+                mark = done * steps // total + 1
+                spent = clock() - start
+                left = spent * (total - done) / done
+                say(f"embedding {what}... [{100 * done // total:3d}%] {done:,}/{total:,} {what}, {_duration(spent)} so far"
+                    + (f", about {_duration(left)} left" if done < total else ""))
+
+    return progress
+
+
 def query_table(model_dir: Path) -> bytes:
     paragraphs, versions = corpus()
     tokenizer = load_tokenizer(model_dir)
@@ -107,7 +141,10 @@ def query_table(model_dir: Path) -> bytes:
 
     def embed(texts):
         start = time.perf_counter()
-        q, s = embed_cached(texts, model_dir, batch_size=64)
+        q, s = embed_cached(texts, model_dir, batch_size=64,
+                            progress=progress_lines("pseudo-queries", say=lambda line: print(line, flush=True)),
+                            report=lambda cached, total, todo, _ahead: print(
+                                f"{cached:,} of {total:,} pseudo-queries from the embedding cache", flush=True))
         print(f"embedded {len(texts):,} pseudo-queries in {time.perf_counter() - start:.0f} s", flush=True)
         return q.astype("float32") * s[:, None]
 
@@ -119,10 +156,42 @@ def query_table(model_dir: Path) -> bytes:
     return table.to_bytes()
 
 
+def package_version() -> str:
+    """The version model_package/pyproject.toml gives the package (what sphinx-rag pins)."""
+    import re
+
+    return re.search(r'^version = "([^"]+)"', (PACKAGE / "pyproject.toml").read_text(), re.M).group(1)
+
+
+def built_wheel(dist: Path) -> Path | None:
+    """The wheel of this version already in ``dist``, if its model files have the pinned
+    sha256 and it holds a query table (a contributor's second setup: nothing to redo)."""
+    import zipfile
+
+    wheel = dist / f"sphinx_rag_minilm-{package_version()}-py3-none-any.whl"
+    try:
+        with zipfile.ZipFile(wheel) as archive:
+            names = set(archive.namelist())
+            if f"sphinx_rag_minilm/model/{TABLE_FILE}" not in names:
+                return None
+            for name, sha in PACKAGED_SHA256.items():
+                member = f"sphinx_rag_minilm/model/{name}"
+                if member not in names or hashlib.sha256(archive.read(member)).hexdigest() != sha:
+                    return None
+    except (OSError, zipfile.BadZipFile):
+        return None
+    return wheel
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("dist", type=Path, help="where the wheel goes")
+    parser.add_argument("--force", action="store_true", help="build the wheel even when dist holds a good one")
     args = parser.parse_args(argv)
+    wheel = None if args.force else built_wheel(args.dist)
+    if wheel is not None:
+        print(f"{wheel} is built already (its model files have the pinned sha256): kept (--force builds it again)")
+        return 0
     model_dir = exported_model()
     MODEL_OUT.mkdir(parents=True, exist_ok=True)
     for name in PACKAGED_SHA256:

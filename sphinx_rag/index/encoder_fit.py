@@ -360,9 +360,10 @@ def _feature_matrix(token_ids: np.ndarray, idf: np.ndarray, query_ids: list[list
                                    np.concatenate([bags.data, np.ones(n)]), (n, bias + 1))
 
 
-def _ridge_cg(x, y: np.ndarray, ridge: float) -> np.ndarray:
+def _ridge_cg(x, y: np.ndarray, ridge: float, step=None) -> np.ndarray:
     """argmin ||x w - y||^2 + ridge ||w||^2 by conjugate gradients (all columns at once;
-    ``x`` sparse, so the normal matrix is never formed)."""
+    ``x`` sparse, so the normal matrix is never formed). ``step(i, CG_ITERATIONS)`` is
+    called after iteration i (the general query table's fit takes minutes)."""
     xt = x.T
 
     def apply(w):
@@ -373,7 +374,9 @@ def _ridge_cg(x, y: np.ndarray, ridge: float) -> np.ndarray:
     r = b.copy()
     p = r.copy()
     rs = (r * r).sum(axis=0)
-    for _ in range(CG_ITERATIONS):
+    for iteration in range(1, CG_ITERATIONS + 1):
+        if step is not None and iteration > 1:
+            step(iteration - 1, CG_ITERATIONS)
         ap = apply(p)
         alpha = rs / np.maximum((p * ap).sum(axis=0), 1e-30)
         w += p * alpha

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import struct
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -93,7 +94,7 @@ def distill(paragraphs: Sequence[str], vocab_size: int, tokenize: Callable[[list
     pseudo-queries (``encoder_fit.pseudo_queries`` over ``paragraphs``) to the model's
     embeddings of them (``embed``), over the whole vocabulary and the model's full
     dimension (a site's fit projects it onto its own main directions)."""
-    from .encoder_fit import _feature_matrix, _quantize_rows, _ridge_cg, pseudo_queries
+    from .encoder_fit import CG_ITERATIONS, _feature_matrix, _quantize_rows, _ridge_cg, pseudo_queries
 
     special = {int(s) for s in special_ids}
     pairs = pseudo_queries(paragraphs, [""] * len(paragraphs), queries, per_chunk=per_paragraph)
@@ -107,7 +108,18 @@ def distill(paragraphs: Sequence[str], vocab_size: int, tokenize: Callable[[list
     note(f"[sphinx-rag] query table: {len(texts):,} pseudo-queries from {n:,} paragraphs")
     targets = np.asarray(embed(texts), dtype=np.float64)
     x = _feature_matrix(np.arange(vocab_size, dtype=np.int64), idf, query_ids)
-    w = _ridge_cg(x, targets, ridge)
+    started = time.monotonic()
+    note(f"[sphinx-rag] query table: fitting a ridge regression ({vocab_size:,} tokens x {targets.shape[1]} "
+         f"dimensions, at most {CG_ITERATIONS} iterations; a line each {CG_ITERATIONS // 10})")
+
+    def step(done: int, most: int):
+        if done % max(1, most // 10) == 0:
+            spent = time.monotonic() - started
+            note(f"[sphinx-rag] query table: ridge fit, iteration {done}/{most}, {spent / 60:.1f} min so far, "
+                 f"at most {spent * (most - done) / done / 60:.1f} min left")
+
+    w = _ridge_cg(x, targets, ridge, step)
+    note(f"[sphinx-rag] query table: ridge fit in {(time.monotonic() - started) / 60:.1f} min")
     rows, scales = _quantize_rows(w[:vocab_size], 127)
     return QueryTable(rows, scales, w[vocab_size].astype(np.float32),
                       {"queries": len(texts), "paragraphs": n, "ridge": ridge})
