@@ -104,12 +104,14 @@ def test_the_check_says_no_such_page_and_names_each_top_url_once(demo_html):
     assert top[0] == "api/generated/mlkit.impute.SimpleImputer.html#mlkit.impute.SimpleImputer"
 
 
-def _build(tmp_path: Path, entries: list[dict], *options: str) -> subprocess.CompletedProcess:
+def _build(tmp_path: Path, entries: list[dict] | None, *options: str) -> subprocess.CompletedProcess:
+    """A build of test-narrative with ``entries`` as its golden set (None: golden.json as it is)."""
     src = tmp_path / "src"
     if not src.exists():
         shutil.copytree(ROOTS / "test-narrative", src)
         (src / "conf.py").write_text((src / "conf.py").read_text() + '\nsphinx_rag_golden = "golden.json"\n')
-    (src / "golden.json").write_text(json.dumps(entries))
+    if entries is not None:
+        (src / "golden.json").write_text(json.dumps(entries))
     return subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-E", *options, str(src),
                            str(tmp_path / "html")], capture_output=True, text=True, timeout=600)
 
@@ -135,6 +137,15 @@ def test_the_build_checks_the_golden_set_and_w_fails_on_a_shortfall(tmp_path):
 
     proc = _build(tmp_path, [{"query": "x"}])  # a malformed file: one warning naming it, the index stays
     assert "golden.json" in proc.stderr and "entry 1" in proc.stderr and proc.returncode == 0
+
+    (tmp_path / "src" / "golden.json").unlink()  # a link to /dev/zero: one warning, the build goes on (issue 42)
+    (tmp_path / "src" / "golden.json").symlink_to("/dev/zero")
+    proc = _build(tmp_path, None)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr and "MemoryError" not in proc.stderr, proc.stderr
+    assert [line for line in proc.stderr.splitlines() if "golden" in line] == [
+        line for line in proc.stderr.splitlines() if "golden.json: is not a regular file" in line and "WARNING" in line]
+    assert len([line for line in proc.stderr.splitlines() if "golden" in line]) == 1
+    assert "build succeeded" in proc.stdout
 
 
 def test_evaluate_reads_a_golden_file(demo_html):
@@ -230,3 +241,141 @@ def test_concurrent_golden_adds_keep_every_entry(tmp_path):
     assert all(e.rank == 3 for e in entries[1:])
     assert path.stat().st_mode & 0o777 == 0o664
     assert sorted(p.name for p in path.parent.iterdir()) == [".golden.json.lock", "golden.json"]
+
+
+# -- hostile golden files (issue 42, items 11 and 14) ----------------------------------------------
+
+def test_golden_add_writes_through_a_symlink(tmp_path, capsys):
+    """A golden file that is a symlink (a chain of them, relative or not): the entry goes to
+    the file at its end, replaced there, and every link stays a link (previously the link was
+    replaced by a regular file and its target never got the entry). A link to a file not
+    made yet makes it; a loop of links is one line."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    target = shared / "golden.json"
+    target.write_text('[\n  {"query": "kept", "url": "kept.html", "note": "by hand"}\n]\n')
+    target.chmod(0o640)
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "middle.json").symlink_to(target)
+    (docs / "golden.json").symlink_to("middle.json")  # relative, to another link
+    assert main(["golden", "add", str(docs / "golden.json"), "impute", "guide.html#imputation"]) == 0
+    assert "2 entries" in capsys.readouterr().out
+    assert (docs / "golden.json").is_symlink() and os.readlink(docs / "golden.json") == "middle.json"
+    assert (docs / "middle.json").is_symlink()
+    assert golden.load(target) == [golden.GoldenEntry("kept", "kept.html"),
+                                   golden.GoldenEntry("impute", "guide.html#imputation")]
+    assert '"note": "by hand"' in target.read_text() and target.stat().st_mode & 0o777 == 0o640
+    assert sorted(p.name for p in shared.iterdir()) == [".golden.json.lock", "golden.json"]  # no temp file left
+
+    (docs / "new.json").symlink_to(shared / "new.json")  # dangling: the file it names is made
+    assert main(["golden", "add", str(docs / "new.json"), "q", "a.html"]) == 0
+    assert (docs / "new.json").is_symlink() and golden.load(shared / "new.json") == [golden.GoldenEntry("q", "a.html")]
+
+    (docs / "loop-a.json").symlink_to("loop-b.json")
+    (docs / "loop-b.json").symlink_to("loop-a.json")
+    assert main(["golden", "add", str(docs / "loop-a.json"), "q", "a.html"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "loop of symlinks" in err and str(docs / "loop-a.json") in err
+    assert (docs / "loop-a.json").is_symlink() and (docs / "loop-b.json").is_symlink()
+
+
+def _deep(depth: int) -> str:
+    return "[" * depth + "]" * depth
+
+
+def _capped(code: str, *args) -> subprocess.CompletedProcess:
+    """``python -c code args`` with its address space capped (4 GB): a read without a cap
+    (of /dev/zero) fails the test, not the machine."""
+    import resource
+
+    def cap():
+        resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+
+    return subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True, text=True,
+                          timeout=120, preexec_fn=cap)
+
+
+LOAD_EACH = """import json, sys, time
+from sphinx_rag.tools import golden
+for path in sys.argv[1:]:
+    started = time.monotonic()
+    try:
+        golden.load(path)
+        print(json.dumps([path, None, time.monotonic() - started]))
+    except ValueError as exc:
+        print(json.dumps([path, str(exc), time.monotonic() - started]))
+"""
+
+
+def test_a_golden_file_is_read_with_caps(tmp_path):
+    """/dev/zero (or a link to it), a FIFO, a folder, a file over MAX_BYTES, 100,000-deep
+    JSON: one ValueError line each, at once (previously a MemoryError, a FIFO waited
+    forever, and a RecursionError traceback)."""
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    (tmp_path / "zero.json").symlink_to("/dev/zero")
+    (tmp_path / "big.json").write_text('[{"query": "q", "url": "a.html", "note": "' + "x" * golden.MAX_BYTES + '"}]')
+    (tmp_path / "deep.json").write_text(_deep(100_000))
+    (tmp_path / "deep-note.json").write_text('[{"query": "q", "url": "a.html", "note": ' + _deep(golden.MAX_DEPTH) + "}]")
+    cases = {Path("/dev/zero"): "not a regular file", tmp_path / "zero.json": "not a regular file",
+             fifo: "not a regular file", tmp_path: "not a regular file", tmp_path / "big.json": "larger than 4 MB",
+             tmp_path / "deep.json": f"more than {golden.MAX_DEPTH} deep",
+             tmp_path / "deep-note.json": f"more than {golden.MAX_DEPTH} deep"}
+    proc = _capped(LOAD_EACH, *cases)
+    outcomes = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [Path(path) for path, _, _ in outcomes] == list(cases), proc.stderr[-2000:]
+    for (path, message, seconds), reason in zip(outcomes, cases.values()):
+        assert message and reason in message and path in message and "\n" not in message, (path, message)
+        assert seconds < 10, path
+
+
+def test_brackets_in_strings_and_a_note_within_the_depth_cap_are_read(tmp_path):
+    path = tmp_path / "golden.json"
+    path.write_text('[{"query": "q ' + "[" * 1000 + '", "url": "a.html", "note": "\\" {{{{"}]')
+    assert golden.load(path)[0].query.startswith("q [[[")
+    path.write_text('[{"query": "q", "url": "a.html", "note": ' + _deep(golden.MAX_DEPTH - 2) + "}]")
+    assert len(golden.load(path)) == 1
+
+
+def test_golden_add_of_a_hostile_file_is_one_line_and_leaves_it(tmp_path):
+    """``golden add`` to a link to /dev/zero, to 100,000-deep JSON: exit 2, one line, no
+    traceback, nothing written (no lock file beside /dev/zero either); run with its address
+    space capped, so a read without a cap fails the test rather than the machine."""
+    (tmp_path / "zero.json").symlink_to("/dev/zero")
+    (tmp_path / "deep.json").write_text(_deep(100_000))
+    for name, reason in (("zero.json", "not a regular file"), ("deep.json", "deep")):
+        proc = _capped("import sys; from sphinx_rag.cli import main; sys.exit(main(sys.argv[1:]))",
+                       "golden", "add", tmp_path / name, "q", "a.html")
+        assert proc.returncode == 2, (name, proc.stderr[-2000:])
+        assert proc.stderr.count("\n") == 1 and reason in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    assert (tmp_path / "zero.json").is_symlink() and (tmp_path / "deep.json").read_text() == _deep(100_000)
+    assert not Path("/dev/.zero.lock").exists()
+
+
+CHECK_GOLDEN = """import json, sys
+from pathlib import Path
+from types import SimpleNamespace
+from sphinx_rag import index_step
+warnings = []
+index_step.logger.warning = lambda message, **kw: warnings.append([message, kw])
+folder = Path(sys.argv[1])
+app = SimpleNamespace(config=SimpleNamespace(sphinx_rag_golden=sys.argv[2]), confdir=str(folder),
+                      outdir=str(folder / "html"))
+index_step.check_golden(app, folder / "html" / "_static" / "sphinx_rag" / "index")
+print(json.dumps(warnings))
+"""
+
+
+def test_the_build_warns_once_for_a_hostile_golden_file_and_goes_on(tmp_path):
+    """index_step.check_golden: a golden file that is a link to /dev/zero or 100,000-deep
+    JSON is one warning (type sphinx_rag.golden), no exception: the build goes on (the slow
+    test builds it)."""
+    (tmp_path / "zero.json").symlink_to("/dev/zero")
+    (tmp_path / "deep.json").write_text(_deep(100_000))
+    for name, reason in (("zero.json", "not a regular file"), ("deep.json", "deep")):
+        proc = _capped(CHECK_GOLDEN, tmp_path, name)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        warnings = json.loads(proc.stdout)
+        assert len(warnings) == 1 and reason in warnings[0][0] and "\n" not in warnings[0][0], warnings
+        assert warnings[0][1] == {"type": "sphinx_rag", "subtype": "golden"}

@@ -12,6 +12,12 @@ golden add`` appends an entry; ``sphinx-rag evaluate`` reads the same file
 (``as_questions``). An entry is met when a passage in the top ``rank`` has that URL, or
 took in a chunk with it (``search/expand.py``); a URL without ``#`` is met by any passage of
 its page. The check uses the Python runtime, which ranks as the browser does.
+
+The file is read with caps (``MAX_BYTES``, ``MAX_DEPTH``; a regular file only, so
+``/dev/zero`` or a FIFO is refused at once): a bad golden file is one error line
+(``golden add``) or one warning (the build), never a MemoryError or a RecursionError.
+A golden file that is a symlink is written through: the entry goes to the file it
+points at, replaced atomically in that file's folder, and the link stays.
 """
 
 from __future__ import annotations
@@ -20,6 +26,8 @@ import contextlib
 import html
 import json
 import os
+import re
+import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,10 +37,15 @@ try:
 except ImportError:  # Windows
     fcntl = None
 
-__all__ = ["DEFAULT_RANK", "GoldenEntry", "Outcome", "load", "add", "check", "shortfall", "as_questions", "page_of",
+__all__ = ["DEFAULT_RANK", "MAX_BYTES", "MAX_DEPTH", "GoldenEntry", "Outcome", "load", "load_text", "add", "check", "shortfall", "as_questions", "page_of",
            "met_by", "missing", "site_beside"]
 
 DEFAULT_RANK = 10  # the results a reader sees without scrolling far, and `sphinx-rag search`'s default
+#: the most bytes a golden file may have: 10,000 entries take about 1 MB (and a build runs each)
+MAX_BYTES = 4 << 20
+#: the most nested lists and objects: an entry needs 2 (the list, the entry), a ``note`` may nest a little
+MAX_DEPTH = 16
+NOT_REGULAR = "is not a regular file (a device, a FIFO or a folder)"
 EXAMPLE = '[{"query": "how do I impute missing values?", "url": "user_guide/impute.html", "rank": 3}]'
 
 
@@ -59,12 +72,56 @@ def _error(path, message: str) -> ValueError:
     return ValueError(f"[sphinx-rag] golden set {path}: {message}; the file is a JSON list like {EXAMPLE}")
 
 
-def load(path: Path) -> list[GoldenEntry]:
-    """The entries of a golden-set file (ValueError naming the file and the entry if malformed)."""
+def _read(path: Path) -> str:
+    """The file's text: a regular file of at most ``MAX_BYTES`` (ValueError otherwise). Opened
+    without blocking (a FIFO would wait for a writer), checked by its descriptor (what was
+    opened, not what the name points at a moment later), read no further than the cap."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
-        raise _error(path, f"cannot be read ({exc.strerror})") from None
+        raise _error(path, f"cannot be read ({exc.strerror or exc})") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise _error(path, NOT_REGULAR)
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            data = f.read(MAX_BYTES + 1)
+    except OSError as exc:
+        raise _error(path, f"cannot be read ({exc.strerror or exc})") from None
+    finally:
+        os.close(fd)
+    if len(data) > MAX_BYTES:
+        raise _error(path, f"is larger than {MAX_BYTES >> 20} MB (sphinx_rag.tools.golden.MAX_BYTES)")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _error(path, f"is not UTF-8 ({exc.reason} at byte {exc.start})") from None
+
+
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+
+
+def _depth(text: str) -> int:
+    """How deep the JSON text's lists and objects nest (strings skipped; a malformed text
+    gets some number, and json.loads says what is wrong with it)."""
+    depth = deepest = 0
+    for bracket in re.findall(r"[\[\]{}]", _STRING.sub("", text)):
+        depth = depth + 1 if bracket in "[{" else max(depth - 1, 0)
+        deepest = max(deepest, depth)
+    return deepest
+
+
+def load(path: Path) -> list[GoldenEntry]:
+    """The entries of a golden-set file (ValueError naming the file and the entry if malformed,
+    too large, too deep, or not a regular file), a symlink read through."""
+    return load_text(_read(Path(path)), path)
+
+
+def load_text(text: str, path) -> list[GoldenEntry]:
+    """The entries of a golden file's text (``path``: the file, for messages)."""
+    if _depth(text) > MAX_DEPTH:
+        raise _error(path, f"nests lists or objects more than {MAX_DEPTH} deep")
+    try:
+        data = json.loads(text)
     except ValueError as exc:
         raise _error(path, f"is not JSON ({exc})") from None
     if not isinstance(data, list):
@@ -91,17 +148,21 @@ def add(path: Path, query: str, url: str, rank: int | None = None) -> GoldenEntr
     """Append an entry to the file (created if missing); returns it. The file is rewritten
     whole (temp file, rename), one entry per line so that diffs stay readable, under a lock
     (``_locked``): runs at the same time each keep their entry. The entries already there
-    are kept as written (a ``note`` too). ValueError (one line) if the file cannot be
+    are kept as written (a ``note`` too). A symlink is written through (``_target``): its
+    target gets the entry, the link stays. ValueError (one line) if the file cannot be
     read or written."""
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with _locked(path):
-            existing = _items(path) if path.exists() else []
+        target = _target(path)
+        if os.path.lexists(target) and not target.is_file():  # refused before a lock file is made beside it
+            raise _error(path, NOT_REGULAR)
+        with _locked(target):
+            existing = _items(target, path) if os.path.lexists(target) else []
             entry = _entry({"query": query, "url": url, "rank": rank or DEFAULT_RANK}, len(existing) + 1, path)
             new = {"query": entry.query, "url": entry.url, **({"rank": entry.rank} if entry.rank != DEFAULT_RANK else {})}
             lines = [json.dumps(item, ensure_ascii=False) for item in [*existing, new]]
-            _replace(path, "[\n" + ",\n".join("  " + line for line in lines) + "\n]\n")
+            _replace(target, "[\n" + ",\n".join("  " + line for line in lines) + "\n]\n")
     except (FileExistsError, NotADirectoryError):
         ancestor = next((p for p in path.parents if p.exists() and not p.is_dir()), path.parent)
         raise ValueError(f"[sphinx-rag] golden set {path}: cannot be written ({ancestor} is a file, "
@@ -111,10 +172,22 @@ def add(path: Path, query: str, url: str, rank: int | None = None) -> GoldenEntr
     return entry
 
 
-def _items(path: Path) -> list[dict]:
-    """The file's entries as written, once ``load`` has checked them."""
-    load(path)
-    return json.loads(path.read_text(encoding="utf-8"))
+def _target(path: Path) -> Path:
+    """The file a write to ``path`` must replace: ``path``, or the file its symlinks lead to
+    (replacing the link itself would leave its target without the entry). ValueError for
+    a loop of links."""
+    target = Path(os.path.realpath(path))
+    if target.is_symlink():  # realpath stops where links go round in a loop
+        raise ValueError(f"[sphinx-rag] golden set {path}: is a loop of symlinks; nothing written")
+    return target
+
+
+def _items(target: Path, named: Path) -> list[dict]:
+    """The entries of the file at ``target`` as written, checked (``load``'s checks;
+    messages name the file as given, ``named``)."""
+    text = _read(target)
+    load_text(text, named)
+    return json.loads(text)
 
 
 @contextlib.contextmanager
