@@ -19,6 +19,7 @@
  * @module webmcp
  */
 
+import { RedirectRefused, fetchWithinOrigin } from "../search/redirects.js";
 import { ANSWER_TOKENS, estimateTokens, parts } from "./budget.js";
 import { atxHeading, collapse, displayMarkdown, escapeLine, escapeProse, markdownUrl } from "./markdown_text.js";
 
@@ -157,7 +158,8 @@ export function registerWebMcp({ win, siteRoot, passages, fetchText }) {
   const context = modelContextOf(win);
   if (!context) return [];
   const get = fetchText ?? (async (/** @type {URL} */ url) => {
-    const response = await fetch(url, { credentials: "same-origin" });
+    // a redirect to another origin is refused before anything is sent there (search/redirects.js)
+    const response = await fetchWithinOrigin((u, init) => fetch(u, init), url.href, { credentials: "same-origin" });
     const length = Number(response.headers.get("content-length") || 0);
     if (length > TWIN_BYTES) return { ok: false, status: 413, url: response.url, text: "" };
     return { ok: response.ok, status: response.status, url: response.url, text: response.ok ? await response.text() : "" };
@@ -223,6 +225,7 @@ export function registerWebMcp({ win, siteRoot, passages, fetchText }) {
       try {
         answer = await get(target);
       } catch (err) {
+        need(!(err instanceof RedirectRefused), `read_page: ${clip(target.href, 200)} redirects off this site: refused, nothing was sent there`);
         throw failure(`read_page: cannot fetch ${clip(target.href, 200)} (${clip(String(err instanceof Error ? err.message : err), 200)})`);
       }
       need(!answer.url || twinUrl(answer.url, siteRoot), `read_page: ${clip(target.href, 200)} was redirected off this site: refused`);

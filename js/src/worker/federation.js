@@ -29,6 +29,7 @@
 
 import { IndexReader } from "../search/index.js";
 import { mergeAnswers, mergedWeak } from "../search/merge.js";
+import { UNSEEN_REDIRECT } from "../search/redirects.js";
 import { Searcher, correctSpelling, modelWords } from "../search/retrieve.js";
 import { HttpSource } from "./loader.js";
 
@@ -126,36 +127,35 @@ function oneLine(text) {
   return line.length > LINE_CHARS ? `${line.slice(0, LINE_CHARS - 1)}…` : line;
 }
 
+/** Why a browser's fetch failed, when it does not say (a TypeError: "Failed to fetch"). */
+export const UNREADABLE = "it cannot be reached or read from this page (down, offline, not allowed by this page's "
+  + "Content-Security-Policy connect-src, no Access-Control-Allow-Origin header, or a redirect without one: a browser "
+  + "does not tell which)";
+
 /**
  * Why a site cannot be read, in a few words (no "sphinx-rag:" prefix, no advice meant for
- * the home site's maintainer). A network failure is told apart from a CORS refusal by a
- * no-cors request: it succeeds (opaquely) when the server answered but does not allow
- * other sites to read it.
+ * the home site's maintainer). A browser's network failure, CORS refusal and redirect
+ * without CORS headers are one TypeError: a no-cors request would tell the first two
+ * apart, but the Fetch standard lets it only follow redirects, to any host, and no request
+ * of another site's may reach an address the site redirects to (search/redirects.js):
+ * the line names all three.
  * @param {unknown} err
  * @param {string} manifestUrl
- * @param {typeof fetch} fetchFn
  * @param {number} timeoutMs
  */
-export async function failureReason(err, manifestUrl, fetchFn, timeoutMs) {
-  return oneLine(await reason(err, manifestUrl, fetchFn, timeoutMs));
+export function failureReason(err, manifestUrl, timeoutMs) {
+  return oneLine(reason(err, manifestUrl, timeoutMs));
 }
 
 /**
  * failureReason, before it is made one line.
- * @param {unknown} err @param {string} manifestUrl @param {typeof fetch} fetchFn @param {number} timeoutMs
+ * @param {unknown} err @param {string} manifestUrl @param {number} timeoutMs
  */
-async function reason(err, manifestUrl, fetchFn, timeoutMs) {
+function reason(err, manifestUrl, timeoutMs) {
   const name = err instanceof Error || err instanceof DOMException ? err.name : "";
   const message = err instanceof Error ? err.message : String(err);
   if (name === "TimeoutError" || name === "AbortError") return `no answer within ${timeoutMs / 1000} s`;
-  if (err instanceof TypeError && !/sphinx-rag/.test(message)) {
-    try {
-      await fetchFn(manifestUrl, { mode: "no-cors", cache: "no-store", signal: AbortSignal.timeout(timeoutMs) });
-      return "its server does not let other sites read it (no Access-Control-Allow-Origin header)";
-    } catch {
-      return "it cannot be reached (down, offline, or not allowed by this page's Content-Security-Policy connect-src)";
-    }
-  }
+  if (err instanceof TypeError && !/sphinx-rag/.test(message)) return UNREADABLE;
   const format = /index format (\S+), this client reads (\d+)/.exec(message);
   if (format) return `its index is in format ${format[1]}, this page reads ${format[2]}`;
   const status = /\(HTTP (\d+)\)/.exec(message);
@@ -164,6 +164,7 @@ async function reason(err, manifestUrl, fetchFn, timeoutMs) {
   if (damaged) return `a file of its index is refused: ${damaged[1]}`;
   const redirect = / redirects to (\S+), another origin: refused$/.exec(message);
   if (redirect) return `it redirects to ${redirect[1]}, another origin: refused`;
+  if (message.endsWith(` redirects, and a browser ${UNSEEN_REDIRECT}`)) return `it redirects, and a browser ${UNSEEN_REDIRECT}`;
   const large = /^sphinx-rag: (\S+) (is larger than its index allows \(over .*\)|inflates to more than [\d.]+ [KM]B)/.exec(message);
   if (large) return `a file of its index is too large: ${large[1].split("/").pop()} ${large[2]}`;
   const spent = / sent (more than [\d.]+ [KM]B for one query): refused$/.exec(message);
@@ -274,7 +275,7 @@ export class RemoteSite {
     this.source.newQuery();
     const searcher = await this.open();
     const denseFailure = async (/** @type {unknown} */ err) => {
-      this.denseFailed = await failureReason(err, this.source.url("manifest.json"), this.rawFetch, this.timeoutMs);
+      this.denseFailed = failureReason(err, this.source.url("manifest.json"), this.timeoutMs);
     };
     /** @type {{vector: ArrayLike<number> | null, vote: "model" | "static", why: string}} */
     let tier = { vector: null, vote: "model", why: "" };
@@ -323,7 +324,7 @@ export class RemoteSite {
   /** @param {unknown} err */
   async fail(err) {
     this.state = "failed";
-    this.message = `not searched: ${await failureReason(err, this.source.url("manifest.json"), this.rawFetch, this.timeoutMs)}`;
+    this.message = `not searched: ${failureReason(err, this.source.url("manifest.json"), this.timeoutMs)}`;
   }
 
   /** @returns {SiteStatus} */

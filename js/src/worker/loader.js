@@ -2,8 +2,9 @@
 /**
  * The HTTP shard source of the worker: fetches the index written by sphinx_rag/index/write.py,
  * the home site's and each federated site's (federation.js), every read through one
- * guarded fetch (`guardedFetch`): a response that comes from another origin than the one
- * asked (a redirect) is refused, naming that origin; a body is read at most up to the
+ * guarded fetch (`guardedFetch`): a redirect to another origin is refused before anything
+ * is sent there (search/redirects.js: in a browser, this site's files follow redirects
+ * within its origin only, another site's files none); a body is read at most up to the
  * bytes its file may hold (the manifest MANIFEST_BYTES, a shard what index.js asks for
  * from the manifest's counts, a model file its declared size; a script shard is inflated
  * up to its cap too: shards.js gunzip), and a federated site's reads of one query up to
@@ -21,6 +22,7 @@
  */
 
 import { checkFormat } from "../search/index.js";
+import { RedirectRefused, fetchWithinOrigin } from "../search/redirects.js";
 import {
   FILE_CEILING, ShardError, TooLarge, checkHash, concat, decodeBase64, gunzip, megabytes, parseScriptShard, scriptPayload,
   sha256Hex,
@@ -31,8 +33,7 @@ const BASE_HEADER = "x-sphinx-rag-base";
 /** manifest.json's most bytes (an honest one: 3 KB; its settings may hold suggestions and an LLM prompt). */
 export const MANIFEST_BYTES = 4 << 20;
 
-/** A response from another origin than the one asked (a redirect): refused. */
-export class RedirectRefused extends Error {}
+export { RedirectRefused };
 
 /**
  * @typedef {{name: string, loaded: number, total: number}} Progress
@@ -47,7 +48,7 @@ export class RedirectRefused extends Error {}
  *
  * @typedef {{left: number, limit: number, site: string}} Budget  the bytes a query may still read from a site
  * @typedef {object} GuardedOptions
- * @property {RequestInit} [init]  cache, priority, signal (a redirect is always followed, then judged)
+ * @property {RequestInit} [init]  cache, priority, signal (redirects: search/redirects.js's)
  * @property {number} maxBytes  the most bytes the body may hold (decoded): more is TooLarge
  * @property {number | null} [deadlineMs]  the whole request, body included (a TimeoutError)
  * @property {Budget | null} [budget]  charged with every byte read
@@ -90,8 +91,8 @@ export function charge(budget, n) {
 }
 
 /**
- * The one fetch of every read of an index. Follows redirects, then refuses a response
- * from another origin than the one asked (`RedirectRefused`, naming it); reads the body
+ * The one fetch of every read of an index. Follows a redirect only within the origin asked,
+ * refusing any other before it is requested (`RedirectRefused`: search/redirects.js); reads the body
  * up to `maxBytes` (a Content-Length over it is refused before reading; a body that runs
  * over, an endless one, is cancelled there) charging `budget`; ends at `deadlineMs` with a
  * TimeoutError, headers and body alike (a server trickling a byte a second is given up).
@@ -103,13 +104,8 @@ export function charge(budget, n) {
 export async function guardedFetch(fetchFn, url, { init = {}, maxBytes, deadlineMs = null, budget = null, onProgress, name = url }) {
   const signals = [init.signal, deadlineMs != null ? AbortSignal.timeout(deadlineMs) : null].filter((x) => x != null);
   const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0] ?? undefined;
-  const response = await untilAborted(fetchFn(url, { ...init, signal, redirect: "follow" }), signal);
+  const response = await untilAborted(fetchWithinOrigin(fetchFn, url, { ...init, signal }), signal);
   const cancel = () => { response.body?.cancel().catch(() => {}); };
-  const from = response.url ? new URL(response.url).origin : null;
-  if (response.type === "opaqueredirect" || (from !== null && from !== new URL(url).origin)) {
-    cancel();
-    throw new RedirectRefused(`sphinx-rag: ${url} redirects to ${from ?? "another address"}, another origin: refused`);
-  }
   if (!response.ok) {
     cancel();
     return { status: response.status, bytes: null };
