@@ -98,6 +98,13 @@ sphinx_rag_federation = {}
 sphinx_rag_golden = ""
 # sphinx_rag_golden = "search_golden.json"
 
+# Whether a docstring numpydoc cannot parse is a warning. sphinx-rag chunks it as
+# narrative text (nothing lost), so by default it is no error in your docs: a -W build
+# passes as it did without sphinx-rag; `sphinx-build -v` lists each one (object and
+# file:line) and the build ends with their count. True: a warning each
+# (sphinx_rag.docstring), for docstrings kept strict numpydoc.
+sphinx_rag_docstring_warnings = False
+
 # Questions the empty search dialog suggests. "auto" stands for up to 6 mined from the
 # site at build time (section titles and object cards turned into questions, kept only
 # when their own first result is where they came from); other strings are shown as

@@ -282,6 +282,13 @@ CONFIG = [
            "\"user_guide/impute.html\", \"rank\": 3}]`. Each entry that falls short is a warning "
            "(`-W` fails the build), then one summary line. `sphinx-rag golden add FILE QUERY URL` "
            "appends an entry. Empty: no check."),
+    Option("sphinx_rag_docstring_warnings", False, (bool,),
+           "Whether a docstring numpydoc cannot parse (sphinx-rag then chunks it as narrative text, "
+           "nothing lost) is a warning. False: it is not an error in your docs, so a `-W` build passes "
+           "as it did without sphinx-rag: `-v` lists each one (object and file:line) and the build "
+           "ends with their count. True: each is a warning of type `sphinx_rag.docstring`, for "
+           "maintainers who want their docstrings strict numpydoc (`suppress_warnings` still silences "
+           "them)."),
 ]
 
 _BY_NAME = {o.name: o for o in CONFIG}

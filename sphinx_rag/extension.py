@@ -55,6 +55,8 @@ from .searchbar import copy_model_runtime, wants_search_bar
 logger = logging.getLogger(__name__)
 
 ENV_KEY = "sphinx_rag_docstrings"  # env attribute: {docname: {fullname: ApiSource}}
+#: The line numpydoc adds to the lines it has rewritten (numpydoc.numpydoc.DEDUPLICATION_TAG)
+NUMPYDOC_DONE = "!! processed by numpydoc !!"
 
 
 def _is_html(app) -> bool:
@@ -124,6 +126,7 @@ class _State:
         self.ahead_checked = False  # whether this build decided to embed ahead
         self.twins: dict = {}  # docname -> agents.twins.Twin: the Markdown twins of the pages written
         self.twins_only = False  # doctree-resolved makes a twin only (pages resolved for their twin)
+        self.narrative_docstrings = 0  # docstrings numpydoc could not parse, in the pages chunked now
 
 
 def on_builder_inited(app):
@@ -204,10 +207,19 @@ def on_autodoc_signature(app, what, name, obj, options, signature, return_annota
 
 
 def on_autodoc_docstring(app, what, name, obj, options, lines):
-    """Runs before numpydoc rewrites the lines, so we get the raw docstring."""
+    """Runs before numpydoc rewrites the lines, so we get the raw docstring. A docstring of
+    several parts (a class's and its ``__init__``'s) comes one part per event; the same
+    object documented again on the page (an autosummary row, then its ``automethod``)
+    sends its parts again, and numpydoc may have rewritten them by then: those are not
+    added (twice the Parameters section is a docstring numpydoc refuses)."""
+    text = "\n".join(lines)
+    if NUMPYDOC_DONE in text:
+        return
     source = _page_sources(app.env).setdefault(name, {})
     previous = source.get("docstring", "")
-    source["docstring"] = (previous + "\n\n" if previous else "") + "\n".join(lines)
+    if text and (text == previous or f"\n\n{text}\n\n" in f"\n\n{previous}\n\n"):
+        return
+    source["docstring"] = (previous + "\n\n" if previous else "") + text
     source["what"] = what
     source["location"] = deferred_location(obj)  # a class's line: only if a warning names it
 
@@ -264,10 +276,31 @@ def on_doctree_resolved(app, doctree, docname):
         doctree, doc=docname, count=state.count, budget=state.budget, overlap=app.config.sphinx_rag_chunk_overlap,
         docstrings=getattr(app.env, ENV_KEY, {}).get(docname, {}), gallery_source=gallery_source(app, docname),
         source_path=str(app.env.doc2path(docname)),
-        warn=lambda message: logger.warning(message, location=docname, type="sphinx_rag", subtype="docstring"),
+        warn=lambda message: _narrative_docstring(app, docname, message),
     )
     if _ahead(app, state) is not None:
         state.ahead.add([embedding_input(c) for c in chunks])
+
+
+def _narrative_docstring(app, docname: str, message: str):
+    """A docstring numpydoc could not parse, chunked as narrative text instead: no error in
+    the user's docs (Sphinx and its extensions accepted it), so a `-W` build must not fail
+    for it. Listed with ``-v`` and counted at the end of the build; a warning each only
+    with ``sphinx_rag_docstring_warnings``."""
+    if app.config.sphinx_rag_docstring_warnings:
+        logger.warning(message, location=docname, type="sphinx_rag", subtype="docstring")
+    else:
+        app.sphinx_rag.narrative_docstrings += 1
+        logger.verbose(message, location=docname)
+
+
+def narrative_docstrings_line(count: int) -> str:
+    """The end-of-build line for the docstrings chunked as narrative text ("" for none)."""
+    if not count:
+        return ""
+    noun, it = ("docstring", "it") if count == 1 else ("docstrings", "them")
+    return (f"[sphinx-rag] {count} {noun} chunked as narrative text (numpydoc could not parse {it}); "
+            f"`-v` lists {it}, sphinx_rag_docstring_warnings = True makes {it} warnings")
 
 
 #: "0" turns off embedding while pages are written (benchmarks compare with and without).
@@ -321,6 +354,9 @@ def on_build_finished(app, exception):
     try:
         _build_finished(app, exception)
         filehash.save()
+        state = getattr(app, "sphinx_rag", None)
+        if exception is None and state is not None and state.narrative_docstrings:
+            logger.info(narrative_docstrings_line(state.narrative_docstrings))
     finally:
         ahead = getattr(app, "sphinx_rag", None) and app.sphinx_rag.ahead
         if ahead is not None:  # the index step stopped it, unless it did not run

@@ -89,7 +89,7 @@ def test_chunk_texts_without_sphinx():
         "The description of labels is as follows.\nSummary.")
 
 
-@pytest.mark.sphinx("html", testroot="malformed")
+@pytest.mark.sphinx("html", testroot="malformed", confoverrides={"sphinx_rag_docstring_warnings": True})
 def test_malformed_docstring_warns_and_falls_back(app, warning):
     app.build()  # must not raise
     log = warning.getvalue()

@@ -191,7 +191,8 @@ def test_demo_ellipses_sit_between_words(demo_chunks):
                 assert before in ("", " ", "\n") or after in ("", " ", "\n"), (c["id"], text)
 
 
-@pytest.mark.sphinx("html", testroot="malformed", freshenv=True)  # a full build: its warnings again
+@pytest.mark.sphinx("html", testroot="malformed", freshenv=True,  # a full build: its warnings again
+                    confoverrides={"sphinx_rag_docstring_warnings": True})
 def test_malformed_rest_in_a_docstring_still_builds(app, warning):
     app.build()  # must not raise
     log = warning.getvalue()
