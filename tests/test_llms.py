@@ -6,6 +6,7 @@ changes nothing, removed when switched off or when a page leaves the index."""
 
 from __future__ import annotations
 
+import html
 import json
 import posixpath
 import re
@@ -310,6 +311,145 @@ def test_a_page_with_a_lone_surrogate_builds(tmp_path):
     assert "A lone \ufffd in the text." in (out / "llms-full.txt").read_text(encoding="utf-8")
 
 
+# -- one escaping of page text for every agent (issue 42, items 4-6 and 9; issue 44, item 2) --
+
+#: A CommonMark renderer with GitHub's strikethrough and tables (raw HTML allowed, as viewers
+#: of .md files render it).
+_RENDERER = MarkdownIt("commonmark").enable(["strikethrough", "table"])
+#: What the agents' Markdown itself makes; page text adds none (no raw HTML, no emphasis,
+#: no link, no image).
+_STRUCTURE = {"p", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "li", "pre", "code", "blockquote", "strong", "em",
+              "hr", "br", "table", "thead", "tbody", "tr", "th", "td", "a"}
+
+
+def shown_as_text(markdown: str, *, allowed: set[str] = _STRUCTURE, hrefs: tuple[str, ...] = ()) -> str:
+    """``markdown`` rendered: only the elements in ``allowed``, links only to ``hrefs`` (and
+    never an image, another host or ``javascript:``); returns the text shown."""
+    parser = _Tags()
+    parser.feed(_RENDERER.render(markdown))
+    parser.close()
+    tags = [tag for tag, _ in parser.tags]
+    assert set(tags) <= allowed, (sorted(set(tags) - allowed), markdown[:300])
+    links = [attrs.get("href", "") for tag, attrs in parser.tags if tag == "a"]
+    assert all(h in hrefs for h in links), (links, markdown[:300])
+    return "".join(parser.text)
+
+
+def _plain(text: str) -> str:
+    from sphinx_rag.agents.markdown_text import collapse
+    from sphinx_rag.chunk import valid_text
+
+    return collapse(valid_text(text).replace("\x00", "\ufffd"))  # CommonMark shows NUL as U+FFFD
+
+
+def test_the_escaping_js_shares_is_current_and_renders_page_text_as_text():
+    """tests/fixtures/agent_markdown.json (what js/src/ui/markdown_text.js must give for WebMCP,
+    js/test/markdown_text.test.js) is what Python's escaping gives today; rendered by a
+    CommonMark renderer, every hostile string (tags, links, images, autolinks, entities,
+    comments, API names with underscores and asterisks) shows as written and makes nothing
+    but the element its function makes; code keeps its text in a fence longer than its
+    backtick runs; a URL makes no link, tag or comment end."""
+    sys.path.insert(0, str(Path(__file__).parent / "fixtures"))
+    import generate
+
+    fixture_path = Path(__file__).parent / "fixtures" / "agent_markdown.json"
+    assert fixture_path.read_text(encoding="utf-8") == generate.dumps(generate.agent_markdown_fixture()), (
+        "tests/fixtures/agent_markdown.json is stale: python tests/fixtures/generate.py demo_docs/_build/html")
+    fixture = json.loads(fixture_path.read_text(encoding="utf-8"))
+    for case in fixture["texts"]:
+        text, plain = case["text"], _plain(case["text"])
+        assert shown_as_text("x " + case["line"], allowed={"p"}).strip() == ("x " + plain).strip(), case
+        if "\n" not in text and "\r" not in text:
+            assert _plain(shown_as_text("x " + case["inline"], allowed={"p"})) == ("x " + plain).strip(), case
+        assert shown_as_text(case["heading"], allowed={"h2"}).strip() == plain, case
+        if plain:
+            assert shown_as_text("x " + case["code_span"], allowed={"p", "code"}).strip() == "x " + plain, case
+        code = text.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "\ufffd")
+        assert shown_as_text(case["code_fence"], allowed={"pre", "code"}) == code + "\n\n", case  # the HTML's own \n last
+        shown = shown_as_text(case["prose"], allowed={"p", "ul", "ol", "li", "pre", "code"})
+        if not re.search(r"(^|\n)[ \t]*(-|[0-9]+[.)])([ \t]|$)", text) and not text.startswith("    "):
+            assert " ".join(shown.split()) == " ".join(_plain(text).split()), case
+    for case in fixture["displays"]:
+        shown_as_text(case["markdown"], allowed={"p", "ul", "ol", "li", "pre", "code", "strong"})
+    for case in fixture["urls"]:  # an agent passes a URL back as it reads it: its _, * and ~ stay (__init__ may show bold)
+        shown = shown_as_text("URL: " + case["markdown"], allowed={"p", "em", "strong", "s"})
+        if not re.search(r"[_*~]", case["markdown"]):
+            assert shown.strip() == ("URL: " + html.unescape(case["markdown"])).strip(), case
+        assert shown_as_text(f"<!-- {case['markdown']} (site: x) -->\n\nafter", allowed={"p"}).strip() == "after"
+    for name in ("cross_val_score", "snake_case_Name_2"):  # a name of letters, digits and _: as written
+        assert next(c["inline"] for c in fixture["texts"] if c["text"] == name) == name
+
+
+def test_text_split_across_nodes_makes_no_autolink(hostile_html):
+    """``<http://tracker.invalid/x>`` written in a page: docutils makes the URL a reference
+    node between two text nodes; the ``<`` is escaped on its own (issue 42, item 6)."""
+    for name in ("guide.html.md", "llms-full.txt"):
+        text = (hostile_html / name).read_text(encoding="utf-8")
+        shown = shown_as_text(text, hrefs=("index.html.md", "guide.html.md"))
+        assert "<http://tracker.invalid/x> and <javascript:alert(11)> and &lt; and x!Gadgets <script>" in " ".join(
+            shown.split())  # an entity's & and an image's ! before a link made here: escaped too
+
+
+ESCAPES = Path(__file__).parent / "roots" / "test-llms-escapes"
+
+
+@pytest.fixture(scope="module")
+def escapes_html(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("escapes") / "html"
+    return build_site(ESCAPES, out, "-d", str(out.parent / "doctrees"))
+
+
+def _page_text(html_file: Path) -> str:
+    from bs4 import BeautifulSoup
+
+    body = BeautifulSoup(html_file.read_text(encoding="utf-8"), "html.parser").find(attrs={"role": "main"})
+    return " ".join(body.get_text().split())
+
+
+def check_no_broken_characters(html_dir: Path) -> int:
+    """Every twin, llms.txt and llms-full.txt of a site: no U+FFFD, no NUL; returns how many."""
+    files = sorted(html_dir.rglob("*.html.md")) + [html_dir / "llms.txt", html_dir / "llms-full.txt"]
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        for bad in ("\ufffd", "\x00"):
+            assert bad not in text, (path.relative_to(html_dir).as_posix(), repr(bad),
+                                     [line for line in text.splitlines() if bad in line][:3])
+    return len(files)
+
+
+def test_backslash_escapes_read_as_the_page_shows_them(escapes_html):
+    """docutils keeps ``cross\\_val\\_score`` in a text node as NUL + each escaped character:
+    the twins and llms-full.txt read text as docutils does (no U+FFFD, no NUL), and a
+    renderer shows each name as the HTML page does: in a title, in prose, in napoleon's and
+    a field list's ``**kwargs``."""
+    out = escapes_html
+    assert check_no_broken_characters(out) == 4
+    index, plugins = (out / "index.html.md").read_text(encoding="utf-8"), (out / "plugins.html.md").read_text(
+        encoding="utf-8")
+    assert index.startswith("# Escapes: cross_val_score and \\*\\*kwargs\n")
+    assert plugins.startswith("# imageio.plugins.pillow_legacy\n")
+    pages = {"index": (_page_text(out / "index.html"), " ".join(shown_as_text(index, hrefs=("plugins.html.md",)).split())),
+             "plugins": (_page_text(out / "plugins.html"), " ".join(shown_as_text(plugins).split()))}
+    written = {"index": ["Escapes: cross_val_score and **kwargs", "The function cross_val_score takes *args and **kwargs;",
+                         "__init__ keeps them.", "C:\\data\\x, a lone backslash \\ and an escaped star * stay",
+                         "joins crossvalscore."],
+               "plugins": ["imageio.plugins.pillow_legacy", "The plugin pillow_legacy reads old images; its field list "
+                           "names **kwargs.", "*args", "**kwargs", "passed to fit; __init__ keeps them."]}
+    for page, (html_text, shown) in pages.items():
+        for words in written[page]:
+            assert words in html_text, (page, words)  # the HTML page shows it so
+            assert words in shown, (page, words, shown)  # and so does its twin, rendered
+    full = " ".join(shown_as_text((out / "llms-full.txt").read_text(encoding="utf-8"),
+                                  hrefs=("plugins.html.md",)).split())
+    assert all(words in full for page in written.values() for words in page)
+
+
+def test_the_demos_agent_files_have_no_broken_characters(demo_html):
+    """The demo's twins (14 of its 28 API twins carried U+FFFD in their heading) and
+    llms-full.txt: no U+FFFD, no NUL (issue 42, item 9; issue 44, item 2)."""
+    assert check_no_broken_characters(demo_html) >= 30
+
+
 # -- twins that carry the page: autosummary tables and toctrees (issue 37) --------------------
 
 class _Navigation(HTMLParser):
@@ -405,7 +545,7 @@ def test_demo_twins_carry_autosummary_tables_and_toctrees(demo_html):
     rows, links = check_twins_carry_navigation(demo_html)
     assert rows >= 28 and links >= 60, (rows, links)
     api = (demo_html / "api.html.md").read_text(encoding="utf-8")
-    assert "- [`dummy.DummyClassifier`](api/generated/mlkit.dummy.DummyClassifier.html.md)(*\\[, strategy, ...\\]): " \
+    assert "- [`dummy.DummyClassifier`](api/generated/mlkit.dummy.DummyClassifier.html.md)(\\*\\[, strategy, ...\\]): " \
            "DummyClassifier makes predictions that ignore the input features." in api
     assert "[full user guide](user_guide/index.html.md)" in api  # a reference Sphinx made: a link to the twin
     index = (demo_html / "index.html.md").read_text(encoding="utf-8")

@@ -467,3 +467,44 @@ def test_parts_and_cut_hits_keep_every_answer_under_the_budget():
     assert cut.split("\n\n(")[0] == hits[: len(cut.split("\n\n(")[0])]  # whole passages from the start
     assert cut_hits("## 1. a\n", 3_000) == "## 1. a\n"
     assert sized("abc").endswith("\n\n(\u22487 tokens)\n")
+
+
+@pytest.fixture(scope="module")
+def hostile_llms_html(tmp_path_factory) -> Path:
+    from site_helpers import build_site
+
+    out = tmp_path_factory.mktemp("hostile-llms") / "html"
+    return build_site(Path(__file__).parent / "roots" / "test-llms-hostile", out, "-d", str(out.parent / "doctrees"))
+
+
+def test_mcp_answers_show_page_text_and_titles_as_text(hostile_llms_html, tmp_path):
+    """Titles in ``## n. title``, passages, an object's name and members, a page's head:
+    rendered by a Markdown renderer, page text is text (no tag, link or image), the titles
+    as written (issue 42, item 5)."""
+    from test_llms import shown_as_text
+
+    site = hostile_llms_html
+
+    async def main():
+        async with _session(site, cache=tmp_path / "cache") as session:
+            titles = set()
+            for query in ("gadgets script alert", "guide evil example", "careful img onerror", "section heading link",
+                          "tracker javascript autolinks", "make gadget"):
+                error, text = await _call(session, "search_docs", query=query, k=10)
+                assert not error, text
+                shown_as_text(_body(text))
+                heads = re.findall(r"^## \d+\. .*$", text, re.M)
+                assert heads and len(heads) == len(_urls(text)), text
+                for head in heads:  # each title one h2, shown as written
+                    titles.add(" ".join(shown_as_text(head, allowed={"h2"}).split()).partition(". ")[2])
+                assert "evil.example" not in "".join(_urls(text))
+            assert {"Gadgets <script>alert('title')</script>", "The [guide](https://evil.example/guide-title)",
+                    "Gadgets <script>alert('title')</script> > Section with [a](https://evil.example/heading) link"} \
+                & titles, titles
+            assert any("<script>" in t for t in titles) and any("](https://evil.example/" in t for t in titles)
+            error, page = await _call(session, "read_page", url="guide.html")
+            assert not error and "Term <script>x</script>" in shown_as_text(_body(page), hrefs=("index.html.md",))
+            error, api = await _call(session, "lookup_api", name="make")
+            assert not error and "make(x=" in shown_as_text(_body(api)), api
+
+    _run(main())

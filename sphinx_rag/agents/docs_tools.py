@@ -32,6 +32,7 @@ from ..search.retrieve import Result, Searcher, top_k
 from ..search.window import AGENT_CHARS, passage_window, query_tokens
 from .budget import ANSWER_TOKENS, estimate_tokens, parts
 from .markdown import display_markdown, page_markdown, twin_name
+from .markdown_text import atx_heading, escape_line, escape_prose, markdown_url
 from .site_pages import DocsError, inside, local_site_file, object_records, page_records
 
 __all__ = ["DocsError", "Site", "Library", "KINDS", "MAX_K", "echo", "search_sites", "merge_hits"]
@@ -325,12 +326,14 @@ class Library:
             lines.append(f"No results for {echo(query)}.")
         elif merged_weak([weak for _, weak in answers]):
             lines.append(f"No good match for {echo(query)}: these are only the nearest passages.")
-        lines += [f"Not searched: {f}" for f in failures]
+        lines += [f"Not searched: {escape_line(f)}" for f in failures]
         for rank, hit in enumerate(ranked, start=1):
             r = hit.result
             shown = passage_window(r.display, tokens, AGENT_CHARS, r.title)  # the dialog's window, read further
-            lines += ["", f"## {rank}. {r.title}", f"URL: {hit.url}", f"Kind: {r.kind} | Site: {hit.site.name}", "",
-                      display_markdown(shown) or display_text(shown)]
+            # page text and titles escaped as in the twins (markdown_text.py): an agent's answer is Markdown
+            lines += ["", atx_heading(2, f"{rank}. {r.title}"), f"URL: {markdown_url(hit.url)}",
+                      f"Kind: {escape_line(r.kind)} | Site: {hit.site.name}", "",
+                      display_markdown(shown) or escape_prose(display_text(shown))]
         return "\n".join(lines).strip() + "\n"
 
     def _site_of(self, url: str):
@@ -358,7 +361,7 @@ class Library:
         if not 1 <= int(part) <= len(pieces):
             raise DocsError(f"[sphinx-rag] {page_url} is read in {len(pieces)} part{'s' if len(pieces) > 1 else ''}: "
                             f"part must be from 1 to {len(pieces)}; got {part}")
-        head = f"<!-- {page_url} (site: {site.name}) -->\n"
+        head = f"<!-- {markdown_url(page_url)} (site: {site.name}) -->\n"
         if len(pieces) > 1:
             head += (f"<!-- part {part} of {len(pieces)} (each under {ANSWER_TOKENS:,} tokens)"
                      + (f": read_page with part={part + 1} for the next" if part < len(pieces) else "") + " -->\n")
@@ -381,10 +384,11 @@ class Library:
                             "try search_docs with words of what it does")
         out = []
         for site, (owner, markdown, url, members) in found:
+            url = markdown_url(url)
             if estimate_tokens(markdown) > ANSWER_TOKENS // max(len(found), 1):
                 markdown = parts(markdown, ANSWER_TOKENS // max(len(found), 1) - 200)[0] + (
                     f"\n(cut to stay under {ANSWER_TOKENS:,} tokens: read_page {url} for all of it)\n")
-            out.append(f"<!-- {owner}: {url} (site: {site.name}) -->\n{markdown}")
+            out.append(f"<!-- {escape_line(owner)}: {url} (site: {site.name}) -->\n{markdown}")
             if members:
-                out.append(f"Members (lookup_api gives each): {', '.join(members)}\n")
+                out.append(f"Members (lookup_api gives each): {escape_line(', '.join(members))}\n")
         return "\n".join(out)

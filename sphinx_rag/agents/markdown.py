@@ -29,7 +29,7 @@ from urllib.parse import quote
 
 from ..chunk import valid_text
 from ..chunk.display import HEADING, Display
-from .markdown_text import TWIN_VERSION, atx_heading, code_fence, code_span, escape_line, escape_prose, twin_name
+from .markdown_text import TWIN_VERSION, atx_heading, code_fence, code_span, collapse, escape_line, escape_prose, twin_name
 from .twins import resolve
 
 __all__ = ["LlmsSite", "TWIN_VERSION", "twin_name", "display_markdown", "page_markdown", "site_files", "llms_txt", "LLMS_TXT",
@@ -71,12 +71,13 @@ def _block(kind: str, text: str, extra: list[str], after_label: bool) -> str:
             return code_fence(text, "python")
         return code_span(text)
     if kind == HEADING:
-        return f"**{escape_prose(' '.join(text.split()))}**"
+        return f"**{escape_prose(collapse(text))}**"
     return escape_prose(text)
 
 
 def display_markdown(display: Display) -> str:
-    """One passage's display as Markdown (a search result): labels and headings bold."""
+    """One passage's display as Markdown (a search result): labels and headings bold, page
+    text escaped (js/src/ui/markdown_text.js's ``displayMarkdown`` is the same)."""
     parts: list[str] = []
     after_label = False
     for kind, text, *extra in display:
@@ -85,7 +86,7 @@ def display_markdown(display: Display) -> str:
         else:
             parts.append(_block(kind, text, extra, after_label))
         after_label = kind == "label"
-    return "\n\n".join(p for p in parts if p.strip())
+    return "\n\n".join(p for p in parts if collapse(p))
 
 
 def _card_first(records: list[dict]) -> list[Display]:

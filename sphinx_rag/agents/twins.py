@@ -93,7 +93,8 @@ _SPACES = re.compile(r"[ \t\r\n\f\v]+")
 
 
 def _text(text: str) -> str:
-    """Page text inside a line, escaped (``markdown_text.escape_inline``); no NUL (the links' marks)."""
+    """Page text inside a line, escaped (``markdown_text.escape_inline``); no NUL (the links'
+    marks: a Text node is read with ``astext()``, which has none)."""
     return escape_inline(text.replace(_MARK, "\ufffd").replace(_DROP, "\ufffd"))
 
 
@@ -165,7 +166,7 @@ class _Renderer:
     # inline
     def inline(self, node, links: bool = True) -> str:
         if isinstance(node, nodes.Text):
-            return _text(str(node))
+            return _text(node.astext())  # as docutils reads it: str(node) keeps each \x as NUL + x
         name = _class_name(node)
         if name in _SKIPPED or isinstance(node, (nodes.image, nodes.raw, nodes.system_message)):
             return ""
@@ -211,7 +212,7 @@ class _Renderer:
 
     def block(self, node, level: int) -> list[str]:
         if isinstance(node, nodes.Text):
-            text = _paragraph(_text(str(node)))
+            text = _paragraph(_text(node.astext()))
             return [text] if text else []
         name = _class_name(node)
         if name == "autosummary_table":  # a comment node (the LaTeX writer skips it), its table shown in HTML
