@@ -61,7 +61,7 @@ def test_query_vectors_are_current(demo_html, committed_rankings):
 def test_fixture_sizes():
     sizes = {p.name: p.stat().st_size for p in FIXTURES.glob("*.json")}
     assert set(generate.FILES) <= set(sizes)
-    assert sum(sizes.values()) < 2_000_000, sizes
+    assert sum(sizes.values()) < 2_250_000, sizes  # issue 42's agents' Markdown, page parts and records: 2.0 MB
 
 
 @pytest.fixture(scope="module")
