@@ -446,8 +446,24 @@ def test_backslash_escapes_read_as_the_page_shows_them(escapes_html):
 
 def test_the_demos_agent_files_have_no_broken_characters(demo_html):
     """The demo's twins (14 of its 28 API twins carried U+FFFD in their heading) and
-    llms-full.txt: no U+FFFD, no NUL (issue 42, item 9; issue 44, item 2)."""
+    llms-full.txt: no U+FFFD, no NUL (issue 42, item 9; issue 44, item 2); each API twin's
+    title, rendered, is its HTML page's (``mlkit.base.BaseEstimator.set_params``), and a
+    ``**params`` parameter reads ``**params``."""
+    from bs4 import BeautifulSoup
+
     assert check_no_broken_characters(demo_html) >= 30
+    api = sorted((demo_html / "api" / "generated").glob("*.html.md"))
+    assert len(api) >= 28
+    for twin in api:
+        h1 = BeautifulSoup(twin.with_suffix("").read_text(encoding="utf-8"), "html.parser").find("h1")
+        title = " ".join(h1.get_text().replace("\u00b6", "").replace("#", "").split())
+        first = twin.read_text(encoding="utf-8").split("\n", 1)[0]
+        assert " ".join(shown_as_text(first, allowed={"h1"}).split()) == title, (twin.name, first, title)
+    base = (demo_html / "api" / "generated" / "mlkit.base.BaseEstimator.html.md").read_text(encoding="utf-8")
+    dummy = (demo_html / "api" / "generated" / "mlkit.dummy.DummyClassifier.html.md").read_text(encoding="utf-8")
+    twin_links = re.compile(r"\]\(([^)\s]+\.html\.md)\)")  # links to other twins, the only ones made
+    assert "**params : dict" in shown_as_text(base, hrefs=tuple(twin_links.findall(base)))
+    assert "classes_ : ndarray" in shown_as_text(dummy, hrefs=tuple(twin_links.findall(dummy)))
 
 
 # -- twins that carry the page: autosummary tables and toctrees (issue 37) --------------------
