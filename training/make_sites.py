@@ -57,6 +57,11 @@ numpydoc_validation_checks = set()
 templates_path = ["_templates"]
 exclude_patterns = ["_build", "**.ipynb_checkpoints"]
 html_theme = "basic"
+# what the training pairs need: the chunks and the model's vectors (no static encoder, no
+# agents' files, no suggested questions: they cost most of a build's time)
+sphinx_rag_query_encoder = "model"
+sphinx_rag_llms_txt = False
+sphinx_rag_suggestions = []
 suppress_warnings = ["autodoc", "autosummary", "ref", "toc", "docutils", "misc", "myst", "sphinx_rag", "app",
                      "toc.not_included", "image"]
 
