@@ -146,6 +146,7 @@ def _suggested_questions(out_dir: Path, records: list[dict], wanted: list[str], 
     if "auto" not in wanted:
         return [[q, ""] for q in wanted], 0
     urls = {r["url"] for r in records}
+    urls |= {url.split("#", 1)[0] for url in urls}  # a page title's question names its page
     mined = [s for s in previous if isinstance(s, list) and len(s) == 2 and s[1]]
     if not (mined and stale is not None and stale <= REFIT_SHARE * len(records)
             and all(url in urls for _, url in mined)):
