@@ -345,3 +345,20 @@ def test_undecodable_query_bytes_do_not_crash(demo_html):
         assert proc.returncode == 0, proc.stderr.decode()
         assert proc.stderr == b"" and b"Traceback" not in proc.stderr
         assert b"DummyClassifier" in proc.stdout
+
+
+def test_a_window_ends_where_the_next_section_begins():
+    """Issue 44: on imageio, "read a gif" showed "Read an image of a cat"'s code, then the
+    heading "Read from fancy sources" and its text, under the first section's title: the
+    next section is another hit's. The window stops at its heading (and says more follows)."""
+    display = [["p", "Probably the most important thing you'll ever need."],
+               ["code", 'frames = iio.imread("imageio:newtonscradle.gif", index=None)'],
+               ["heading", "Read from fancy sources"],
+               ["p", "Imageio can read from filenames, file objects."]]
+    window = passage_window(display, query_tokens("read a gif"), SHOWN_CHARS, "Examples > Read an image of a cat")
+    assert [kind for kind, *_ in window] == ["p", "code", "p"] and window[-1][1] == "\u2026"
+    assert "fancy" not in display_text(window)
+    # a window that starts in the next section shows that section's heading and text
+    window = passage_window(display, query_tokens("read from fancy sources file objects"), SHOWN_CHARS,
+                            "Examples > Read an image of a cat")
+    assert window[0] == ["heading", "Read from fancy sources"] and "file objects" in display_text(window)

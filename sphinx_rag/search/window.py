@@ -5,7 +5,8 @@ highlight.js's ``snippet``), line for line: from the block with the most distinc
 words (the label or term above it, an API passage's summary line, the heading of the
 section it is in), whole blocks while they fit in ``max_chars``, then prose cut at a word
 boundary with "…" and code after a whole line; a prose block longer than the room left is
-windowed around its hits. Text left out above the first block shown is a "…" at its start
+windowed around its hits. The window ends where the next section begins (its heading and
+text belong to another hit: "Read from fancy sources" under "Read an image of a cat"). Text left out above the first block shown is a "…" at its start
 (never a line of its own); a heading or label with nothing under it is not shown. The CLI (``sphinx-rag search``, ``--json``'s ``display``) shows
 the dialog's window (``SHOWN_CHARS``); the MCP server the same rule with a longer budget
 (``AGENT_CHARS``: it holds the dialog's window and reads on). ``tests/fixtures/passages.json``
@@ -179,8 +180,9 @@ def passage_window(display: Display, tokens: set[str], max_chars: int = SHOWN_CH
         if n > best:
             best, start = n, i
     ahead = sum(len(block[1]) for block in blocks[:start])
-    if ahead + (len(blocks[start][1]) if blocks else 0) <= max_chars:
-        start = 0  # it fits from the top
+    if ahead + (len(blocks[start][1]) if blocks else 0) <= max_chars and not any(
+            block[0] == HEADING for block in blocks[1:start + 1]):
+        start = 0  # it fits from the top (in the same section: the window ends at the next one)
     while start > 0 and blocks[start - 1][0] in ("label", "term", HEADING):
         start -= 1
     out: list[list[str]] = []
@@ -218,6 +220,9 @@ def passage_window(display: Display, tokens: set[str], max_chars: int = SHOWN_CH
         kind, text, *language = blocks[i]
         if left <= 0:
             more = True
+            break
+        if kind == HEADING and any(k not in ("label", HEADING) for k, *_ in out):
+            more = any(b[0] not in ("label", HEADING) for b in blocks[i:])  # the next section is another hit's
             break
         if kind == "code":
             lines = text.split("\n")

@@ -16,7 +16,8 @@
  * or a signature) that is shown from further down keeps that summary as its first line,
  * so that a reader sees what the object is before the part that matched. A passage that
  * runs over several sections (expand.py) has a "heading" block where its section changes;
- * shown from further down, it keeps the heading of the section it is in. Text left out above
+ * shown from further down, it keeps the heading of the section it is in, and it ends where the
+ * next section begins (that section's text belongs to another hit). Text left out above
  * is a "…" at the start of the first block shown after it (prose, a term, code: never a line
  * of its own, none before a heading or label: they start something new); a heading or label
  * with nothing under it is not shown, nor is a block that is only "…". sphinx_rag/search/window.py
@@ -100,7 +101,8 @@ export function passageView(display, tokens, maxChars = SHOWN_CHARS, title = "")
     if (n > best) [best, start] = [n, i];
   });
   const ahead = blocks.slice(0, start).reduce((n, b) => n + b.text.length, 0);
-  if (ahead + (blocks[start]?.text.length ?? 0) <= maxChars) start = 0; // it fits from the top
+  if (ahead + (blocks[start]?.text.length ?? 0) <= maxChars
+    && !blocks.slice(1, start + 1).some((b) => b.kind === "heading")) start = 0; // it fits from the top (same section)
   while (start > 0 && ["label", "term", "heading"].includes(blocks[start - 1].kind)) start--;
   /** @type {ViewBlock[]} */
   const out = [];
@@ -137,6 +139,10 @@ export function passageView(display, tokens, maxChars = SHOWN_CHARS, title = "")
     const { kind, text } = blocks[i];
     if (left <= 0) {
       more = true;
+      break;
+    }
+    if (kind === "heading" && out.some((b) => !["label", "heading"].includes(b.kind))) {
+      more = blocks.slice(i).some((b) => !["label", "heading"].includes(b.kind)); // the next section is another hit's
       break;
     }
     if (kind === "code") {
