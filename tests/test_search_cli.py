@@ -362,3 +362,23 @@ def test_a_window_ends_where_the_next_section_begins():
     window = passage_window(display, query_tokens("read from fancy sources file objects"), SHOWN_CHARS,
                             "Examples > Read an image of a cat")
     assert window[0] == ["heading", "Read from fancy sources"] and "file objects" in display_text(window)
+
+
+def test_the_window_of_a_parameter_question_starts_at_that_parameter():
+    """Issue 44: "what does `index` of `imread` do?" showed imread's signature (which holds
+    both words) and then its first parameter, `uri`: the entry the query names comes first."""
+    display = [["term", "function imread"], ["p", "Read an ndimage from a URI."],
+               ["term", "imread(uri, *, index=None, plugin=None, extension=None, format_hint=None, **kwargs)"],
+               ["label", "Parameters"], ["term", "uri : {str, pathlib.Path, bytes, file}"],
+               ["p", "The resource to load the image from, e.g. a filename, pathlib.Path, http address or file "
+                     "object, see the docs for more info."],
+               ["label", "Parameters"], ["term", "index : {int, Ellipsis, None}"],
+               ["p", "If the ImageResource contains multiple ndimages, and index is an integer, select the "
+                     "index-th ndimage from among them and return it."]]
+    window = passage_window(display, query_tokens("what does `index` of `imread` do?"), SHOWN_CHARS, "imageio.v3.imread")
+    assert window[:3] == [["p", "Read an ndimage from a URI."], ["label", "Parameters"],
+                          ["term", "index : {int, Ellipsis, None}"]], window
+    assert "uri :" not in display_text(window)
+    # no entry named: the block with the most query words, as before
+    window = passage_window(display, query_tokens("imread plugin"), SHOWN_CHARS, "imageio.v3.imread")
+    assert "imread(uri" in display_text(window) and "index : " not in display_text(window), window

@@ -108,6 +108,18 @@ test("passageView shown from further down keeps the heading of the section it is
   assert.deepEqual(cut, [["p", "The strategy."], ["p", fits], ["p", "…"]]);
 });
 
+test("passageView of a parameter question starts at that parameter's entry (issue 44)", () => {
+  const display = [["term", "function imread"], ["p", "Read an ndimage from a URI."],
+    ["term", "imread(uri, *, index=None, plugin=None, extension=None, format_hint=None, **kwargs)"],
+    ["label", "Parameters"], ["term", "uri : {str, pathlib.Path, bytes, file}"],
+    ["p", "The resource to load the image from, e.g. a filename, pathlib.Path, http address or file object, see the docs for more info."],
+    ["label", "Parameters"], ["term", "index : {int, Ellipsis, None}"],
+    ["p", "If the ImageResource contains multiple ndimages, and index is an integer, select the index-th ndimage from among them and return it."]];
+  const view = shown(passageView(display, queryTokens("what does `index` of `imread` do?"), 260, "imageio.v3.imread"));
+  assert.deepEqual(view.slice(0, 3), [["p", "Read an ndimage from a URI."], ["label", "Parameters"], ["term", "index : {int, Ellipsis, None}"]]);
+  assert.ok(!view.some(([, t]) => t.startsWith("uri :")));
+});
+
 test("displayText: label and term lines, code indented, paragraphs apart", () => {
   const display = [["label", "Parameters"], ["term", "strategy : str"], ["p", "The rule."], ["code", "a\n\n  b"]];
   assert.equal(displayText(display), "Parameters:\nstrategy : str\nThe rule.\n\n    a\n\n      b");

@@ -349,10 +349,23 @@ test("a site whose files are not well-formed is left out with one line; this sit
     { name, url: [blocks, huge, bomb, ok][i].root, enabled: true })) }, { fetch: sitesFetch({}, []), caches: null, firstWaitMs: 5000 });
   assert.deepEqual(await posts(federation.start("baseline", 10, KEYWORD)), [[""], ["", "ok"]]);
   const lines = Object.fromEntries(federation.statuses().map((s) => [s.name, s.message]));
-  assert.match(lines.blocks, /^not searched: its index is not well-formed: texts-[0-9a-f]{16}\.js \(a record's display blocks must be \[type, text\] strings\)$/);
+  // its one record fails its checks: dropped, and with none left the site is not searched, saying how many (issue 42)
+  assert.equal(lines.blocks, "not searched: 1 of 1 records invalid (a record's display blocks must be [type, text] strings)");
   assert.equal(lines.huge, "not searched: its index is not well-formed: manifest.json (counts.chunks must be an integer from 0 to 4194304)");
   assert.match(lines.bomb, /^not searched: a file of its index is too large: texts-[0-9a-f]{16} inflates to more than 4\.1 MB$/);
   assert.equal(lines.ok, "");
+});
+
+test("a site some of whose records fail their checks answers with the others, its line saying how many (issue 42)", async () => {
+  const some = writeSite("some", ["baseline model", "baseline strategy", "baseline rule"], {
+    edit: (r, i) => (i === 1 ? Object.fromEntries(Object.entries(r).filter(([k]) => k !== "headings")) : r) });
+  const federation = new Federation({ federation: [{ name: "some", url: some.root, enabled: true }] },
+    { fetch: sitesFetch({}, []), caches: null, firstWaitMs: 5000 });
+  const sources = await posts(federation.start("baseline", 10, KEYWORD));
+  const [status] = federation.statuses();
+  assert.equal(status.message, "1 of 3 records invalid (a record's headings must be a list of at most 64 strings); left out");
+  assert.equal(status.state, "keyword");
+  assert.equal(sources.at(-1)?.filter((s) => s === "some").length, 2); // the two well-formed records
 });
 
 test("a slow site is 'no answer within', a redirect to another origin is refused, naming it", async () => {

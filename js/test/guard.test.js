@@ -194,24 +194,35 @@ test("checkDirectory: text shards as many as the chunks make, weights within the
   assert.throws(() => checkDirectory({ ...dir, texts: ["javascript:alert(1)", texts[0]] }, m, "dir-x.js"), /texts must name/);
 });
 
-test("checkTextShard: records of strings, display blocks [string, string], counts and cards in range", () => {
+test("checkTextShard: a shard of the wrong shape is refused; a record that fails its checks is dropped, with why", () => {
   const record = (/** @type {any} */ over = {}) => ({ id: "a#:0", doc: "a", url: "a.html", headings: ["A"], kind: "guide",
     text: "t", display: [["p", "t"], ["code", "x = 1", "python"]], ...over });
-  assert.equal(checkTextShard({ first: 2, chunks: [record()] }, 1, 2, 3, "texts-x.js").length, 1);
+  assert.deepEqual(checkTextShard({ first: 2, chunks: [record()] }, 1, 2, 3, "texts-x.js"), { records: [record()], dropped: 0 });
   /** @type {Array<[any, RegExp]>} */
-  const bad = [
-    [{ first: 2, chunks: [record({ display: [["p", 42]] })] }, /display blocks must be \[type, text\] strings/],
-    [{ first: 2, chunks: [record({ display: [["p", { toString: 1 }]] })] }, /display blocks/],
-    [{ first: 2, chunks: [record({ display: "p" })] }, /display blocks/],
-    [{ first: 2, chunks: [record({ url: 7 })] }, /must be strings/],
-    [{ first: 2, chunks: [record({ headings: [null] })] }, /headings/],
+  const refused = [
     [{ first: 2, chunks: [record(), record()] }, /2 records where 1 belong/],
     [{ first: 0, chunks: [record()] }, /first is 0, expected 2/],
-    [{ first: 2, chunks: [record({ card: 3 })] }, /card/],
-    [{ first: 2, chunks: [record({ members: 1 })] }, /members/],
     [{ chunks: "x" }, /no chunks/],
   ];
-  for (const [data, message] of bad) assert.throws(() => checkTextShard(data, 1, 2, 3, "texts-x.js"), message);
+  for (const [data, message] of refused) assert.throws(() => checkTextShard(data, 1, 2, 3, "texts-x.js"), message);
+  /** @type {Array<[any, RegExp]>} */
+  const dropped = [
+    [record({ display: [["p", 42]] }), /display blocks must be \[type, text\] strings/],
+    [record({ display: [["p", { toString: 1 }]] }), /display blocks/],
+    [record({ display: "p" }), /display blocks/],
+    [record({ url: 7 }), /must be strings/],
+    [record({ headings: [null] }), /headings/],
+    [record({ card: 3 }), /card/],
+    [record({ members: 1 }), /members/],
+    [record({ url: "javascript:alert(1)" }), /url must be a page of the site/],
+  ];
+  for (const [r, problem] of dropped) {
+    const { records, dropped: n } = checkTextShard({ first: 2, chunks: [r] }, 1, 2, 3, "texts-x.js");
+    assert.equal(n, 1);
+    assert.equal(records[0].dropped, true);
+    assert.equal(records[0].url, "");
+    assert.match(records[0].problem, problem);
+  }
 });
 
 test("checkDenseDirectory: clusters as counts.clusters says, sizes within the chunks, cluster maps as many as the layout makes", () => {

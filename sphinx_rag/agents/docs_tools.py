@@ -188,11 +188,20 @@ class Site:
             vector = None if searcher.fusion == "bm25" else searcher.query_vector(query)
             depth = k if kind == "any" else min(4 * k, 50)  # a kind is filtered from a deeper ranking
             results, weak = searcher.search_with_match(query, k=depth, vector=vector)
+            if searcher.index.every_record_invalid:  # nothing it holds can be shown: said, not "no results"
+                raise DocsError(f"[sphinx-rag] {self.location}: {searcher.index.invalid_records()}")
             results = [r for r in results if r.url and (kind == "any" or r.kind == kind)][:k]  # "": dropped
             root = self.root_url(searcher)
             return [Hit(r, self, urljoin(root, r.url)) for r in results], weak and bool(results)
 
         return self.call(work)
+
+    def invalid_note(self) -> str | None:
+        """One line when records of this site failed their checks (``search.checks``): they are
+        left out of its answers, and the reader is told how many (None: none so far)."""
+        reader = self._searcher.index if self._searcher is not None else None
+        line = reader.invalid_records() if reader is not None else None
+        return f"[sphinx-rag] {self.location}: {line}; left out" if line else None
 
     def read_page(self, url: str) -> tuple[str, str] | None:
         """(absolute page URL, its Markdown) or None when ``url`` is not this site's."""
@@ -311,12 +320,13 @@ class Library:
             raise DocsError(f"[sphinx-rag] kind must be one of {', '.join(KINDS)}; got {kind!r}")
         k = max(1, min(int(k), MAX_K))
         answers: list[tuple[list[Hit], bool]] = []
-        failures = []
-        for answer in search_sites(self.sites, lambda site: site.search(query, k, kind)):
+        failures, notes = [], []
+        for site, answer in zip(self.sites, search_sites(self.sites, lambda site: site.search(query, k, kind))):
             if isinstance(answer, DocsError):
                 failures.append(str(answer))
                 continue
             answers.append(answer)
+            notes += [note] if (note := site.invalid_note()) else []  # records it holds that were left out
         if failures and len(failures) == len(self.sites):
             raise DocsError(failures[0] if len(failures) == 1 else "; ".join(failures))
         ranked = merge_hits(query, answers, k)
@@ -327,6 +337,7 @@ class Library:
         elif merged_weak([weak for _, weak in answers]):
             lines.append(f"No good match for {echo(query)}: these are only the nearest passages.")
         lines += [f"Not searched: {escape_line(f)}" for f in failures]
+        lines += notes  # a site that answered without some of its records says how many
         for rank, hit in enumerate(ranked, start=1):
             r = hit.result
             shown = passage_window(r.display, tokens, AGENT_CHARS, r.title)  # the dialog's window, read further

@@ -1,6 +1,8 @@
 """``sphinx-rag search``: one site's results grouped by page (or a flat list, or JSON), or
 several sites' merged; each result's passage is the window the search dialog shows
-(``search/window.py``)."""
+(``search/window.py``). Records of a site that fail their checks (``search/checks.py``) are
+left out and said in one line on stderr; a site whose every record read failed is not
+searched (exit status 2 when it was the only one)."""
 
 from __future__ import annotations
 
@@ -26,6 +28,12 @@ def run_search(args) -> int:
     searcher = Searcher(_index(args.build_dir, args.timeout), fusion=args.fusion, encoder=args.encoder)
     vector = None if searcher.fusion == "bm25" else searcher.query_vector(query)  # embedded once
     results, weak = searcher.search_with_match(query, k=args.k, vector=vector)
+    invalid = searcher.index.invalid_records()  # records that failed their checks: said, never silent
+    if searcher.index.every_record_invalid:
+        print(clean(f"[sphinx-rag] not searched: {args.build_dir}: {invalid}"), file=sys.stderr)
+        return 2
+    if invalid:
+        print(clean(f"[sphinx-rag] {args.build_dir}: {invalid}; left out"), file=sys.stderr)
     results = [r for r in results if r.url]  # a record that failed its checks has none (search.checks.DROPPED)
     note = f"No good match for {_echo(query)}. The nearest results:" if weak and results else ""
     if args.json:
@@ -111,19 +119,22 @@ def _search_sites(args, query: str) -> int:
     others' good matches, then by each hit's match to the query; the merge of the browser's
     federated search and of the MCP server), one ranked list, each result
     naming its site, its URL absolute; a site that fails (down, too slow: ``search.fetch.CALL_TIMEOUT``
-    seconds in all, damaged, hostile) is one line on stderr, the others answer as alone."""
+    seconds in all, damaged, hostile, every record read invalid) is one line on stderr, the others
+    answer as alone; a site some of whose records were invalid says how many in one line."""
     from ..agents.docs_tools import DocsError, Site, merge_hits, search_sites
     from ..search.merge import merged_weak
 
     sites = [Site(location, encoder=args.encoder, fusion=args.fusion, timeout=args.timeout)
              for location in args.build_dir]
     answers, failed = [], 0
-    for answer in search_sites(sites, lambda site: site.search(query, args.k)):
+    for site, answer in zip(sites, search_sites(sites, lambda site: site.search(query, args.k))):
         if isinstance(answer, DocsError):
             print(clean(f"[sphinx-rag] not searched: {str(answer).removeprefix('[sphinx-rag] ')}"), file=sys.stderr)
             failed += 1
             continue
         answers.append(answer)
+        if note := site.invalid_note():  # some of its records failed their checks: left out, said
+            print(clean(note), file=sys.stderr)
     if failed == len(args.build_dir):
         return 2
     merged = merge_hits(query, answers, args.k)

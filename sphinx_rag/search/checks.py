@@ -8,7 +8,10 @@ Two outcomes:
   the check returns a problem and the reader refuses the whole index;
 - one chunk record is wrong (a field of the wrong type, a display block that is not
   ``[type, text]``, a URL outside the site): that record becomes ``DROPPED`` (no text,
-  no URL), which the callers leave out of their results; the rest of the site answers.
+  no URL; its ``problem`` says why), which the callers leave out of their results; the
+  rest of the site answers, and the callers say in one line how many records were
+  invalid (``invalid_records``); a site whose every record read is invalid is not
+  searched, in one line too.
 
 A record's URL must stay on the site: http(s), the site's own origin, under its path
 (``url_under``), so a ``javascript:`` link, another host or a ``../`` out of the site
@@ -28,7 +31,8 @@ from urllib.parse import unquote, urljoin, urlsplit
 from .format import MODEL_FILES
 
 __all__ = ["MAX_CHUNKS", "MAX_DIM", "MAX_VOCAB", "MAX_RECORD_BYTES", "MAX_BLOCKS", "DROPPED", "manifest_problem",
-           "directory_problem", "dense_directory_problem", "text_records", "url_under", "pages_listing",
+           "directory_problem", "dense_directory_problem", "text_records", "record_problem", "invalid_records",
+           "url_under", "pages_listing",
            "payload_limits", "shard_kind", "is_shard_name", "json_containers", "SHARD_KINDS"]
 
 MAX_CHUNKS = 2_000_000  # ten times the largest index measured (200k chunks); arrays of n_chunks are allocated
@@ -254,16 +258,26 @@ def _display_ok(display) -> bool:
     return True
 
 
-def _record_ok(r, i: int, n: int, root: str) -> bool:
+def record_problem(r, i: int, n: int, root: str) -> str | None:
+    """What is wrong with chunk record ``i`` of ``n`` (None: nothing), in a few words;
+    ``js/src/search/validate.js`` recordProblem says the same of the same record
+    (``tests/fixtures/records.json``)."""
     if not isinstance(r, dict):
-        return False
+        return "a record is not an object"
+    if not all(isinstance(r.get(k), str) for k in ("id", "doc", "url", "text", "kind")):
+        return "a record's id, doc, url, kind and text must be strings"
+    if not _KIND.fullmatch(r["kind"]):
+        return "a record's kind must be a short lowercase word"
     headings = r.get("headings")
-    return (all(isinstance(r.get(k), str) for k in ("id", "doc", "url", "text"))
-            and isinstance(r.get("kind"), str) and bool(_KIND.fullmatch(r["kind"]))
-            and isinstance(headings, list) and len(headings) <= 64 and all(isinstance(h, str) for h in headings)
-            and ("display" not in r or _display_ok(r["display"]))
-            and _int(r.get("members", 0), 0, n) and _int(r.get("card", 0), 0, i)
-            and url_under(r["url"], root))
+    if not (isinstance(headings, list) and len(headings) <= 64 and all(isinstance(h, str) for h in headings)):
+        return "a record's headings must be a list of at most 64 strings"
+    if "display" in r and not _display_ok(r["display"]):
+        return "a record's display blocks must be [type, text] strings"
+    if not _int(r.get("members", 0), 0, n - 1 - i) or not _int(r.get("card", 0), 0, i):
+        return "a record's card and members must point within the chunks"
+    if not url_under(r["url"], root):
+        return "a record's url must be a page of the site"
+    return None
 
 
 def text_records(shard, at: int, per: int, n: int, root: str, fill: bool = False) -> tuple[list[dict] | None, int]:
@@ -278,15 +292,25 @@ def text_records(shard, at: int, per: int, n: int, root: str, fill: bool = False
         return None, 0
     out, dropped = [], 0
     for j, r in enumerate(shard["chunks"]):
-        if _record_ok(r, first + j, n, root):
+        problem = record_problem(r, first + j, n, root)
+        if problem is None:
             r["title"] = " > ".join(h for h in r["headings"] if h)
             if fill:
                 r.setdefault("members", 0)
             out.append(r)
         else:
-            out.append(dict(DROPPED, headings=[], display=[]))
+            out.append(dict(DROPPED, headings=[], display=[], problem=problem))
             dropped += 1
     return out, dropped
+
+
+def invalid_records(dropped: int, read: int, total: int) -> str:
+    """How many of the records read were invalid, as the one line about a site says it
+    ("167 of 167 records invalid"; "12 of the 192 records read invalid" when a query read
+    only some of them); js/src/search/validate.js invalidRecords says the same."""
+    if read >= total:
+        return f"{dropped:,} of {total:,} records invalid"
+    return f"{dropped:,} of the {read:,} records read invalid"
 
 
 def _agent_file_name(name) -> bool:

@@ -16,6 +16,7 @@ from . import dense, keyword_shards
 from .checks import (
     dense_directory_problem,
     directory_problem,
+    invalid_records,
     is_shard_name,
     json_containers,
     manifest_problem,
@@ -90,6 +91,8 @@ class IndexReader:
         self._weights: np.ndarray | None = None
         self.spent = 0  # bytes of shard payloads decoded (``budget``)
         self.dropped = 0  # chunk records dropped by the checks
+        self.records_read = 0  # chunk records read (of text shards decoded), dropped or not
+        self.record_problem: str | None = None  # why the first record dropped was (checks.record_problem)
 
     #: what the reader of a damaged index should do (a remote site's reader cannot rebuild it)
     rebuild_hint = "rebuild the docs with this sphinx-rag version"
@@ -227,7 +230,22 @@ class IndexReader:
         if records is None:
             raise self._damaged(name, f"not text shard {at} of the directory")
         self.dropped += dropped
+        self.records_read += len(records)
+        if dropped and self.record_problem is None:
+            self.record_problem = next(r["problem"] for r in records if r.get("dropped"))
         return records
+
+    def invalid_records(self) -> str | None:
+        """How many of the records read were invalid and why the first was, in a few words
+        (None: none was): ``checks.invalid_records``."""
+        if not self.dropped:
+            return None
+        return f"{invalid_records(self.dropped, self.records_read, self.n_chunks)} ({self.record_problem})"
+
+    @property
+    def every_record_invalid(self) -> bool:
+        """Every record read failed its checks: nothing of the index can be shown."""
+        return self.records_read > 0 and self.dropped == self.records_read
 
     def chunks(self) -> list[dict]:
         return [self.chunk(i) for i in range(self.n_chunks)]

@@ -1,7 +1,8 @@
 """The part of a hit's passage a reader is shown: the part that matched, not its head.
 
 ``passage_window`` is the dialog's ``passageView`` (js/src/ui/passage.js, with
-highlight.js's ``snippet``), line for line: from the block with the most distinct query
+highlight.js's ``snippet``), line for line: from the entry the query names ("index : int"
+for "what does `index` of `imread` do?"), else the block with the most distinct query
 words (the label or term above it, an API passage's summary line, the heading of the
 section it is in), whole blocks while they fit in ``max_chars``, then prose cut at a word
 boundary with "…" and code after a whole line; a prose block longer than the room left is
@@ -152,6 +153,20 @@ def _snippet(text: str, tokens: set[str], max_chars: int) -> str:
     return ("\u2026 " if start > 0 else "") + text[start:end] + (" \u2026" if end < len(text) else "")
 
 
+#: What a numpydoc entry the query names counts for above any number of query words: the
+#: window of "what does `index` of `imread` do?" starts at "index : {int, ...}", not at the
+#: signature that holds both words.
+NAMED = 1000
+
+
+def _named(kind: str, text: str, tokens: set[str]) -> bool:
+    """An entry's term ("index : int") whose name is all query words."""
+    if kind != "term":
+        return False
+    name = tokenize(_text(text.split(" : ", 1)[0]))
+    return bool(name) and all(t in tokens for t in name)
+
+
 def _first_line(lines: list[str], tokens: set[str]) -> int:
     best = at = 0
     for j, line in enumerate(lines):
@@ -176,7 +191,7 @@ def passage_window(display: Display, tokens: set[str], max_chars: int = SHOWN_CH
             blocks.append(("p" if block[0] == "lead" else block[0], text, *block[2:3]))
     start = best = 0
     for i, (kind, text, *_) in enumerate(blocks):
-        n = 0 if kind in ("label", HEADING) else _distinct(text, tokens)
+        n = 0 if kind in ("label", HEADING) else _distinct(text, tokens) + (NAMED if _named(kind, text, tokens) else 0)
         if n > best:
             best, start = n, i
     ahead = sum(len(block[1]) for block in blocks[:start])

@@ -8,7 +8,8 @@
  * Every file is checked before use (validate.js: a federated site's index is untrusted
  * input) and asked for with the most bytes it may hold (validate.js shardLimit, or the
  * exact size the manifest and dense directory give a binary shard): the source refuses
- * more.
+ * more. A chunk record that fails its checks is DROPPED (no URL: callers leave it out) and
+ * counted (`dropped` of `recordsRead`), as Python's reader does.
  * @module index
  */
 
@@ -17,8 +18,8 @@ import { readCentroidShard, readClusterMapShard, readClusterShard } from "./dens
 import { ShardError, compareCodePoints, json } from "./shards.js";
 import { StaticEncoder } from "./static_encoder.js";
 import {
-  IndexInvalid, MAX_CLUSTERS, checkChunkIds, checkClusterMap, checkDenseDirectory, checkDirectory, checkManifest,
-  checkNearShard, checkTermShard, checkTextShard, intIn, shardLimit,
+  HOME_ROOT, IndexInvalid, MAX_CLUSTERS, checkChunkIds, checkClusterMap, checkDenseDirectory, checkDirectory, checkManifest,
+  checkNearShard, checkTermShard, checkTextShard, intIn, invalidRecords, shardLimit,
 } from "./validate.js";
 
 export const FORMAT_VERSION = 3;
@@ -40,6 +41,8 @@ export const FORMAT_VERSION = 3;
  * @property {string} kind
  * @property {string} text  what was embedded and indexed
  * @property {import("./display.js").Display} [display]  what a reader sees (display.js)
+ * @property {boolean} [dropped]  it failed its checks (validate.js DROPPED: no text, no URL)
+ * @property {string} [problem]  why (validate.js recordProblem)
  */
 
 /** Manifests checked already (HttpSource.manifest and IndexReader both check). */
@@ -95,10 +98,18 @@ export class IndexReader {
   /**
    * @param {any} manifest  manifest.json (checked)
    * @param {ShardSource} source
+   * @param {string} [root]  the site root its records' URLs must stay under (a federated
+   *   site's; the home index's URLs are relative: validate.js HOME_ROOT)
    */
-  constructor(manifest, source) {
+  constructor(manifest, source, root = HOME_ROOT) {
     this.manifest = checkFormat(manifest);
     this.source = source;
+    this.root = root;
+    /** Chunk records read (text shards decoded), dropped or not; dropped: those that failed their checks. */
+    this.recordsRead = 0;
+    this.dropped = 0;
+    /** @type {string | null} why the first record dropped was (validate.js recordProblem) */
+    this.recordProblem = null;
     this.nChunks = manifest.counts.chunks;
     this.dim = manifest.counts.dim;
     /** @type {Map<string, Promise<any>>} */
@@ -226,11 +237,29 @@ export class IndexReader {
     const name = (await this.directory()).texts[s];
     const shard = await this._queryShard("texts", name, async (n) => {
       const data = parsed(await this.source.script(n, shardLimit(this.manifest, "texts")), n);
-      const records = checkTextShard(data, Math.min(per, this.nChunks - s * per), s * per, this.nChunks, n);
-      for (const r of records) r.title = r.headings.filter(Boolean).join(" > ");
+      const { records, dropped } = checkTextShard(data, Math.min(per, this.nChunks - s * per), s * per, this.nChunks, n, this.root);
+      for (const r of records) if (!r.dropped) r.title = r.headings.filter(Boolean).join(" > ");
+      this.recordsRead += records.length;
+      this.dropped += dropped;
+      this.recordProblem ??= records.find((r) => r.dropped)?.problem ?? null;
       return records;
     });
     return shard[i - Math.floor(i / per) * per];
+  }
+
+  /**
+   * How many of the records read were invalid and why the first was (null: none was):
+   * Python's IndexReader.invalid_records.
+   * @returns {string | null}
+   */
+  invalidRecords() {
+    if (!this.dropped) return null;
+    return `${invalidRecords(this.dropped, this.recordsRead, this.nChunks)} (${this.recordProblem})`;
+  }
+
+  /** Every record read failed its checks: nothing of the index can be shown. */
+  get everyRecordInvalid() {
+    return this.recordsRead > 0 && this.dropped === this.recordsRead;
   }
 
   /**

@@ -179,28 +179,111 @@ export function wellFormedDisplay(display) {
     && b.every((x) => typeof x === "string"));
 }
 
+/** The site root a home index's record URLs are checked under (they are relative): Python's IndexReader.url_root. */
+export const HOME_ROOT = "https://index.invalid/";
+const BLOCK_TYPES = new Set(["p", "code", "term", "label", "lead", "heading"]);
+const LANGUAGE = /^[A-Za-z0-9_+.#-]{0,40}$/;
+const KIND = /^[a-z]{1,20}$/;
+const URL_FORBIDDEN = /[\x00-\x1f\x7f\\]/;
+/** Python's str.strip() whitespace (not JS trim()'s: U+0085 in, U+FEFF out). */
+const PY_SPACE = "\\t\\n\\v\\f\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000";
+const EDGE_SPACE = new RegExp(`^[${PY_SPACE}]|[${PY_SPACE}]$`);
+/** What a record that fails its checks becomes (Python's checks.DROPPED): no text, no URL. */
+export const DROPPED = Object.freeze({ id: "", doc: "", url: "", headings: [], kind: "", text: "", display: [], title: "",
+  members: 0, dropped: true });
+
 /**
- * A text shard's records: as many as its place in the index says, each with string fields
- * and a well-formed display (what the dialog renders as text).
- * @param {any} data @param {number} count  records expected @param {number} first  chunk id of the first
- * @param {number} nChunks @param {string} file
- * @returns {any[]}
+ * Whether `url` (relative to `root`, or absolute) stays on the site at `root`: http(s), its
+ * origin, a path under the root's, no `.` or `..` segment that the URL spells with percent
+ * escapes (Python resolves only the literal ones of a relative URL), no backslash, control
+ * character or space at either end (Python's checks.url_under; tests/fixtures/records.json).
+ * @param {unknown} url @param {string} root
  */
-export function checkTextShard(data, count, first, nChunks, file) {
+export function urlUnder(url, root) {
+  if (typeof url !== "string" || url.length > 4096 || URL_FORBIDDEN.test(url) || EDGE_SPACE.test(url)) return false;
+  let resolved;
+  let base;
+  try {
+    resolved = new URL(url, root);
+    base = new URL(root);
+  } catch {
+    return false;
+  }
+  if (!/^https?:$/.test(resolved.protocol) || resolved.protocol !== base.protocol || resolved.hostname !== base.hostname
+    || resolved.port !== base.port || resolved.username || resolved.password) return false;
+  // the dot segments Python sees: all of an absolute URL's, the percent-escaped ones of a relative URL's
+  const absolute = /^([A-Za-z][A-Za-z0-9+.-]*:)?\/\//.test(url); // "http:a/../b" is relative to Python too
+  const path = url.replace(/^([A-Za-z][A-Za-z0-9+.-]*:)?\/\/[^/?#]*|^[A-Za-z][A-Za-z0-9+.-]*:/, "").split(/[?#]/)[0];
+  for (const segment of path.split("/")) {
+    if (!absolute && (segment === "." || segment === "..")) continue;
+    // only %2e and %2f can make a dot segment once unescaped (Python's unquote)
+    const unescaped = segment.replace(/%2e/gi, ".").replace(/%2f/gi, "/");
+    if (unescaped.split("/").some((part) => part === "." || part === "..")) return false;
+  }
+  return resolved.pathname.startsWith(base.pathname);
+}
+
+/** @param {unknown} display */
+function displayOk(display) {
+  if (!Array.isArray(display) || display.length > 256) return false;
+  return display.every((b) => Array.isArray(b) && (b.length === 2 || b.length === 3) && b.every((x) => typeof x === "string")
+    && BLOCK_TYPES.has(b[0]) && (b.length === 2 || (b[0] === "code" && LANGUAGE.test(b[2]))));
+}
+
+/**
+ * What is wrong with chunk record `i` of `n` (null: nothing), the words Python's
+ * checks.record_problem uses (tests/fixtures/records.json pins both).
+ * @param {any} r @param {number} i @param {number} n @param {string} root  the site root its URL must stay under
+ * @returns {string | null}
+ */
+export function recordProblem(r, i, n, root) {
+  if (!isObject(r)) return "a record is not an object";
+  if (!["id", "doc", "url", "text", "kind"].every((k) => typeof r[k] === "string")) {
+    return "a record's id, doc, url, kind and text must be strings";
+  }
+  if (!KIND.test(r.kind)) return "a record's kind must be a short lowercase word";
+  if (!(Array.isArray(r.headings) && r.headings.length <= 64 && r.headings.every((/** @type {unknown} */ h) => typeof h === "string"))) {
+    return "a record's headings must be a list of at most 64 strings";
+  }
+  if ("display" in r && !displayOk(r.display)) return "a record's display blocks must be [type, text] strings";
+  // a card: how many chunks after it are its object's; an API part's card: how far back its object's card is
+  if (!intIn("members" in r ? r.members : 0, 0, n - 1 - i) || !intIn("card" in r ? r.card : 0, 0, i)) {
+    return "a record's card and members must point within the chunks";
+  }
+  if (!urlUnder(r.url, root)) return "a record's url must be a page of the site";
+  return null;
+}
+
+/**
+ * How many of the records read were invalid, as a site's one line says it (Python's
+ * checks.invalid_records).
+ * @param {number} dropped @param {number} read @param {number} total
+ */
+export function invalidRecords(dropped, read, total) {
+  const n = (/** @type {number} */ x) => x.toLocaleString("en-US");
+  return read >= total ? `${n(dropped)} of ${n(total)} records invalid` : `${n(dropped)} of the ${n(read)} records read invalid`;
+}
+
+/**
+ * A text shard's records: as many as its place in the index says (else IndexInvalid); each
+ * record that fails its checks (recordProblem) becomes DROPPED with its `problem`, as
+ * Python's checks.text_records does, and the rest of the site answers.
+ * @param {any} data @param {number} count  records expected @param {number} first  chunk id of the first
+ * @param {number} nChunks @param {string} file @param {string} [root]  the site root (HOME_ROOT: a home index)
+ * @returns {{records: any[], dropped: number}}
+ */
+export function checkTextShard(data, count, first, nChunks, file, root = HOME_ROOT) {
   need(file, isObject(data) && Array.isArray(data.chunks), "no chunks");
   need(file, data.chunks.length === count, `${data.chunks.length} records where ${count} belong`);
   need(file, data.first == null || data.first === first, `first is ${data.first}, expected ${first}`);
-  data.chunks.forEach((/** @type {any} */ r, /** @type {number} */ j) => {
-    need(file, isObject(r) && ["id", "doc", "url", "kind", "text"].every((k) => typeof r[k] === "string"),
-      "a record's id, doc, url, kind and text must be strings");
-    need(file, Array.isArray(r.headings) && r.headings.every((/** @type {unknown} */ x) => typeof x === "string"),
-      "a record's headings must be strings");
-    need(file, r.display == null || wellFormedDisplay(r.display), "a record's display blocks must be [type, text] strings");
-    // an API part's card: how far back its object's card is; a card: how many chunks after it are its object's
-    need(file, r.card == null || intIn(r.card, 0, first + j), "a record's card must point to an earlier chunk");
-    need(file, r.members == null || intIn(r.members, 0, nChunks - 1 - first - j), "a record's members must be within the chunks");
+  let dropped = 0;
+  const records = data.chunks.map((/** @type {any} */ r, /** @type {number} */ j) => {
+    const problem = recordProblem(r, first + j, nChunks, root);
+    if (problem === null) return r;
+    dropped++;
+    return { ...DROPPED, headings: [], display: [], problem };
   });
-  return data.chunks;
+  return { records, dropped };
 }
 
 /**

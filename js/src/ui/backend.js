@@ -112,7 +112,7 @@ export class LocalBackend {
     const rankings = [];
     for (const q of queries) rankings.push((await this.searcher.ranking(q, null, "bm25")).scored);
     const scored = rankings.length === 1 ? rankings[0] : fuseRankings(rankings);
-    return (await this.searcher.passages(scored, k, budget)).map(plain);
+    return (await this.searcher.passages(scored, k, budget)).filter((r) => r.url).map(plain);
   }
 
   /** Answer the latest request (one at a time: keystrokes in between are skipped). Each
@@ -125,7 +125,8 @@ export class LocalBackend {
     this.busy = true;
     try {
       const { results, weak } = await this.searcher.hybridAnswer(request.query, null, request.k);
-      this.onResults(request.id, "keyword", results.map(plain), weak && results.length > 0);
+      const shown = results.filter((r) => r.url).map(plain); // "": a record that failed its checks
+      this.onResults(request.id, "keyword", shown, weak && shown.length > 0);
     } catch (err) {
       this.onStatus({ mode: "error", message: `sphinx-rag: search failed: ${err instanceof Error ? err.message : err}` });
     } finally {

@@ -7,7 +7,8 @@
  * skipped.
  *
  * A passage can be 1,600 characters; the dialog shows about `maxChars` of it
- * (`passageView`): from the block with the most distinct query terms (with the label and
+ * (`passageView`): from the numpydoc entry the query names ("index : int" for "what does
+ * `index` of `imread` do?"), else the block with the most distinct query terms (with the label and
  * term above it), whole blocks while they fit, then the next prose block cut at a word
  * boundary with "…" and a code block cut after a whole line (the block the view starts at
  * from the line before its best line, when that is further down). A prose block longer than
@@ -26,7 +27,7 @@
  */
 
 import { sectionName } from "../search/display.js";
-import { stripInvisible } from "../search/lexical.js";
+import { stripInvisible, tokenize } from "../search/lexical.js";
 import { findHits, noSplit, snippet } from "./highlight.js";
 import { h } from "./dom.js";
 
@@ -49,6 +50,20 @@ function distinctHits(text, tokens) {
   const seen = new Set();
   for (const hit of findHits(text, tokens)) hit.tokens.forEach((t) => seen.add(t));
   return seen.size;
+}
+
+/** What a numpydoc entry the query names counts for above any number of query words (window.py NAMED). */
+export const NAMED = 1000;
+
+/**
+ * An entry's term ("index : int") whose name is all query words: the window of "what does
+ * `index` of `imread` do?" starts there, not at the signature that holds both words.
+ * @param {{kind: string, text: string}} block @param {Set<string>} tokens
+ */
+function named(block, tokens) {
+  if (block.kind !== "term") return false;
+  const name = tokenize(block.text.split(" : ")[0]);
+  return name.length > 0 && name.every((t) => tokens.has(t));
 }
 
 /**
@@ -97,7 +112,7 @@ export function passageView(display, tokens, maxChars = SHOWN_CHARS, title = "")
   let start = 0;
   let best = 0;
   blocks.forEach((b, i) => {
-    const n = b.kind === "label" || b.kind === "heading" ? 0 : distinctHits(b.text, tokens);
+    const n = b.kind === "label" || b.kind === "heading" ? 0 : distinctHits(b.text, tokens) + (named(b, tokens) ? NAMED : 0);
     if (n > best) [best, start] = [n, i];
   });
   const ahead = blocks.slice(0, start).reduce((n, b) => n + b.text.length, 0);

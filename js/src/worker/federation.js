@@ -14,7 +14,9 @@
  * guardedFetch: no redirect to another origin, a byte cap per file and REMOTE_QUERY_BYTES
  * per query, REMOTE_TIMEOUT_MS per request, body included), and a result whose URL is not
  * an http(s) page under the site's own root (origin and path: `siteUrl`) is dropped: a
- * `javascript:` or another host's URL never becomes a link on this page.
+ * `javascript:` or another host's URL never becomes a link on this page. A record that fails
+ * its checks is left out and the site's line says how many were (a site whose every record
+ * read failed is not searched, in one line), as Python's CLI and MCP server say it.
  *
  * Its semantic tier: the home query vector when the site was embedded by the same model
  * (its manifest's model_info equals the home one's) and that vector comes from the model;
@@ -222,7 +224,7 @@ export class RemoteSite {
   open() {
     if (!this.opened) {
       this.opened = (async () => {
-        const index = new IndexReader(await this.source.manifest(), this.source);
+        const index = new IndexReader(await this.source.manifest(), this.source, this.root); // its records' URLs stay under its root
         await index.directory();
         this.ready = true;
         return new Searcher(index);
@@ -294,13 +296,16 @@ export class RemoteSite {
       tier = { vector: null, vote: "model", why: "" };
       answer = await searcher.hybridAnswer(query, null, k);
     }
+    const invalid = searcher.index.invalidRecords(); // records that failed their checks: left out, and said
+    if (searcher.index.everyRecordInvalid) throw new Error(`sphinx-rag: ${invalid}`); // nothing of it can be shown
     this.state = !tier.vector ? "keyword" : tier.vote === "static" ? "static" : "hybrid";
-    this.message = this.denseFailed ? `keyword results only: its semantic index failed (${this.denseFailed})` : tier.why;
+    const why = this.denseFailed ? `keyword results only: its semantic index failed (${this.denseFailed})` : tier.why;
+    this.message = [why, invalid && `${invalid}; left out`].filter(Boolean).join("; ");
     this.prune(searcher.index);
     /** @type {PlainResult[]} */
     const results = [];
     for (const r of answer.results) {
-      const url = siteUrl(r.url, this.root);
+      const url = r.url ? siteUrl(r.url, this.root) : null; // "": a record that failed its checks
       if (url === null) continue; // not a page of this site: never a link here
       results.push({
         rank: r.rank, score: r.score, url, title: r.title, kind: r.kind, text: r.text, display: r.display, id: r.id,

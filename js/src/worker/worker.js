@@ -182,9 +182,13 @@ function describe(err) {
   return err instanceof Error ? err.message : String(err);
 }
 
-/** @param {import("../search/retrieve.js").Result[]} results */
+/**
+ * Results as posted to the page; a record that failed its checks (no URL: validate.js
+ * DROPPED) is left out.
+ * @param {import("../search/retrieve.js").Result[]} results
+ */
 function plainResults(results) {
-  return results.map((r) => ({
+  return results.filter((r) => r.url).map((r) => ({
     rank: r.rank, score: r.score, url: r.url, title: r.title, kind: r.kind, text: r.text, display: r.display,
     id: r.id, similarity: r.similarity ?? null, // merge.js compares it across sites
   }));
