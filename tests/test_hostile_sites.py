@@ -11,6 +11,7 @@ import gzip
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -368,16 +369,75 @@ def test_cli_a_damaged_site_is_one_line_and_this_site_answers_as_alone(name, hos
     assert single.returncode == 2 and len(single.stderr.strip().splitlines()) == 1, single.stderr
 
 
+INVALID = re.compile(r"(\d[\d,]*) of (?:the )?\1 records(?: read)? invalid \(a record's (?:display blocks|headings) ")
+
+
 @pytest.mark.parametrize("name", list(RECORD_DAMAGE))
-def test_cli_damaged_records_are_dropped(name, hostile, demo_html, tmp_path):
-    """Every record of the site fails its checks: the site answers nothing, without a line
-    or a traceback, and the other site's results are as alone."""
+def test_cli_damaged_records_are_dropped_and_said(name, hostile, demo_html, tmp_path):
+    """Every record of the site fails its checks: its records are dropped, the other site's
+    results are as alone, and one line names the site and how many records were invalid
+    (previously nothing: as if the site had no match); asked alone, it is that line and
+    exit status 2 (previously "no results" and 0). No traceback."""
     alone = run_cli("search", demo_html, QUERY, "--k", "5", "--json", "--encoder", "static", cache=tmp_path)
     proc = run_cli("search", hostile[name], demo_html, QUERY, "--k", "5", "--json", "--encoder", "static",
                    cache=tmp_path)
-    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    assert proc.returncode == 0, proc.stderr
+    errors = proc.stderr.strip().splitlines()
+    assert len(errors) == 1 and errors[0].startswith(f"[sphinx-rag] not searched: {hostile[name]}: "), proc.stderr
+    assert INVALID.search(errors[0]), errors[0]
     root = demo_html.resolve().as_uri() + "/"
     assert [r["url"] for r in json.loads(proc.stdout)] == [root + r["url"] for r in json.loads(alone.stdout)]
+    for args in ((), ("--json",)):
+        single = run_cli("search", hostile[name], QUERY, "--encoder", "static", *args, cache=tmp_path)
+        assert single.returncode == 2 and single.stdout == "", (single.stdout, single.stderr)
+        line, = single.stderr.strip().splitlines()
+        assert line.startswith(f"[sphinx-rag] not searched: {hostile[name]}: ") and INVALID.search(line), line
+        assert "Traceback" not in single.stderr
+
+
+@pytest.mark.parametrize("name", list(RECORD_DAMAGE))
+def test_mcp_a_site_whose_records_are_all_invalid_is_an_error_not_no_results(name, hostile, demo_html, tmp_path):
+    with pytest.raises(DocsError) as info:
+        Library([Site(hostile[name], encoder="static", cache_dir=tmp_path)]).search(QUERY, k=5)
+    message = str(info.value)
+    assert message.startswith(f"[sphinx-rag] {hostile[name]}: ") and INVALID.search(message) and "\n" not in message
+    text = Library([Site(hostile[name], encoder="static", cache_dir=tmp_path),
+                    Site(demo_html, encoder="static")]).search(QUERY, k=5)
+    not_searched = [line for line in text.splitlines() if line.startswith("Not searched: ")]
+    assert len(not_searched) == 1 and hostile[name] in not_searched[0] and INVALID.search(not_searched[0]), text
+    alone = Library([Site(demo_html, encoder="static")]).search(QUERY, k=5)
+    assert [u for u in text.splitlines() if u.startswith("URL: ")] == [
+        u for u in alone.splitlines() if u.startswith("URL: ")]
+
+
+def test_a_site_with_some_invalid_records_answers_and_says_how_many(demo_html, tmp_path):
+    """One record in three without headings: the others answer (CLI exit 0, MCP), and one
+    line says how many of the records read were invalid and why (previously nothing)."""
+    www = tmp_path / "www"
+    copy = SiteCopy(demo_html, www / "some")
+
+    def edit(record, i):
+        if i % 3 == 0:
+            del record["headings"]
+
+    copy.edit_texts(edit)
+    copy.save()
+    some = re.compile(r"(\d[\d,]*) of (?:the )?(\d[\d,]*) records(?: read)? invalid \(a record's headings [^)]*\); "
+                      r"left out$")
+    with StaticServer(www) as server:
+        url = server.url + "some/"
+        proc = run_cli("search", url, QUERY, "--k", "5", "--json", "--encoder", "static", cache=tmp_path / "c")
+        assert proc.returncode == 0 and json.loads(proc.stdout), proc.stderr
+        line, = proc.stderr.strip().splitlines()
+        found = some.search(line)
+        assert line.startswith(f"[sphinx-rag] {url}: ") and found, line
+        dropped, read = (int(x.replace(",", "")) for x in found.groups())
+        assert 0 < dropped < read
+        both = run_cli("search", demo_html, url, QUERY, "--k", "5", "--encoder", "static", cache=tmp_path / "c")
+        assert both.returncode == 0 and len(both.stderr.strip().splitlines()) == 1 and some.search(both.stderr.strip())
+        text = Library([Site(url, encoder="static", cache_dir=tmp_path / "c")]).search(QUERY, k=5)
+        notes = [line for line in text.splitlines() if some.search(line)]
+        assert len(notes) == 1 and url in notes[0] and "URL: " + url in text, text
 
 
 def test_result_urls_stay_on_the_remote_site(demo_html, tmp_path):
@@ -405,9 +465,13 @@ def test_result_urls_stay_on_the_remote_site(demo_html, tmp_path):
         remote = [u for u in urls if u.startswith("http")]
         assert remote and all(u.startswith(site) and ".." not in u for u in remote)
         assert "javascript:" not in text and "127.0.0.2" not in text and "data:" not in text
+        notes = [line for line in text.splitlines() if "a record's url must be a page of the site" in line]
+        assert len(notes) == 1 and notes[0].startswith(f"[sphinx-rag] {site}: ") and notes[0].endswith("left out")
         reader = RemoteIndexReader(site, cache_dir=False)
         reader.chunks()
         assert reader.dropped == len(bad)
+        assert reader.invalid_records() == (f"{len(bad)} of {reader.n_chunks} records invalid "
+                                            "(a record's url must be a page of the site)")
 
 
 def test_mcp_search_of_several_sites_survives_a_malformed_one(hostile, demo_html, tmp_path):
@@ -416,8 +480,9 @@ def test_mcp_search_of_several_sites_survives_a_malformed_one(hostile, demo_html
                        Site(hostile["no-layout"], cache_dir=tmp_path)])
     text = library.search(QUERY, k=5)
     alone = Library([Site(demo_html, encoder="static")]).search(QUERY, k=5)
-    assert [line for line in text.splitlines() if line.startswith("Not searched: ")] == [
-        line for line in text.splitlines() if "has no layout" in line]
+    not_searched = [line for line in text.splitlines() if line.startswith("Not searched: ")]
+    assert len(not_searched) == 2 and "has no layout" in not_searched[1], text  # in the sites' order
+    assert hostile["display"] in not_searched[0] and INVALID.search(not_searched[0]), text
     assert [u for u in text.splitlines() if u.startswith("URL: ")] == [
         u for u in alone.splitlines() if u.startswith("URL: ")]
 

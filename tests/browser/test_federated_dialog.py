@@ -294,9 +294,10 @@ def hostile(tmp_path_factory, serve):
     from the first query) and, off until a test turns one on, copies of it that turn
     hostile after this site's build: "jsurl" (served under /docs/; two thirds of its
     records' URLs are javascript: (Baseline's), data:, another host's or climb out of /docs/), "blocks" (display
-    blocks that are not strings), "redirect" (manifest.json redirects to apidemo's, another
-    port), "bomb" (text shards that inflate to 256 MB, under matching hashes) and "trickle"
-    (manifest.json a byte every half second)."""
+    blocks that are not strings), "headings" (records without headings), "redirect"
+    (manifest.json redirects to apidemo's, another port), "bomb" (text shards that inflate
+    to 256 MB, under matching hashes) and "trickle" (manifest.json a byte every half
+    second)."""
     if client_missing():
         pytest.fail(client_missing())
     base = tmp_path_factory.mktemp("hostile")
@@ -319,6 +320,8 @@ def hostile(tmp_path_factory, serve):
         r["url"] if i % 3 == 2 else f"{JSURL}//{i}" if "Baseline" in r["id"] else HOSTILE_URLS[i % len(HOSTILE_URLS)] + f"#{i}")})
     urls["blocks"] = serve_copy("blocks")
     _rewrite_texts(base / "blocks" / index, edit=lambda r, i: {**r, "display": [["p", 42], [None, {"x": 1}]]})
+    urls["headings"] = serve_copy("headings")
+    _rewrite_texts(base / "headings" / index, edit=lambda r, i: {k: v for k, v in r.items() if k != "headings"})
     urls["bomb"] = serve_copy("bomb")
     _rewrite_texts(base / "bomb" / index, stream=_gzip_zeros(BOMB_BYTES))
     manifest = f"/{index.as_posix()}/manifest.json"
@@ -363,20 +366,27 @@ def test_a_javascript_url_of_another_site_never_becomes_a_link(hostile, page):
     page.evaluate("""() => { for (const a of document.querySelectorAll('#sphinx-rag-listbox a'))
         if (!/^https?:$/.test(a.protocol)) a.click(); }""")
     assert page.evaluate("window.__pwned") is None
-    assert page.locator(f"{LINES}[data-source='jsurl']").count() == 0  # its honest results are shown
+    # its honest results are shown, and one line says how many of its records were left out (issue 42)
+    line = site_line(page, "jsurl")
+    assert re.fullmatch(r"jsurl: (\d+) of (the )?(\d+) records( read)? invalid \(a record's url must be a page of the "
+                        r"site\); left out", line), line
+    assert chip_states(page)["jsurl"][1] != "failed"
     assert page.log.problems() == []
 
 
-def test_a_site_whose_display_blocks_are_not_strings_is_left_out(hostile, page):
-    """Its text shard fails validation in the worker: one line, and this site's results
-    (and apidemo's) show as ever (previously the dialog showed no results at all:
-    `s.replace is not a function` rendering the merge)."""
-    open_with(page, hostile, "blocks")
+@pytest.mark.parametrize("name, problem", [("blocks", r"a record's display blocks must be \[type, text\] strings"),
+                                           ("headings", r"a record's headings must be a list of at most 64 strings")])
+def test_a_site_whose_every_record_is_invalid_says_how_many_and_is_left_out(hostile, page, name, problem):
+    """Its records fail validation in the worker (display blocks that are not strings; no
+    headings): each is dropped, and as none is left the site is not searched, in one line
+    naming how many records were invalid, as Python's CLI and MCP server say it; this
+    site's results (and apidemo's) show as ever (previously the dialog showed no results
+    at all: `s.replace is not a function` rendering the merge; then one line without the count)."""
+    open_with(page, hostile, name)
     search(page, QUERY, {"", "apidemo"}, timeout=20_000)
-    line = site_line(page, "blocks")
-    assert re.fullmatch(r"blocks: not searched: its index is not well-formed: texts-[0-9a-f]{16}\.js "
-                        r"\(a record's display blocks must be \[type, text\] strings\)", line), line
-    assert chip_states(page)["blocks"] == ("true", "failed")
+    line = site_line(page, name)
+    assert re.fullmatch(rf"{name}: not searched: (\d+) of (the )?\1 records( read)? invalid \({problem}\)", line), line
+    assert chip_states(page)[name] == ("true", "failed")
     search(page, "strategy", {"", "apidemo"}, timeout=20_000)  # later queries too
     assert page.log.problems() == []
 
