@@ -280,7 +280,8 @@ CONFIG = [
            "depend on, each a query, the page or anchor its answer must come from and optionally the "
            "rank it must reach (10), e.g. `[{\"query\": \"impute missing values\", \"url\": "
            "\"user_guide/impute.html\", \"rank\": 3}]`. Each entry that falls short is a warning "
-           "(`-W` fails the build), then one summary line. `sphinx-rag golden add FILE QUERY URL` "
+           "(`-W` fails the build), then one summary line; a file over 4 MB, nested over 16 deep or not a "
+           "regular file is one warning, and the build goes on. `sphinx-rag golden add FILE QUERY URL` "
            "appends an entry. Empty: no check."),
     Option("sphinx_rag_docstring_warnings", False, (bool,),
            "Whether a docstring numpydoc cannot parse (sphinx-rag then chunks it as narrative text, "

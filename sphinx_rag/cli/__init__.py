@@ -159,7 +159,10 @@ def build_parser() -> argparse.ArgumentParser:
                                 help="one of these (sphinx-rag COMMAND --help: its arguments)")
 
     help_ = "search a built site's index (same ranking as the browser)"
-    p = sub.add_parser("search", help=help_, description=help_[0].upper() + help_[1:] + ".")
+    p = sub.add_parser("search", help=help_, description=help_[0].upper() + help_[1:] + ". A site that cannot "
+                       "be searched (down, too slow, damaged, every record read invalid) is one line on stderr, "
+                       "the others answer; records of a site that fail their checks are left out, one line saying "
+                       "how many. Exit status 2 when no site could be searched.")
     p.add_argument("build_dir", metavar="BUILD_DIR", nargs="+", help=BUILD_DIR_HELP + ", or a published "
                    "site's URL; several: their results merged by how well each matches the query, each naming its site")
     p.add_argument("query", metavar="QUERY", help="the search words or question (quote it)")
@@ -241,7 +244,9 @@ def build_parser() -> argparse.ArgumentParser:
                                   help="add (sphinx-rag golden ACTION --help: its arguments)")
     g = golden_sub.add_parser("add", help="append an entry (the file is created if missing)",
                               description="Append an entry to a golden-set file (created if missing): a query "
-                              "and the page or anchor its answer must come from.")
+                              "and the page or anchor its answer must come from. A symlink is written through (its "
+                              "target gets the entry, the link stays); a file over 4 MB, nested over 16 deep or not "
+                              "a regular file is one error line, nothing written.")
     g.add_argument("golden_file", metavar="GOLDEN_FILE", help="the JSON file sphinx_rag_golden names")
     g.add_argument("query", metavar="QUERY", help="what a reader searches (quote it)")
     g.add_argument("url", metavar="URL", help="the page (user_guide/impute.html) or anchor "
