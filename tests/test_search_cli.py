@@ -382,3 +382,21 @@ def test_the_window_of_a_parameter_question_starts_at_that_parameter():
     # no entry named: the block with the most query words, as before
     window = passage_window(display, query_tokens("imread plugin"), SHOWN_CHARS, "imageio.v3.imread")
     assert "imread(uri" in display_text(window) and "index : " not in display_text(window), window
+
+
+def test_a_word_of_parts_is_a_hit_where_the_query_word_is():
+    """window._hits = highlight.js findHits (js/test/highlight.test.js, the same cases):
+    "reST" is no hit of "read" nor of "re" (a part under MIN_PART letters), the part of an
+    identifier the query names is (issue 44: the dialog marked "reST" for "read")."""
+    from sphinx_rag.search.window import _hits
+
+    text = "Docstrings are raw reST; init_video_stream and _can_read read it."
+
+    def marked(query):
+        return [text[start:end] for start, end, _ in _hits(text, query_tokens(query))]
+
+    assert marked("read") == ["read", "read"] and marked("re-read") == ["read", "read"]
+    assert marked("reST") == ["reST"] and marked("video") == ["video"]
+    assert _hits("ImageIOs", query_tokens("images")) == [(0, 5, ["image"])]
+    assert [t for *_, t in _hits("a DummyClassifier", query_tokens("DummyClassifier"))] == [["dummyclassifier", "dummy",
+                                                                                             "classifier"]]

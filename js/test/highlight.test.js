@@ -21,8 +21,18 @@ test("bidi overrides and zero-width characters never reach the screen", () => {
 
 test("hits use the BM25 tokenizer: plurals and identifier parts match", () => {
   const q = queryTokens("strategy classifier");
-  assert.deepEqual(hits(highlight("Several strategies for a DummyClassifier.", q)), ["strategies", "DummyClassifier"]);
+  assert.deepEqual(hits(highlight("Several strategies for a DummyClassifier.", q)), ["strategies", "Classifier"]);
+  assert.deepEqual(hits(highlight("a DummyClassifier", queryTokens("DummyClassifier"))), ["DummyClassifier"]);
   assert.deepEqual(findHits("the of and", queryTokens("the of")), []); // stop words never match
+});
+
+test("a word made of parts is marked where the query word is, never by a part that is no word (issue 44)", () => {
+  const text = "Docstrings are raw reST; init_video_stream and _can_read read it.";
+  assert.deepEqual(hits(highlight(text, queryTokens("read"))), ["read", "read"]); // not "reST"
+  assert.deepEqual(hits(highlight(text, queryTokens("re-read"))), ["read", "read"]); // "re": no word of its own
+  assert.deepEqual(hits(highlight(text, queryTokens("reST"))), ["reST"]); // its whole form
+  assert.deepEqual(hits(highlight(text, queryTokens("video"))), ["video"]); // the part, not init_video_stream
+  assert.deepEqual(findHits("ImageIOs", queryTokens("images")), [{ start: 0, end: 5, tokens: ["image"] }]);
 });
 
 test("segments rebuild the text exactly, markup included", () => {

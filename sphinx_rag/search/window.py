@@ -24,7 +24,7 @@ from __future__ import annotations
 import unicodedata
 
 from ..chunk.display import HEADING, Display
-from .lexical import strip_invisible, tokenize
+from .lexical import _CAMEL, fold, stem, strip_invisible, tokenize
 
 __all__ = ["SHOWN_CHARS", "AGENT_CHARS", "CODE_LINES", "SUMMARY_CHARS", "ELLIPSIS", "query_tokens",
            "passage_window"]
@@ -84,11 +84,44 @@ def _hits(text: str, tokens: set[str]) -> list[tuple[int, int, list[str]]]:
         if word and start < 0:
             start = i
         elif not word and start >= 0:
-            found = [t for t in tokenize(_text(text[start:i])) if t in tokens]
-            if found:
-                out.append((start, i, found))
+            out += _word_hits(text[start:i], start, tokens)
             start = -1
         i += width
+    return out
+
+
+#: A part of a word shorter than this (in code points) is no word of its own (highlight.js MIN_PART)
+MIN_PART = 3
+
+
+def _pieces(word: str) -> list[tuple[int, int]]:
+    """highlight.js wordPieces: the "_"-separated pieces split at camelCase boundaries, as offsets."""
+    out, at = [], 0
+    for piece in word.split("_"):
+        begin = at
+        for part in _CAMEL.split(piece):
+            if part:
+                out.append((begin, begin + len(part)))
+            begin += len(part)
+        at += len(piece) + 1
+    return out
+
+
+def _word_hits(word: str, at: int, tokens: set[str]) -> list[tuple[int, int, list[str]]]:
+    """highlight.js findHits for one word (units) at ``at``: the whole word when its whole
+    form is a query token or it has one part, else its parts of MIN_PART or more that are."""
+    found = [t for t in tokenize(_text(word)) if t in tokens]
+    if not found:
+        return []
+    pieces = _pieces(word)
+    if len(pieces) < 2 or stem(fold(_text(word)).lower().strip("_")) in tokens:
+        return [(at, at + len(word), found)]
+    out = []
+    for begin, end in pieces:
+        part = _text(word[begin:end])
+        own = [t for t in tokenize(part) if t in tokens] if len(part) >= MIN_PART else []
+        if own:
+            out.append((at + begin, at + end, own))
     return out
 
 

@@ -15,7 +15,8 @@ export const STOP_WORDS = new Set(
 );
 
 // Boundaries inside an identifier: aB -> a|B, 2B -> 2|B, ABc -> A|Bc (ASCII only, as in Python).
-const CAMEL = /(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])/;
+/** Where a camelCase word splits into parts (Python's lexical._CAMEL). */
+export const CAMEL = /(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])/;
 const NONSPACING_MARK = /^\p{Mn}$/u;
 const INVISIBLE = /[\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/g;
 // Python's str.isalnum() (letters L*, characters with a numeric value N*) or a mark (M*).

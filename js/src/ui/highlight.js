@@ -6,7 +6,7 @@
  * @module highlight
  */
 
-import { stripInvisible, tokenize } from "../search/lexical.js";
+import { CAMEL, fold, stem, stripInvisible, tokenize } from "../search/lexical.js";
 
 /** @typedef {{text: string, hit: boolean}} Segment */
 
@@ -56,9 +56,37 @@ function wordTokens(word) {
   return tokens;
 }
 
+/** A part of a word shorter than this (in code points) is no word of its own: "re" of "reST". */
+export const MIN_PART = 3;
+
+/**
+ * The parts of a word as offsets into it: its "_"-separated pieces split at camelCase
+ * boundaries (lexical.js wordParts, positions kept). Empty parts are left out.
+ * @param {string} word
+ * @returns {{start: number, end: number}[]}
+ */
+export function wordPieces(word) {
+  /** @type {{start: number, end: number}[]} */
+  const out = [];
+  let at = 0;
+  for (const piece of word.split("_")) {
+    let from = at;
+    for (const part of piece.split(CAMEL)) {
+      if (part) out.push({ start: from, end: from + part.length });
+      from += part.length;
+    }
+    at += piece.length + 1;
+  }
+  return out;
+}
+
 /**
  * Positions of the words of `text` that match a query token (same tokenizer as BM25,
- * so "strategies" matches the query word "strategy").
+ * so "strategies" matches the query word "strategy"). A word made of parts
+ * (`init_video_stream`, `KNeighborsClassifier`, `reST`) is a hit as a whole only when its
+ * whole form is a query token; else only the parts that are (`video`, `Classifier`), and
+ * never a part shorter than MIN_PART: the query word "read" marks nothing of "reST", nor
+ * "re" all of it (Python's window._hits).
  * @param {string} text
  * @param {Set<string>} queryTokens
  * @returns {{start: number, end: number, tokens: string[]}[]}
@@ -68,8 +96,21 @@ export function findHits(text, queryTokens) {
   const hits = [];
   if (!queryTokens.size) return hits;
   for (const m of text.matchAll(WORD)) {
-    const tokens = wordTokens(m[0]).filter((t) => queryTokens.has(t));
-    if (tokens.length) hits.push({ start: m.index ?? 0, end: (m.index ?? 0) + m[0].length, tokens });
+    const word = m[0];
+    const at = m.index ?? 0;
+    const tokens = wordTokens(word).filter((t) => queryTokens.has(t));
+    if (!tokens.length) continue;
+    const pieces = wordPieces(word);
+    if (pieces.length < 2 || queryTokens.has(stem(fold(word).toLowerCase().replace(/^_+|_+$/g, "")))) {
+      hits.push({ start: at, end: at + word.length, tokens });
+      continue;
+    }
+    for (const { start, end } of pieces) {
+      const part = word.slice(start, end);
+      if ([...part].length < MIN_PART) continue;
+      const own = wordTokens(part).filter((t) => queryTokens.has(t));
+      if (own.length) hits.push({ start: at + start, end: at + end, tokens: own });
+    }
   }
   return hits;
 }
