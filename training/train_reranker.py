@@ -211,16 +211,25 @@ def save_model(model, out: Path, mode: str):
     if mode == "teacher":
         model.save_pretrained(out)
     else:
-        torch.save(model, out / "model.pt")
+        torch.save({"config": model.config.to_dict(), "rank": getattr(model.config, "embedding_rank", 0),
+                    "state": model.state_dict()}, out / "model.pt")
 
 
 def load_model(path: str | Path):
-    path = Path(path)
-    if (path / "model.pt").is_file():
-        return torch.load(path / "model.pt", weights_only=False).eval()
-    from transformers import BertForSequenceClassification
+    from transformers import BertConfig, BertForSequenceClassification
 
-    return BertForSequenceClassification.from_pretrained(path).eval()
+    path = Path(path)
+    if not (path / "model.pt").is_file():
+        return BertForSequenceClassification.from_pretrained(path).eval()
+    saved = torch.load(path / "model.pt", weights_only=False)
+    model = BertForSequenceClassification(BertConfig.from_dict(saved["config"]))
+    rank, cfg = saved["rank"], model.config
+    if rank:
+        model.bert.embeddings.word_embeddings = FactorizedEmbedding(torch.zeros(cfg.vocab_size, rank),
+                                                                    torch.zeros(rank, cfg.hidden_size))
+        model.config.embedding_rank = rank
+    model.load_state_dict(saved["state"])
+    return model.eval()
 
 
 def train(args, mode: str):

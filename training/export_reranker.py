@@ -1,0 +1,118 @@
+"""Export a trained reranker to the files sphinx-rag ships (``cross_encoder.RERANKER_FILES``).
+
+The model (a teacher's transformers directory, or a student's ``model.pt``) goes to ONNX
+(opset 17, dynamic batch and length), then to weight-only int8 with the embedding model's
+own rewrite (``sphinx_rag.model.export.quantize_weights_int8``: int8 weights, per-channel
+scales, dequantized in the graph, so every runtime computes in fp32). Beside it:
+``reranker_info.json`` (how inputs are cut, the candidates' depth, the fused rank's prior
+weight, chosen on the validation projects), the tokenizer and the vocabulary.
+
+The export is checked before it is kept: onnxruntime, through the runtime's own
+``CrossEncoder``, must give the torch model's logits within 0.05 on a sample of pairs
+and the same order within each question.
+
+    python training/export_reranker.py MODEL_DIR OUT_DIR [--depth 20] [--rank-weight W]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import torch
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+
+from sphinx_rag.search.cross_encoder import CrossEncoder, RerankerInfo  # noqa: E402
+from train_reranker import Encoder, load_model, minilm_dir, tokenizer_for  # noqa: E402
+
+FORMAT = 1
+SAMPLE = [
+    ("how do I remove missing values", ["dropna (method in pandas.DataFrame)\nRemove missing values.",
+                                        "fillna (method in pandas.DataFrame)\nFill NA/NaN values using the specified method.",
+                                        "Parameter axis of pandas.DataFrame.dropna (Remove missing values).\naxis is described as 'Determine if rows or columns which contain missing values are removed.'"]),
+    ("which function computes the inverse FFT", ["ifft (function in numpy.fft)\nCompute the one-dimensional inverse discrete Fourier Transform.",
+                                                 "fft (function in numpy.fft)\nCompute the one-dimensional discrete Fourier Transform."]),
+    ("progress bar for a loop", ["tqdm (class in tqdm)\nDecorate an iterable object, returning an iterator which acts exactly like the original iterable, but prints a dynamically updating progressbar every time a value is requested.",
+                                 "Guide > Installation\npip install tqdm"]),
+]
+
+
+def export(model_dir: Path, out: Path, depth: int, rank_weight: float | None) -> dict:
+    training = json.loads((model_dir / "training.json").read_text(encoding="utf-8"))
+    t = training["info"]
+    info = RerankerInfo(int(t["max_query_tokens"]), int(t["max_tokens"]), depth,
+                        float(t["rank_weight"] if rank_weight is None else rank_weight))
+    model = load_model(model_dir)
+    model.config.return_dict = False
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        fp32 = Path(tmp) / "fp32.onnx"
+        x = torch.ones((2, 16), dtype=torch.long)
+
+        class Logits(torch.nn.Module):
+            def __init__(self, inner):
+                super().__init__()
+                self.inner = inner
+
+            def forward(self, input_ids, attention_mask, token_type_ids):
+                return self.inner(input_ids=input_ids, attention_mask=attention_mask,
+                                  token_type_ids=token_type_ids)[0]
+
+        axes = {"input_ids": {0: "batch", 1: "tokens"}, "attention_mask": {0: "batch", 1: "tokens"},
+                "token_type_ids": {0: "batch", 1: "tokens"}, "logits": {0: "batch"}}
+        torch.onnx.export(Logits(model).eval(), (x, x, torch.zeros_like(x)), str(fp32),
+                          input_names=["input_ids", "attention_mask", "token_type_ids"], output_names=["logits"],
+                          dynamic_axes=axes, opset_version=17, dynamo=False)
+        import onnx
+
+        from sphinx_rag.model.export import quantize_weights_int8
+
+        onnx.save(quantize_weights_int8(onnx.load(str(fp32))), str(out / "reranker.onnx"))
+    shutil.copyfile(minilm_dir() / "vocab.txt", out / "vocab.txt")
+    tokenizer_for(minilm_dir()).save(str(out / "tokenizer.json"))
+    sha = hashlib.sha256((out / "reranker.onnx").read_bytes()).hexdigest()
+    data = {"format": FORMAT, "max_query_tokens": info.max_query_tokens, "max_tokens": info.max_tokens,
+            "depth": info.depth, "rank_weight": info.rank_weight, "do_lower_case": True,
+            "trained": {"mode": training["mode"], "step": training["step"], "seconds": training["seconds"],
+                        "validation": training["metrics"]}}
+    (out / "reranker_info.json").write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    check(model, out, info)
+    print(f"{out / 'reranker.onnx'}: {(out / 'reranker.onnx').stat().st_size / 1e6:.2f} MB, sha256 {sha[:16]}")
+    return data
+
+
+@torch.no_grad()
+def check(model, out: Path, info: RerankerInfo):
+    """onnxruntime (the runtime's CrossEncoder) against torch on SAMPLE: within 0.05, same order."""
+    runtime = CrossEncoder(out)
+    enc = Encoder(tokenizer_for(minilm_dir()), info)
+    for query, texts in SAMPLE:
+        want = model(**enc.batch([(query, t) for t in texts]))[0].reshape(-1).numpy()
+        got = runtime.logits(query, texts)
+        if np.abs(want - got).max() > 0.05 or list(np.argsort(-want)) != list(np.argsort(-got)):
+            raise SystemExit(f"[export] onnxruntime's logits {got} differ from torch's {want} for {query!r}")
+    print("export checked: onnxruntime gives torch's logits (int8 weights) within 0.05, the same order")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("model_dir", type=Path)
+    parser.add_argument("out_dir", type=Path)
+    parser.add_argument("--depth", type=int, default=20)
+    parser.add_argument("--rank-weight", type=float, default=None, help="default: the one chosen in training")
+    args = parser.parse_args(argv)
+    export(args.model_dir, args.out_dir, args.depth, args.rank_weight)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
