@@ -83,6 +83,18 @@ sphinx_rag_llm = {}
 # For example, answers from a llama.cpp server running on the reader's machine:
 # sphinx_rag_llm = {"endpoint": "http://127.0.0.1:8080/v1", "model": "gemma3"}
 
+# Answers from a model in the reader's own browser, nothing to install: the browser's
+# built-in model where it has one (the Prompt API), else a GGUF model run by wllama
+# (llama.cpp in WebAssembly) in a worker, downloaded once after the reader agrees (its
+# name and size shown first), checked against its sha256 and kept in the browser. True:
+# the built-in model, and readers may name a GGUF file in the dialog's settings. A dict
+# names the site's own model (keys url, sha256, bytes, name, context_tokens=2048,
+# builtin=True). False: neither (wllama's 10 MB of files are left out of the site).
+sphinx_rag_llm_browser = True
+# sphinx_rag_llm_browser = {"url": "_static/models/qwen2.5-0.5b-instruct-q4_k_m.gguf",
+#                           "sha256": "<sha256sum of the file>", "bytes": 491400032,
+#                           "name": "Qwen2.5 0.5B Instruct"}
+
 # Other sphinx-rag sites searched from this site's search dialog, each result naming its
 # site: names -> site URLs (a value {"url": ..., "enabled": True} is searched before the
 # reader turns it on; older versions of these docs the same way), or True: every

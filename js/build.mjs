@@ -8,6 +8,13 @@
 //   searchbar.js                  src/ui/searchbar.js bundled as a classic script (IIFE):
 //                                 Chromium refuses module scripts from file:// pages.
 //   searchbar.css                 copied from src/ui/.
+//   wllama-ask.js                 src/llm/wllama_engine.js bundled as an ES module with
+//                                 @wllama/wllama (llama.cpp in wasm): Ask's in-browser GGUF
+//                                 model. Never loaded with the page: ask.js imports it by URL
+//                                 once the reader agreed to run a model.
+//   wllama.wasm                   wllama's WebAssembly (one build: one thread, threads when
+//                                 the page is cross-origin isolated, WebGPU where offered).
+//                                 Its CDN fallbacks are never used (ask's engine turns them off).
 //   ort-wasm-simd-threaded.wasm   onnxruntime-web's WebAssembly runtime (SIMD, threads
 //                                 when the page is cross-origin isolated). Always needed.
 //   ort-wasm-simd-threaded.mjs    its Emscripten loader (24 KB): onnxruntime-web imports it
@@ -27,18 +34,24 @@ const here = dirname(fileURLToPath(import.meta.url));
 const out = join(here, "..", "sphinx_rag", "static", "sphinx_rag");
 const ortDist = dirname(createRequire(import.meta.url).resolve("onnxruntime-web/ort-wasm-simd-threaded.wasm"));
 
+const wllamaWasm = createRequire(import.meta.url).resolve("@wllama/wllama/esm/wasm/wllama.wasm");
+
 const ENTRIES = [
-  { src: "src/worker/worker.js", format: "esm" },
-  { src: "src/ui/searchbar.js", format: "iife" },
+  { src: "src/worker/worker.js", format: "esm", name: "worker" },
+  { src: "src/ui/searchbar.js", format: "iife", name: "searchbar" },
+  { src: "src/llm/wllama_engine.js", format: "esm", name: "wllama-ask" },
 ];
 const COPIES = [
   join(here, "src", "ui", "searchbar.css"),
   join(ortDist, "ort-wasm-simd-threaded.wasm"),
   join(ortDist, "ort-wasm-simd-threaded.mjs"),
+  wllamaWasm,
 ];
 const production = process.env.NODE_ENV !== "development";
 // What onnxruntime-web's files weigh, for the worker's status line ("24 MB + 14 MB runtime").
 const runtimeBytes = COPIES.filter((f) => /ort-wasm/.test(f) && existsSync(f)).reduce((n, f) => n + statSync(f).size, 0);
+// What wllama's wasm weighs, for Ask's consent line ("98 MB, and the 10 MB runtime").
+const wllamaBytes = existsSync(wllamaWasm) ? statSync(wllamaWasm).size : 0;
 
 mkdirSync(out, { recursive: true });
 // Start clean (old outputs of removed entries must not linger in the package).
@@ -46,14 +59,14 @@ for (const name of readdirSync(out)) {
   if (/\.(js|mjs|wasm|css|map)$/.test(name)) rmSync(join(out, name));
 }
 
-for (const { src, format } of ENTRIES) {
+for (const { src, format, name } of ENTRIES) {
   const entry = join(here, src);
   if (!existsSync(entry)) {
     console.warn(`build: ${src} does not exist yet, skipped`);
     continue;
   }
   await build({
-    entryPoints: [entry],
+    entryPoints: { [name]: entry },
     outdir: out,
     bundle: true,
     format: /** @type {"esm" | "iife"} */ (format),
@@ -64,7 +77,10 @@ for (const { src, format } of ENTRIES) {
     logLevel: "warning",
     // onnxruntime-web tests `typeof process`/`require` for Node; keep those branches inert.
     platform: "browser",
-    define: { "globalThis.SPHINX_RAG_RUNTIME_BYTES": String(runtimeBytes) }, // src/worker/tier_status.js
+    define: {
+      "globalThis.SPHINX_RAG_RUNTIME_BYTES": String(runtimeBytes), // src/worker/tier_status.js
+      "globalThis.SPHINX_RAG_WLLAMA_BYTES": String(wllamaBytes), // src/ui/ask_local.js
+    },
   });
 }
 for (const file of COPIES) {

@@ -17,7 +17,8 @@ from .llm.endpoint import normalize_endpoint
 from .llm.template import DEFAULT_PROMPT, validate_prompt
 from .model.source import DEFAULT_MODEL
 
-__all__ = ["CONFIG", "Option", "validate", "unknown_names", "ConfigError", "LLM_DEFAULTS", "llm_settings"]
+__all__ = ["CONFIG", "Option", "validate", "unknown_names", "ConfigError", "LLM_DEFAULTS", "llm_settings",
+           "llm_browser_settings"]
 
 
 class ConfigError(ValueError):
@@ -169,6 +170,85 @@ def _llm(v):
     return None
 
 
+# -- sphinx_rag_llm_browser: answers from a model in the reader's browser ------------------
+
+#: A GGUF model a site names for the in-browser backend: its keys, each with its default
+#: (None: required). ``context_tokens`` is the model's window as the page loads it (n_ctx).
+LLM_BROWSER_MODEL_KEYS = {"url": None, "sha256": None, "bytes": None, "name": "", "context_tokens": 2048}
+LLM_BROWSER_EXAMPLE = ('{"url": "_static/models/qwen2.5-0.5b-instruct-q4_k_m.gguf", '
+                       '"sha256": "<64 hex digits: sha256sum FILE>", "bytes": 491400032, '
+                       '"name": "Qwen2.5 0.5B Instruct"}')
+
+
+def llm_browser_settings(value) -> dict:
+    """``sphinx_rag_llm_browser`` as the manifest carries it (``settings.llm_browser``):
+    ``{"builtin": bool, "gguf": bool, "model": {...} | None}``.
+
+    builtin: the browser's own model (the Prompt API) may answer; gguf: the page ships
+    wllama's files, so a reader may name a GGUF file (and the site's ``model`` runs);
+    model: the site's GGUF file (url, sha256, bytes, name, context_tokens). True: builtin
+    and gguf, no model; False: neither. Raises ConfigError naming the key and an example.
+    """
+    if value is True or value is None:
+        return {"builtin": True, "gguf": True, "model": None}
+    if value is False:
+        return {"builtin": False, "gguf": False, "model": None}
+    if not isinstance(value, dict):
+        raise ConfigError(f"[sphinx-rag] sphinx_rag_llm_browser must be True, False or a dict like "
+                          f"{LLM_BROWSER_EXAMPLE}; got {value!r}")
+    allowed = {*LLM_BROWSER_MODEL_KEYS, "builtin"}
+    bad = sorted(set(value) - allowed)
+    if bad:
+        raise ConfigError(f"[sphinx-rag] sphinx_rag_llm_browser has unknown keys {bad}; allowed: {sorted(allowed)}, "
+                          f"e.g. {LLM_BROWSER_EXAMPLE}")
+    builtin = value.get("builtin", True)
+    if not isinstance(builtin, bool):
+        raise ConfigError(f"[sphinx-rag] sphinx_rag_llm_browser['builtin'] must be True or False (the browser's "
+                          f"built-in model may answer); got {builtin!r}")
+    if not set(value) & set(LLM_BROWSER_MODEL_KEYS):
+        return {"builtin": builtin, "gguf": True, "model": None}
+    model = {key: value.get(key, default) for key, default in LLM_BROWSER_MODEL_KEYS.items()}
+
+    def err(key, what):
+        return ConfigError(f"[sphinx-rag] sphinx_rag_llm_browser[{key!r}] {what}; got {model[key]!r}; "
+                           f"e.g. {LLM_BROWSER_EXAMPLE}")
+
+    url = model["url"]
+    if not isinstance(url, str) or not url.strip() or any(c.isspace() for c in url.strip()):
+        raise err("url", "is required: the GGUF file's http(s) URL, or its path from the site root")
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url.strip())
+    if parts.scheme and (parts.scheme not in ("http", "https") or not parts.hostname):
+        raise err("url", "must be an http(s) URL or a path from the site root")
+    if not parts.scheme and (url.strip().startswith("//") or not parts.path):
+        raise err("url", "must be an http(s) URL or a path from the site root")
+    model["url"] = url.strip()
+    sha = model["sha256"]
+    if not isinstance(sha, str) or len(sha.strip()) != 64 or any(c not in "0123456789abcdef" for c in sha.strip().lower()):
+        raise err("sha256", "is required: the file's sha256 in 64 hex digits (`sha256sum FILE`); the page "
+                  "refuses a file that does not match it")
+    model["sha256"] = sha.strip().lower()
+    size = model["bytes"]
+    if isinstance(size, bool) or not isinstance(size, int) or not 0 < size < 2**31:
+        raise err("bytes", "is required: the file's size in bytes (`stat -c %s FILE`), under 2 GB (wllama's "
+                  "limit for one file); the reader is told it before the download")
+    name = model["name"]
+    if not isinstance(name, str):
+        raise err("name", "must be a string: the model's name as readers see it")
+    model["name"] = name.strip() or parts.path.rsplit("/", 1)[-1]
+    ctx = model["context_tokens"]
+    if isinstance(ctx, bool) or not isinstance(ctx, int) or not 1024 <= ctx <= 32768:
+        raise err("context_tokens", "must be an int from 1024 to 32768: the context window the page gives the "
+                  "model (memory grows with it)")
+    return {"builtin": builtin, "gguf": True, "model": model}
+
+
+def _llm_browser(v):
+    llm_browser_settings(v)  # raises ConfigError with the full explanation
+    return None
+
+
 CONFIG = [
     Option("sphinx_rag_model", DEFAULT_MODEL, (str,),
            "Sentence-embedding model: a Hugging Face model id or a local directory (a "
@@ -254,6 +334,19 @@ CONFIG = [
            "`prompt` (template with `{project}`, `{passages}`, `{question}`; a line `---` splits system "
            "and user messages).",
            _llm),
+    Option("sphinx_rag_llm_browser", True, (bool, dict),
+           "Answers from a model in the reader's own browser, nothing to install (Ask, when no LLM server "
+           "is set or reachable): the browser's built-in model where it has one (the Prompt API), else a "
+           "GGUF model run by wllama (llama.cpp in WebAssembly) in a worker, downloaded once after the "
+           "reader agrees (its name and size shown first), verified by its sha256 and kept in the browser. "
+           "`True`: the built-in model, and readers may name a GGUF file in the dialog's settings (the site "
+           "ships wllama's files: 10 MB, fetched only by a reader who uses them). A dict names the site's "
+           "own model: `url` (an http(s) URL, or a path from the site root, that answers without a "
+           "redirect), `sha256`, `bytes`, `name`, `context_tokens` (2048), `builtin` (True). `False`: "
+           "neither (wllama's files are left out of the site).",
+           _llm_browser, example={"url": "_static/models/qwen2.5-0.5b-instruct-q4_k_m.gguf",
+                                  "sha256": "<sha256sum of the file>", "bytes": 491400032,
+                                  "name": "Qwen2.5 0.5B Instruct"}),
     Option("sphinx_rag_suggestions", ["auto"], (list, tuple),
            "Questions the empty search dialog suggests. `\"auto\"` stands for up to 6 mined from the "
            "site at build time (section titles and object cards turned into questions, kept only "

@@ -24,7 +24,7 @@ from sphinx.util.display import status_iterator
 from ._version import __version__
 from .agent_files import llms_site
 from .chunk import CHUNKER_VERSION, Chunk
-from .config import CONFIG
+from .config import CONFIG, llm_browser_settings
 from .index import carry
 from .index.build import write_index
 from .llm.settings import browser_settings
@@ -192,6 +192,7 @@ def write_site_index(app, chunks: list[Chunk], out_dir: Path, changed: int | Non
             "sphinx_rag_version": __version__,
             "chunker": CHUNKER_VERSION,
             "llm": browser_settings(cfg.sphinx_rag_llm, cfg.project),
+            "llm_browser": llm_browser_settings(cfg.sphinx_rag_llm_browser),
             "federation": app.sphinx_rag.federation,
         },
         batch_size=cfg.sphinx_rag_embed_batch_size,

@@ -5,7 +5,8 @@ builder-inited:  copies the built client (``sphinx_rag/static/sphinx_rag/``, mad
                  that changed only; not through ``html_static_path``, whose change
                  would make every incremental build report a changed configuration;
                  onnxruntime-web's wasm only once the index is written, if it ships the
-                 query model: ``copy_model_runtime``), and adds its CSS and script to
+                 query model: ``copy_model_runtime``; wllama's bundle and wasm unless
+                 ``sphinx_rag_llm_browser`` is False), and adds its CSS and script to
                  every page. Runtime config reaches the script as ``data-`` attributes of its ``<script>`` tag, never by templating JS:
                  ``data-sphinx-rag`` (version; also how the script finds its tag),
                  ``data-search-page`` (Sphinx's search page, from the site root) and
@@ -35,6 +36,7 @@ from pathlib import Path
 from sphinx.util import logging
 
 from ._version import __version__
+from .config import llm_browser_settings
 
 __all__ = ["CLIENT_DIR", "wants_search_bar", "on_builder_inited", "on_html_page_context", "copy_model_runtime"]
 
@@ -62,7 +64,9 @@ def on_builder_inited(app):
             type="sphinx_rag", subtype="client",
         )
         return
-    _copy_client(Path(app.outdir) / "_static" / "sphinx_rag", lambda name: not _is_runtime(name))
+    dest = Path(app.outdir) / "_static" / "sphinx_rag"
+    _copy_client(dest, lambda name: not _is_runtime(name) and not _is_wllama(name))
+    _copy_wllama(dest, llm_browser_settings(app.config.sphinx_rag_llm_browser)["gguf"])
     app.add_css_file("sphinx_rag/searchbar.css")
     app.add_js_file(
         "sphinx_rag/searchbar.js",
@@ -103,6 +107,21 @@ def on_html_page_context(app, pagename, templatename, context, doctree):
 def _is_runtime(name: str) -> bool:
     """onnxruntime-web's wasm runtime: only sites that ship the query model need it (3.7 MB gzip)."""
     return name.startswith("ort-")
+
+
+def _is_wllama(name: str) -> bool:
+    """wllama (llama.cpp in wasm: its bundle and wasm, 10 MB) for Ask's in-browser model: only
+    sites that allow one (``sphinx_rag_llm_browser`` not False) ship it; a reader's browser
+    fetches it only once that reader agreed to run a model."""
+    return name.startswith("wllama")
+
+
+def _copy_wllama(dest: Path, needed: bool):
+    if needed:
+        _copy_client(dest, _is_wllama)
+    else:
+        for path in dest.glob("wllama*"):
+            path.unlink(missing_ok=True)
 
 
 def copy_model_runtime(app, needed: bool):

@@ -7,7 +7,8 @@ import sys
 
 import pytest
 
-from sphinx_rag.config import CONFIG, LLM_DEFAULTS, ConfigError, llm_settings, unknown_names, validate
+from sphinx_rag.config import (CONFIG, LLM_DEFAULTS, ConfigError, llm_browser_settings, llm_settings, unknown_names,
+                               validate)
 from sphinx_rag.llm.template import DEFAULT_PROMPT
 
 
@@ -25,6 +26,17 @@ def test_defaults_are_valid():
     ("sphinx_rag_downweight", {"changelog*": 2}, "weights in (0, 1]"),
     ("sphinx_rag_llm", {"endpont": "x"}, "unknown keys ['endpont']"),
     ("sphinx_rag_llm", {"endpoint": "http://127.0.0.1:8080"}, "'model'] is required"),
+    ("sphinx_rag_llm_browser", "yes", "must be bool or dict"),
+    ("sphinx_rag_llm_browser", {"ulr": "m.gguf"}, "unknown keys ['ulr']"),
+    ("sphinx_rag_llm_browser", {"sha256": "0" * 64, "bytes": 10}, "'url'] is required"),
+    ("sphinx_rag_llm_browser", {"url": "ftp://x/m.gguf", "sha256": "0" * 64, "bytes": 10}, "http(s) URL or a path"),
+    ("sphinx_rag_llm_browser", {"url": "m.gguf", "bytes": 10}, "'sha256'] is required"),
+    ("sphinx_rag_llm_browser", {"url": "m.gguf", "sha256": "xyz", "bytes": 10}, "64 hex digits"),
+    ("sphinx_rag_llm_browser", {"url": "m.gguf", "sha256": "0" * 64}, "'bytes'] is required"),
+    ("sphinx_rag_llm_browser", {"url": "m.gguf", "sha256": "0" * 64, "bytes": 2**31}, "under 2 GB"),
+    ("sphinx_rag_llm_browser", {"url": "m.gguf", "sha256": "0" * 64, "bytes": 9, "context_tokens": 512},
+     "from 1024 to 32768"),
+    ("sphinx_rag_llm_browser", {"builtin": "no"}, "must be True or False"),
 ])
 def test_bad_values_get_clear_errors(name, value, message):
     with pytest.raises(ConfigError) as info:
@@ -44,6 +56,26 @@ def test_build_stops_on_invalid_config(make_app, app_params):
     args, kwargs = app_params
     with pytest.raises(ConfigStop, match="sphinx_rag_fusion"):
         make_app(*args, **kwargs)
+
+
+def test_llm_browser_errors_show_an_example():
+    with pytest.raises(ConfigError) as info:
+        llm_browser_settings({"url": "m.gguf", "sha256": "0" * 64})
+    assert "sha256sum" in str(info.value) and '"bytes": 491400032' in str(info.value)
+
+
+def test_llm_browser_settings_as_the_manifest_carries_them():
+    assert llm_browser_settings(True) == {"builtin": True, "gguf": True, "model": None}
+    assert llm_browser_settings(False) == {"builtin": False, "gguf": False, "model": None}
+    assert llm_browser_settings({"builtin": False}) == {"builtin": False, "gguf": True, "model": None}
+    sha = "AB" * 32
+    site = llm_browser_settings({"url": " _static/models/SmolLM2.gguf ", "sha256": sha, "bytes": 98362432})
+    assert site == {"builtin": True, "gguf": True, "model": {
+        "url": "_static/models/SmolLM2.gguf", "sha256": sha.lower(), "bytes": 98362432, "name": "SmolLM2.gguf",
+        "context_tokens": 2048}}
+    named = llm_browser_settings({"url": "https://models.example.org/q.gguf", "sha256": sha, "bytes": 5,
+                                  "name": "Qwen", "context_tokens": 4096, "builtin": False})
+    assert named["model"]["name"] == "Qwen" and named["model"]["context_tokens"] == 4096 and not named["builtin"]
 
 
 # -- sphinx_rag_llm --------------------------------------------------------------------------

@@ -21,7 +21,8 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-CLIENT = ("searchbar.js", "searchbar.css", "worker.js", "ort-wasm-simd-threaded.wasm", "ort-wasm-simd-threaded.mjs")
+CLIENT = ("searchbar.js", "searchbar.css", "worker.js", "ort-wasm-simd-threaded.wasm", "ort-wasm-simd-threaded.mjs",
+          "wllama-ask.js", "wllama.wasm")
 JS_SOURCES = ("js/package.json", "js/package-lock.json", "js/build.mjs", "js/tsconfig.json",
               "js/src/ui/searchbar.js", "js/src/ui/searchbar.css", "js/src/worker/worker.js")
 
@@ -193,6 +194,7 @@ def test_sdist_and_wheel_from_a_clean_tree_carry_the_client(tmp_path):
     assert wheel_client == sdist_client
     assert all(len(data) > 1000 for data in wheel_client.values())
     assert wheel_client["ort-wasm-simd-threaded.wasm"][:4] == b"\0asm"
+    assert wheel_client["wllama.wasm"][:4] == b"\0asm"  # Ask's in-browser model (wllama), from npm, never a CDN
     assert "sphinx_rag-0.1.0.dist-info/licenses/LICENSE" in names or any(n.endswith("/LICENSE") for n in names)
     # what PyPI would say of the metadata
     check = subprocess.run([sys.executable, "-m", "twine", "check", "--strict", str(sdist), str(wheel)],

@@ -41,6 +41,11 @@ def test_script_tag_static_files_and_file_url_entry(app):
         assert (assets / name).is_file(), name
     # a keyword-only index has no query model: onnxruntime's wasm (3.7 MB gzip) stays out
     assert not list(assets.glob("ort-*"))
+    # Ask's in-browser model (sphinx_rag_llm_browser = True by default): wllama's bundle and wasm
+    # are in the site, for a reader who asks (the page fetches them only then: tests/browser/test_ask_local.py)
+    assert (assets / "wllama-ask.js").is_file() and (assets / "wllama.wasm").read_bytes()[:4] == b"\0asm"
+    settings = json.loads((out / ASSET_DIR / "manifest.json").read_text())["settings"]
+    assert settings["llm_browser"] == {"builtin": True, "gguf": True, "model": None}
 
     # file:// pages run the index as classic scripts: manifest.js holds manifest.json, and
     # every keyword shard is one sphinxRagShard("name", "base64") call

@@ -18,7 +18,9 @@ import { ANSWER_RESERVE_TOKENS } from './prompt.js';
 
 /**
  * @typedef {import('./prompt.js').Message} Message
- * @typedef {'unreachable'|'cors'|'csp'|'http'|'incomplete'|'timeout'|'aborted'|'invalid'|'redirect'|'limit'} LLMErrorKind
+ * @typedef {'unreachable'|'cors'|'csp'|'http'|'incomplete'|'timeout'|'aborted'|'invalid'|'redirect'|'limit'|
+ *   'model'|'download'|'declined'} LLMErrorKind  model: an in-browser model failed; download: its file
+ *   was refused; declined: the reader did not agree to download it
  */
 
 // -- endpoint and errors ------------------------------------------------------------------
