@@ -51,6 +51,8 @@ followups   like normal, then a "Follow-up questions:" list of three, as a model
 badfollowups like normal, then a "Follow-up questions:" heading followed by prose (no list)
 noqueries   asked for search queries, answers prose without any; asked to judge, "Maybe."
 nousage     like normal, without "usage" in a non-streamed reply (clients estimate tokens)
+nocite      an answer that cites no passage
+farcite     an answer citing [1] and [42] (a passage it was not given)
 
 Ask's extra calls (sphinx_rag/llm/multi_query.py, judge.py), told apart by their system
 message, get deterministic replies in every mode that answers: search queries as a small
@@ -75,7 +77,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
 MODES = ("normal", "slow", "disconnect", "json", "error500", "nocors", "xss", "redirect307", "redirect302",
-         "bareredirect", "escapes", "huge", "nopreflight", "noqueries", "nousage", "followups", "badfollowups")
+         "bareredirect", "escapes", "huge", "nopreflight", "noqueries", "nousage", "followups", "badfollowups",
+         "nocite", "farcite")
 SIZED = re.compile(r"^md(\d{1,9})(?:t(\d{1,7}))?$")  # md<N>[t<T>]: N characters in T-character tokens
 HUGE_CHARS = 50_000_000
 
@@ -167,6 +170,10 @@ def answer_for(mode: str, body: dict) -> str:
         return (unit * (HUGE_CHARS // len(unit) + 1))[:HUGE_CHARS]
     if sized(mode):
         return markdown_answer(sized(mode)[0])
+    if mode == "nocite":
+        return "The documentation says this is done with the default settings."
+    if mode == "farcite":
+        return "The first passage covers it [1], and so does another one [42]."
     title = passage_titles(body).get(1, "(no passage)")
     text = (f"According to the documentation, the passage titled \"{title}\" answers this [1]. "
             "See also the second passage for details [2].")

@@ -350,6 +350,29 @@ def test_ask_normal(fake_server, demo_html, expected_passages):
     assert QUESTION in user
 
 
+@pytest.mark.parametrize("mode, note", [
+    ("nocite", "[sphinx-rag] note: the answer cites none of the passages it was given: check it against them\n"),
+    ("farcite", "[sphinx-rag] note: the answer cites [42], which it was not given (8 passages sent)\n"),
+])
+def test_ask_says_when_the_answer_cites_nothing_or_a_passage_not_given(fake_server, demo_html, expected_passages,
+                                                                        mode, note):
+    proc = ask(demo_html, "--endpoint", fake_server, "--model", mode)
+    assert proc.returncode == 0 and proc.stderr == note
+    assert_sources(proc.stdout, expected_passages)
+
+
+def test_citation_check_reads_every_citation_and_names_those_not_given():
+    from sphinx_rag.cli.ask import citation_note
+    from sphinx_rag.llm.thread import citation_check
+
+    assert citation_check("It fills NaN [2][3], as [1, 3] says; [1000] and [x] are no citations.", 3) == {
+        "cited": [1, 2, 3], "unknown": []}
+    assert citation_check("See [0] and [2, 9].", 4) == {"cited": [0, 2, 9], "unknown": [0, 9]}
+    assert citation_check("Nothing cited.", 2) == {"cited": [], "unknown": []}
+    assert citation_note("Fine [1].\n\nFollow-up questions:\n- More [7]?", 1) == ""  # the follow-ups are not the answer
+    assert citation_note("", 3) == "" and citation_note("No passage was sent, no citation.", 0) == ""
+
+
 def test_ask_json_body(fake_server, demo_html, expected_passages):
     proc = ask(demo_html, "--endpoint", fake_server + "/v1", "--model", "json")
     assert proc.returncode == 0, proc.stderr

@@ -10,7 +10,7 @@ import { gatherContext } from "../src/llm/context.js";
 import { rewriteMessages } from "../src/llm/multi_query.js";
 import { buildMessages, passageBudget } from "../src/llm/prompt.js";
 import {
-  FollowUpHold, earlierQuestions, followUpCut, history, parseFollowUps, stripCitations, threadQuery,
+  FollowUpHold, citationCheck, earlierQuestions, followUpCut, history, parseFollowUps, stripCitations, threadQuery,
 } from "../src/llm/thread.js";
 import { fixture } from "./helpers.js";
 
@@ -54,6 +54,13 @@ test("follow-up questions read from sloppy answers are Python's", () => {
   const counts = data.follow_ups.map((/** @type {any} */ c) => c.parsed[1].length);
   assert.ok(counts.includes(0) && counts.includes(3), String(counts));
   for (const [text, stripped] of data.citations) assert.equal(stripCitations(text), stripped);
+});
+
+test("what an answer cites, and which citations name no passage sent, are Python's", () => {
+  const checks = data.citation_checks;
+  assert.ok(checks.some((/** @type {any} */ c) => !c.check.cited.length && c.sent > 0), "a case citing nothing");
+  assert.ok(checks.some((/** @type {any} */ c) => c.check.unknown.length), "a case citing a passage not given");
+  for (const c of checks) assert.deepEqual(citationCheck(c.text, c.sent), c.check, c.text);
 });
 
 test("a follow-up is searched as itself and joined to the earlier questions, fused", async () => {

@@ -9,7 +9,7 @@ import sys
 from .terminal import StreamCleaner, clean
 from .text import StdoutClosed, text_argument
 
-__all__ = ["run_ask", "passage_lines", "step_line"]
+__all__ = ["run_ask", "passage_lines", "step_line", "citation_note"]
 
 
 def _manifest_llm(searcher) -> dict:
@@ -58,6 +58,21 @@ def step_line(step) -> str:
         return f"  {queries}  {cost}"
     verdict = {True: "yes", False: "no", None: "kept (neither yes nor no)"}[step.result]
     return f"  {verdict:<4} {clean(step.passage.title)}  {cost}"
+
+
+def citation_note(answer: str, sent: int) -> str:
+    """A line saying the answer cites no passage, or one it was not given; "" when it cites
+    only passages sent (the follow-up list is not the answer)."""
+    from ..llm.thread import citation_check, parse_follow_ups
+
+    check = citation_check(parse_follow_ups(answer)[0], sent)
+    if check["unknown"]:
+        numbers = ", ".join(f"[{n}]" for n in check["unknown"])
+        return (f"[sphinx-rag] note: the answer cites {numbers}, which it was not given ({sent} passage"
+                f"{'' if sent == 1 else 's'} sent)")
+    if sent and not check["cited"] and answer.strip():
+        return "[sphinx-rag] note: the answer cites none of the passages it was given: check it against them"
+    return ""
 
 
 def run_ask(args) -> int:
@@ -145,6 +160,7 @@ def run_ask(args) -> int:
 
     code = 0
     cleaner = StreamCleaner()  # the answer reaches the terminal without its escape sequences
+    answer: list[str] = []  # as the model wrote it (citations checked at the end)
     written = ["\n"]  # the last text written to stdout
 
     def write(text: str):
@@ -158,7 +174,8 @@ def run_ask(args) -> int:
 
     try:
         client.stream_chat(endpoint, model(), built.messages, temperature=temperature, timeout=timeout,
-                           max_chars=settings["max_answer_chars"], on_token=lambda t: write(cleaner.feed(t)))
+                           max_chars=settings["max_answer_chars"],
+                           on_token=lambda t: (answer.append(t), write(cleaner.feed(t))))
     except client.LLMError as exc:
         write(cleaner.end())
         if not written[-1].endswith("\n"):
@@ -168,4 +185,7 @@ def run_ask(args) -> int:
     write(cleaner.end())
     if not written[-1].endswith("\n"):  # the answer's last line
         print()
+    note = citation_note("".join(answer), len(sent)) if code == 0 else ""
+    if note:
+        print(note, file=sys.stderr, flush=True)
     return code

@@ -38,7 +38,7 @@ from .sentences import sentence_ends
 
 __all__ = ["MAX_THREAD_TURNS", "MAX_THREAD_CHARS", "MAX_TURN_ANSWER_CHARS", "THREAD_QUERY_TURNS", "MAX_FOLLOW_UPS",
            "MAX_FOLLOW_UP_CHARS", "history", "history_messages", "earlier_questions", "thread_query",
-           "parse_follow_ups", "strip_citations"]
+           "parse_follow_ups", "strip_citations", "citation_check"]
 
 MAX_THREAD_TURNS = 3  # earlier turns the model reads
 MAX_THREAD_CHARS = 3000  # of their questions and answers together
@@ -66,6 +66,15 @@ def _lines(text: str) -> list[str]:
 def strip_citations(text: str) -> str:
     """The text without its ``[n]`` / ``[1, 2]`` citations."""
     return _CITATION.sub("", text)
+
+
+def citation_check(text: str, sent: int) -> dict:
+    """What an answer cites, against the passages it was given: ``cited`` every number of
+    its ``[n]`` / ``[1, 2]`` citations, once each, ascending; ``unknown`` those that name no
+    passage sent (0, or above ``sent``). An answer that cites nothing, or a passage it was
+    not given, is shown as such (``sphinx-rag ask``'s note, the Ask panel's)."""
+    cited = sorted({int(n) for m in _CITATION.finditer(text) for n in re.findall(r"[0-9]+", m.group())})
+    return {"cited": cited, "unknown": [n for n in cited if n < 1 or n > sent]}
 
 
 def _cut(text: str, limit: int) -> str:

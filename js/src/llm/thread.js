@@ -80,6 +80,23 @@ export function stripCitations(text) {
   return text.replace(CITATION, "");
 }
 
+/**
+ * What an answer cites, against the passages it was given (Python's citation_check):
+ * `cited` every number of its [n] / [1, 2] citations, once each, ascending; `unknown` those
+ * that name no passage sent (0, or above `sent`). An answer that cites nothing, or a
+ * passage it was not given, is shown as such.
+ * @param {string} text @param {number} sent  how many passages the model was given
+ * @returns {{cited: number[], unknown: number[]}}
+ */
+export function citationCheck(text, sent) {
+  const numbers = new Set();
+  for (const m of text.matchAll(CITATION)) {
+    for (const n of m[0].match(/[0-9]+/g) ?? []) numbers.add(Number(n));
+  }
+  const cited = [...numbers].sort((a, b) => a - b);
+  return { cited, unknown: cited.filter((n) => n < 1 || n > sent) };
+}
+
 /** The text, or its first `limit` code points cut after their last whole sentence, then " …". @param {string} text @param {number} limit */
 function cut(text, limit) {
   if (length(text) <= limit) return text;
