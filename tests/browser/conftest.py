@@ -155,6 +155,12 @@ def browser():
         browser.close()
 
 
+#: Chromium's own diagnostics, not the page's: the Prompt API's availability() (Ask asks it
+#: whether the browser's built-in model can answer, when no LLM server is set) warns this when
+#: the on-device model service does not run, as in this test browser (--disable-component-update).
+BROWSER_NOISE = {"Unable to create a text session because the service is not running."}
+
+
 @dataclass
 class PageLog:
     console: list[tuple[str, str]] = field(default_factory=list)
@@ -162,8 +168,9 @@ class PageLog:
     requests: list[str] = field(default_factory=list)
 
     def problems(self) -> list[str]:
-        """Console errors and warnings, and uncaught exceptions."""
-        return [f"{t}: {m}" for t, m in self.console if t in ("error", "warning")] + self.errors
+        """Console errors and warnings, and uncaught exceptions (but BROWSER_NOISE)."""
+        return [f"{t}: {m}" for t, m in self.console
+                if t in ("error", "warning") and m not in BROWSER_NOISE] + self.errors
 
 
 @pytest.fixture

@@ -43,6 +43,24 @@ Documentation excerpts:
 
 Question: {question}`;
 
+/**
+ * The prompt of an in-browser model (ask_local.js: the built-in model, a GGUF model): a small
+ * model follows few rules, so it gets three (the excerpts only, a short answer, [n]
+ * citations), and the last words it reads ask for them again. No follow-up questions (small
+ * models write them badly). The site's own prompt (sphinx_rag_llm) is its server's.
+ */
+export const SHORT_PROMPT = `You answer questions about {project} using only the numbered documentation excerpts \
+given to you. Answer in one to three short sentences. After each statement, cite the excerpt it comes from as [n], \
+e.g. [1]. If the excerpts do not answer the question, say so.
+---
+Excerpts:
+
+{passages}
+
+Question: {question}
+
+Answer in a few sentences, citing the excerpts as [n].`;
+
 export const ANSWER_RESERVE_TOKENS = 512; // room for the answer (also its max_tokens)
 export const MESSAGE_OVERHEAD_TOKENS = 16;
 export const PASSAGE_HEADER_CHARS = 100; // a passage's "[n] Title (URL)" line and the blank line after it, about

@@ -2,13 +2,18 @@
 /**
  * The "Ask" action of the search dialog: the question and its top passages, sized to the
  * model's context window (the search worker, passageBudget), go to an OpenAI-compatible
- * LLM server (prompt.js: buildMessages, llm.js: streamChat, on the main thread). With
+ * LLM server (prompt.js: buildMessages, llm.js: streamChat, on the main thread), or, with
+ * no server set, to a model in the reader's browser (ask_local.js: the browser's built-in
+ * model, or a GGUF model run by wllama in a worker, after the reader's consent): the same
+ * path for all three, each backend an adapter yielding the answer's pieces
+ * (llm/answer_stream.js). With
  * multi_query or filter_passages (the site's or the reader's), the model first rewrites
  * the question into search queries and/or judges each passage (context.js): each of those
  * calls is a line of the steps list while it runs, then says what it gave, its time and
  * its tokens. The streamed answer is rendered with
  * markdown.js's MarkdownStream (DOM nodes only, never innerHTML), its [n] citations
- * linked to the cited passages, above a "Sources" list of the passages sent.
+ * linked to the cited passages, above a "Sources" list of the passages sent; an answer
+ * that cites none of them, or one it was not given, gets a note saying so.
  *
  * A conversation: each answered question is a turn of the thread, kept in the tab
  * (sessionStorage, THREAD_KEY + the site root's path: it survives following a citation to
@@ -34,26 +39,32 @@
  * STORAGE_KEY as {endpoint, model, timeout?, multi_query?, filter_passages?} — the only
  * thing kept there (the conversation is in sessionStorage) — combined
  * by llm_settings.js's mergeSettings. With neither, the Ask button is hidden; the gear
- * button's settings panel lets a reader enable it. The only request made is to the
- * configured endpoint (llm.js may also probe `<endpoint>/models` once, to tell a stopped
- * server from a CORS refusal).
+ * button's settings panel lets a reader enable it (or name a GGUF file: ask_local.js). The
+ * only request made is to the configured endpoint (llm.js may also probe `<endpoint>/models`
+ * once, to tell a stopped server from a CORS refusal), or, for an in-browser model, to the
+ * model file's URL and the site's own wllama files.
  *
  * State for tests and tools: the answer section's `data-state` is idle | searching |
- * preparing (the extra calls) | waiting | streaming | done | error (then
+ * consent | downloading | loading (an in-browser model: the reader's yes, its file, its
+ * start) | preparing (the extra calls) | waiting | streaming | done | error (then
  * `data-error-kind` is llm.js's error kind; `data-collapsed` when folded), `timings`
  * ({start, firstToken, end}, performance.now() ms) describes the last answer, `steps` its
- * extra calls (context.js's Step) and `thread` the turns so far. The panel is
+ * extra calls (context.js's Step), `messages` what the model read and `thread` the turns so
+ * far; `data-backend` says what answers (endpoint | builtin | gguf) and `data-citations`, once
+ * an answer is done, whether it cites only passages it was given (ok | none | unknown). The panel is
  * `window.sphinxRag.ask`.
  *
  * @module ask
  */
 
+import { endpointAdapter, streamAnswer } from "../llm/answer_stream.js";
 import { gatherContext } from "../llm/context.js";
-import { LLMError, completeChat, normalizeEndpoint, streamChat } from "../llm/llm.js";
+import { LLMError, normalizeEndpoint } from "../llm/llm.js";
 import { DEFAULTS, mergeSettings } from "../llm/llm_settings.js";
 import { MarkdownStream, renderMarkdown, safeUrl } from "../llm/markdown.js";
-import { buildMessages, passageBudget } from "../llm/prompt.js";
-import { FollowUpHold, earlierQuestions, parseFollowUps } from "../llm/thread.js";
+import { ANSWER_RESERVE_TOKENS, SHORT_PROMPT, buildMessages, passageBudget } from "../llm/prompt.js";
+import { FollowUpHold, citationCheck, earlierQuestions, parseFollowUps } from "../llm/thread.js";
+import { LocalAnswers } from "./ask_local.js";
 import { REASONS, answerReportText, feedbackUrl } from "./feedback.js";
 import { displayText, titleParts } from "./highlight.js";
 import { h } from "./dom.js";
@@ -86,7 +97,36 @@ export const SHORT_ERRORS = /** @type {Record<string, string>} */ ({
   redirect: "The LLM server redirected the request: nothing was sent there.",
   limit: "The answer was cut at its maximum length (max_answer_chars).",
   settings: "The LLM settings are not valid.",
+  model: "The in-browser model failed.",
+  download: "The model file was refused.",
+  declined: "Not downloaded: nothing was fetched.",
 });
+
+/** Tokens an in-browser model may write: a short answer (the prompt asks for one to three
+ * sentences) in fewer than the budget's reserve, so a rambling small model stops sooner. */
+export const LOCAL_ANSWER_TOKENS = 256;
+/** Seconds an in-browser model may stay silent (its first token waits for the whole prompt). */
+export const LOCAL_TIMEOUT = 300;
+/** The share of an in-browser model's window the budget counts on: the page estimates 4
+ * characters a token, and code and API names run nearer 3 in a small model's vocabulary. */
+export const LOCAL_CONTEXT_SHARE = 0.75;
+
+/**
+ * The settings of an in-browser model's answer: its context (a share of its window), the
+ * short prompt, one call (no extra steps), and the site's temperature and answer cap.
+ * @param {unknown} site  manifest settings.llm @param {string} project @param {number} contextTokens
+ * @returns {Settings}
+ */
+export function localSettings(site, project, contextTokens) {
+  const own = {
+    endpoint: "(in this browser)", max_context_tokens: Math.max(512, Math.floor(contextTokens * LOCAL_CONTEXT_SHARE)),
+    prompt: SHORT_PROMPT, timeout: LOCAL_TIMEOUT, multi_query: false, filter_passages: false,
+  };
+  const s = site && typeof site === "object" ? /** @type {any} */ (site) : {};
+  const settings = mergeSettings([own, { temperature: s.temperature, max_answer_chars: s.max_answer_chars, project: s.project },
+    { project }]);
+  return /** @type {Settings} */ ({ ...settings, source: "site" });
+}
 
 /**
  * An error as the panel shows it: one short line, and the whole message as details (""
@@ -331,7 +371,7 @@ function gearIcon() {
  * The part of SearchDialog the panel uses.
  * @typedef {{input: HTMLInputElement, bar: HTMLElement, askSlot: HTMLElement, listbox: HTMLElement,
  *            results: Passage[], resultListeners: ((q: string, r: any[], m: string) => void)[],
- *            feedback?: string, searchFor?(query: string): void,
+ *            feedback?: string, searchFor?(query: string): void, assetBase?: URL,
  *            close(): void, passages(queries: string[], k: number, budget: number): Promise<Passage[]>}} DialogLike
  *   passages: Ask's context from the search worker (the queries' rankings fused, sized to `budget`);
  *   feedback: sphinx_rag_feedback_url's template ("": none); searchFor: search a query as if typed
@@ -382,20 +422,39 @@ export class AskPanel {
     this.renderer = null;
     /** @type {import("../llm/context.js").Step[]} the last answer's extra calls */
     this.steps = [];
+    /** @type {import("../llm/prompt.js").Message[]} what the model read for the last answer */
+    this.messages = [];
     /** @type {Turn[]} the conversation: the questions answered, oldest first */
     this.thread = readThread(session, this.threadKey);
     /** @type {Live | null} the answer shown */
     this.live = null;
     /** The question of the answer area ("" when it shows none). */
     this.shown = "";
+    /** The in-browser backends (the built-in model, a GGUF model in a worker) and their consent. */
+    this.local = new LocalAnswers({ siteRoot, assetBase: dialog.assetBase ?? new URL("_static/sphinx_rag/", siteRoot),
+      storage, onChange: () => this.update() });
     this.build();
     this.update();
     if (this.thread.length) this.showThread(true);
   }
 
-  /** Settings of the next answer, or null when Ask is off. */
+  /** The endpoint's settings (the site's under the reader's), or null when none is set. */
   settings() {
     return effectiveSettings(this.site, readReaderSettings(this.storage), this.project);
+  }
+
+  /**
+   * What answers the next question and with which settings, or null when nothing can (Ask is
+   * off): an endpoint, the browser's built-in model or a GGUF model (ask_local.js's order,
+   * or the reader's choice).
+   * @returns {(import("./ask_local.js").Plan & {settings: Settings}) | null}
+   */
+  plan() {
+    const endpoint = this.settings();
+    const plan = this.local.plan(Boolean(endpoint));
+    if (!plan) return null;
+    if (plan.kind === "endpoint" && endpoint) return { ...plan, label: endpoint.model, settings: endpoint };
+    return { ...plan, settings: localSettings(this.site, this.project, plan.contextTokens) };
   }
 
   /** The site's settings arrived (manifest settings; `llm` is {} when the site set none). @param {any} settings */
@@ -403,6 +462,7 @@ export class AskPanel {
     const llm = settings && typeof settings === "object" ? settings.llm : null;
     this.site = llm && typeof llm === "object" ? llm : {};
     this.siteKnown = true;
+    this.local.setSite(settings && typeof settings === "object" ? settings.llm_browser : null);
     this.update();
   }
 
@@ -464,11 +524,12 @@ export class AskPanel {
     }, [
       h("p", { class: id("settings-intro") }, [
         "“Ask” sends your question and the passages found to an OpenAI-compatible LLM server, " +
-        "usually one on your own machine (llama.cpp’s llama-server, Ollama). These settings are " +
-        "kept in this browser only.",
+        "usually one on your own machine (llama.cpp’s llama-server, Ollama), or answers with a model " +
+        "in this browser. These settings are kept in this browser only.",
       ]),
       h("div", { class: id("fields") }, [endpoint.row, model.row, timeout.row]),
       h("div", { class: id("toggles") }, [multi.row, filter.row]),
+      this.local.section,
       this.siteNote,
       this.settingsMessage,
       h("div", { class: id("settings-actions") }, [
@@ -584,8 +645,11 @@ export class AskPanel {
 
   /** Show the Ask button when an endpoint is configured; refresh the panel's texts. */
   update() {
-    const settings = this.settings();
-    this.askButton.hidden = !settings;
+    const plan = this.plan();
+    this.askButton.hidden = !plan;
+    const shortcut = /Mac|iPhone|iPad/.test(navigator.platform || navigator.userAgent) ? "⌘Enter" : "Ctrl+Enter";
+    this.askButton.title = `Ask ${plan?.label ?? "the LLM"}, from the results below (${shortcut})`;
+    this.slot.setAttribute("data-backend", plan?.kind ?? "");
     const site = siteLLM(this.site);
     this.siteNote.textContent = site
       ? `Site default: ${site.endpoint}, model ${site.model}.`
@@ -604,6 +668,7 @@ export class AskPanel {
     this.timeoutInput.placeholder = String(settings?.timeout ?? DEFAULTS.timeout);
     this.multiQueryInput.checked = Boolean(settings?.multi_query);
     this.filterInput.checked = Boolean(settings?.filter_passages);
+    this.local.fill();
     this.showSettingsMessage("");
     this.update();
     this.form.hidden = false;
@@ -617,11 +682,11 @@ export class AskPanel {
     this.gearButton.focus();
   }
 
-  /** @param {string} message @param {HTMLInputElement} [invalid] the field at fault */
+  /** @param {string} message @param {HTMLElement} [invalid] the field at fault */
   showSettingsMessage(message, invalid) {
     this.settingsMessage.textContent = message;
     this.settingsMessage.toggleAttribute("data-error", Boolean(invalid));
-    for (const input of [this.endpointInput, this.modelInput, this.timeoutInput]) {
+    for (const input of [this.endpointInput, this.modelInput, this.timeoutInput, this.local.urlInput, this.local.shaInput]) {
       if (input === invalid) input.setAttribute("aria-invalid", "true");
       else input.removeAttribute("aria-invalid");
     }
@@ -629,6 +694,20 @@ export class AskPanel {
   }
 
   save() {
+    const local = this.local.readForm();
+    if ("error" in local) {
+      this.showSettingsMessage(local.error, local.input);
+      return;
+    }
+    if (!this.endpointInput.value.trim() && this.local.usableWithout(local.value)) {
+      try {
+        this.storage?.removeItem(STORAGE_KEY); // no endpoint: an in-browser model answers
+      } catch {
+        // nothing stored, then
+      }
+      this.saved(local.value);
+      return;
+    }
     let endpoint;
     try {
       endpoint = normalizeEndpoint(this.endpointInput.value);
@@ -669,6 +748,13 @@ export class AskPanel {
         this.endpointInput);
       return;
     }
+    this.saved(local.value);
+  }
+
+  /** The settings are kept: the in-browser part too, and the panel closes. @param {import("./ask_local.js").LocalSettings} local */
+  saved(local) {
+    this.local.save(local);
+    this.local.refresh();
     this.update();
     this.form.hidden = true;
     this.gearButton.setAttribute("aria-expanded", "false");
@@ -689,7 +775,9 @@ export class AskPanel {
     this.multiQueryInput.checked = Boolean(site?.multi_query);
     this.filterInput.checked = Boolean(site?.filter_passages);
     this.update();
-    this.showSettingsMessage(site ? "Using the site’s default LLM settings." : "No LLM server is set: “Ask” is off.");
+    const plan = this.plan();
+    this.showSettingsMessage(site ? "Using the site’s default LLM settings."
+      : plan ? `No LLM server is set: “Ask” uses ${plan.label}.` : "No LLM server is set: “Ask” is off.");
     this.gearButton.focus(); // the reset button is now disabled
   }
 
@@ -699,7 +787,7 @@ export class AskPanel {
    * @param {string} [question]  as the dialog searched it
    */
   ask(question = wellFormed(this.dialog.input.value).trim()) {
-    if (!this.settings()) {
+    if (!this.plan()) {
       this.openSettings();
       return;
     }
@@ -995,18 +1083,25 @@ export class AskPanel {
   }
 
   /**
-   * Ask the model about `results` (the top ASK_PASSAGES of them), after the conversation so far.
+   * Ask the model about `results` (the top ASK_PASSAGES of them), after the conversation so
+   * far. Whatever answers (plan(): an endpoint, the built-in model, a GGUF model), the same
+   * path: an in-browser model is made ready first (consent, download, start: ask_local.js),
+   * then the passages, the messages, and the answer streamed from the backend's adapter
+   * (answer_stream.js).
    * @param {string} question @param {Passage[]} results
    */
   async start(question, results) {
-    const settings = this.settings();
-    if (!settings) return;
+    const plan = this.plan();
+    if (!plan) return;
+    const { settings } = plan;
     this.stop();
     this.recordLive();
     const thread = this.thread.slice(); // the earlier turns
     this.resetAnswer(question);
     const run = this.run;
     const state = (/** @type {string} */ s) => this.slot.setAttribute("data-state", s);
+    this.slot.setAttribute("data-backend", plan.kind);
+    this.slot.removeAttribute("data-citations");
     // the passages come from the worker first (an await): the last answer's state must not linger
     state("searching");
     if (!results.length) {
@@ -1029,6 +1124,29 @@ export class AskPanel {
       this.stopButton.hidden = true;
       if (this.controller === controller) this.controller = null;
     };
+    /** @param {unknown} err @param {import("../llm/llm.js").LLMErrorKind} kind */
+    const asError = (err, kind) => (err instanceof LLMError ? err
+      : new LLMError(kind, String(/** @type {any} */ (err)?.message ?? err)));
+    /** @type {import("../llm/answer_stream.js").Adapter} */
+    let adapter;
+    if (plan.kind === "endpoint") {
+      adapter = endpointAdapter(settings);
+    } else {
+      try {
+        adapter = await this.local.prepare(plan, { area: this.answer, setState: state, signal: controller.signal });
+      } catch (err) {
+        if (run !== this.run) return;
+        const e = asError(err, "model");
+        this.answer.replaceChildren();
+        this.showError(e.kind, e.message, e.status);
+        finish();
+        return;
+      }
+      if (run !== this.run) return;
+      this.answer.replaceChildren();
+      state("searching");
+    }
+    const who = plan.kind === "gguf" ? `${adapter.model} (in this browser)` : adapter.model;
     // the passages from the search worker, sized to the context; the results shown if it fails
     const search = async (/** @type {string[]} */ queries) => {
       try {
@@ -1038,22 +1156,19 @@ export class AskPanel {
       }
     };
     /** @type {import("../llm/context.js").Complete} */
-    const complete = (messages, maxTokens) => completeChat({
-      endpoint: settings.endpoint, model: settings.model, messages, maxTokens,
-      timeoutMs: settings.timeout * 1000, signal: controller.signal,
-    });
+    const complete = (messages, maxTokens) => adapter.complete(messages, maxTokens, controller.signal);
     if (settings.multi_query || settings.filter_passages) state("preparing");
     let context;
     try {
       context = await gatherContext({
         question, search, project: settings.project, complete, thread,
         multiQuery: settings.multi_query, filterPassages: settings.filter_passages,
-        onStepStart: (kind, passage) => { if (run === this.run) this.stepStarted(kind, passage, settings.model); },
+        onStepStart: (kind, passage) => { if (run === this.run) this.stepStarted(kind, passage, adapter.model); },
         onStep: (step) => { if (run === this.run) this.stepEnded(step); },
       });
     } catch (err) { // the reader's Stop
       if (run !== this.run) return;
-      const e = err instanceof LLMError ? err : new LLMError("aborted", String(/** @type {any} */ (err)?.message ?? err));
+      const e = asError(err, "aborted");
       this.showError(e.kind, e.message, e.status);
       finish();
       return;
@@ -1068,6 +1183,7 @@ export class AskPanel {
       return;
     }
     const sent = built.passages;
+    this.messages = built.messages;
     const urls = sent.map((p) => new URL(p.url, this.siteRoot).href);
     this.renderSources(sent, urls);
     const live = { question, text: "", hold: new FollowUpHold(), recorded: false,
@@ -1081,7 +1197,7 @@ export class AskPanel {
     this.timings = timings;
     state("waiting");
     this.answer.setAttribute("aria-busy", "true");
-    this.answer.replaceChildren(h("p", { class: `${PREFIX}-waiting` }, [`Asking ${settings.model}…`]));
+    this.answer.replaceChildren(h("p", { class: `${PREFIX}-waiting` }, [`Asking ${who}…`]));
     let text = "";
     // A Content-Security-Policy without the endpoint in connect-src makes fetch fail like a
     // stopped server; the page is told of the violation, so the error can say so.
@@ -1118,11 +1234,10 @@ export class AskPanel {
     };
     let ok = false;
     try {
-      await streamChat({
-        endpoint: settings.endpoint,
-        model: settings.model,
+      await streamAnswer(adapter, {
         messages: built.messages,
         temperature: settings.temperature,
+        maxTokens: plan.kind === "endpoint" ? ANSWER_RESERVE_TOKENS : LOCAL_ANSWER_TOKENS,
         timeoutMs: settings.timeout * 1000,
         maxChars: settings.max_answer_chars,
         signal: controller.signal,
@@ -1140,23 +1255,24 @@ export class AskPanel {
       });
       if (run !== this.run) return;
       if (!(await settle())) return; // the rest of a fast stream, frame by frame
-      if (!text.trim()) this.showNote(`${settings.model} returned an empty answer.`, "empty");
+      if (!text.trim()) this.showNote(`${adapter.model} returned an empty answer.`, "empty");
+      else this.checkCitations(parseFollowUps(text).answer, sent.length);
       state("done");
       ok = true;
     } catch (err) {
       if (run !== this.run) return;
-      let e = err instanceof LLMError ? err : new LLMError("invalid", String(/** @type {any} */ (err)?.message ?? err));
-      const origin = new URL(settings.endpoint).origin;
-      if (e.kind === "unreachable" || e.kind === "cors") {
+      let e = asError(err, "invalid");
+      const origin = plan.kind === "endpoint" ? new URL(settings.endpoint).origin : "";
+      if (origin && (e.kind === "unreachable" || e.kind === "cors")) {
         await new Promise((r) => setTimeout(r, 50)); // violation events are queued after the rejection
         if (run !== this.run) return;
       }
-      if ((e.kind === "unreachable" || e.kind === "cors") && blocked.some((u) => u.startsWith(origin))) {
+      if (origin && (e.kind === "unreachable" || e.kind === "cors") && blocked.some((u) => u.startsWith(origin))) {
         e = new LLMError("csp", `This site's Content-Security-Policy does not allow connections to ${origin} ` +
           `(connect-src), so Ask cannot reach the LLM server: the site must allow it, e.g. ` +
           `\`connect-src 'self' ${origin}\`.`);
       }
-      if (!(await settle())) return; // what arrived (streamChat's partial) stays
+      if (!(await settle())) return; // what arrived (the partial answer) stays
       this.showError(e.kind, e.message, e.status);
     } finally {
       renderer.cancel();
@@ -1167,11 +1283,44 @@ export class AskPanel {
         this.stopButton.hidden = true;
         if (this.controller === controller) this.controller = null;
         this.disclaimer.hidden = !text.trim();
-        this.disclaimer.textContent = `Generated by ${settings.model} from the sources above: check them.`;
+        this.disclaimer.textContent = `Generated by ${this.backendName(plan.kind, adapter)} from the sources above: ` +
+          "check them.";
         const { questions } = this.recordLive();
         if (ok) this.showFollowUps(questions);
         this.resetFeedback(ok && Boolean(text.trim()));
       }
+    }
+  }
+
+  /**
+   * What answered, as the note under the answer names it.
+   * @param {"endpoint" | "builtin" | "gguf"} kind @param {import("../llm/answer_stream.js").Adapter} adapter
+   */
+  backendName(kind, adapter) {
+    if (kind !== "gguf") return adapter.model;
+    const engine = /** @type {any} */ (adapter);
+    const how = engine.gpu ? "WebGPU" : `wasm, ${engine.threads ?? 1} thread${engine.threads === 1 ? "" : "s"}`;
+    return `${adapter.model}, in this browser (${how})`;
+  }
+
+  /**
+   * An answer that cites none of its passages, or one it was not given, is shown as such
+   * (llm/thread.js citationCheck): a note, and the panel's data-citations (ok | none | unknown).
+   * @param {string} answer @param {number} sent
+   */
+  checkCitations(answer, sent) {
+    const { cited, unknown } = citationCheck(answer, sent);
+    if (unknown.length) {
+      const numbers = unknown.map((n) => `[${n}]`).join(", ");
+      this.slot.setAttribute("data-citations", "unknown");
+      this.showNote(`This answer cites ${numbers}, which it was not given (${sent} passage${sent === 1 ? "" : "s"} ` +
+        "sent): check it against the sources below.", "citations");
+    } else if (sent && !cited.length) {
+      this.slot.setAttribute("data-citations", "none");
+      this.showNote("This answer cites none of the passages it was given: check it against the sources below.",
+        "citations");
+    } else {
+      this.slot.setAttribute("data-citations", "ok");
     }
   }
 
