@@ -113,3 +113,47 @@ def test_both_keeps_the_theme_box_and_adds_a_button(page, theme_site, serve):
     expect(trigger).to_be_visible()
     trigger.click()
     expect(page.locator(DIALOG)).to_have_attribute("open", "")
+
+
+PILL = ".search-button__button"  # pydata-sphinx-theme's search pill (two copies: header and sidebar)
+FEEDBACK = "sphinx_rag_feedback_url=https://github.com/o/r/issues/new?title={query}"
+
+
+def _geometry(page) -> dict:
+    return page.evaluate("""(pill) => {
+      const box = (el) => { const r = el.getBoundingClientRect(); return {top: r.top, bottom: r.bottom, left: r.left,
+                                                                          right: r.right, width: r.width, height: r.height}; };
+      const footer = document.querySelector("dialog.sphinx-rag .sphinx-rag-footer");
+      return {dialog: box(document.querySelector("dialog.sphinx-rag")), height: innerHeight,
+              pills: [...document.querySelectorAll(pill)].map(box).filter((b) => b.width && b.height),
+              footer: box(footer), links: [...footer.querySelectorAll("a:not([hidden])")].map(box),
+              hints: [...footer.querySelectorAll(".sphinx-rag-hint")].map(box)};
+    }""", PILL)
+
+
+@pytest.mark.parametrize("width, height", [(900, 800), (1024, 800), (1100, 800), (1280, 800), (1440, 900), (1024, 600)])
+def test_on_pydata_the_dialog_covers_no_search_pill_and_its_footer_is_one_line(page, theme_site, serve, width, height):
+    """Issue 44: at some widths pydata-sphinx-theme puts its search pill in a second header
+    row, where the dialog half-covered it; on the docs site the footer (three links: a
+    feedback URL is set) wrapped at 1280 px. The dialog now sits below the pill (its bottom
+    still on screen), and the key hints that do not fit are left out whole."""
+    server = serve(theme_site("pydata_sphinx_theme", "-D", FEEDBACK))
+    page.set_viewport_size({"width": width, "height": height})
+    page.goto(server.url + "guide.html")
+    page.keyboard.press("Control+k")
+    expect(page.locator(DIALOG)).to_have_attribute("open", "")
+    page.keyboard.type("baseline strategy")
+    results_for(page, "baseline strategy")
+    g = _geometry(page)
+    d = g["dialog"]
+    for pill in g["pills"]:
+        overlap = pill["left"] < d["right"] and pill["right"] > d["left"] and pill["top"] < d["bottom"] \
+            and pill["bottom"] > d["top"]
+        assert not overlap, (pill, d)
+    assert d["bottom"] <= g["height"]
+    assert len(g["links"]) == 3 and len({round(link["top"]) for link in g["links"]}) == 1, g["links"]
+    assert g["footer"]["height"] < 40, g["footer"]  # one line (two were ~60 px)
+    shown = [h for h in g["hints"] if g["footer"]["top"] <= h["top"] < g["footer"]["bottom"]]
+    assert shown and all(h["right"] <= g["links"][0]["left"] for h in shown)  # whole hints, left of the links
+    # pydata-sphinx-theme's own console error on a fresh profile without html_context's default_mode
+    assert [p for p in problems(page) if "Got invalid theme mode" not in p] == []

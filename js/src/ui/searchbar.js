@@ -48,7 +48,7 @@ import { SourceFilter } from "./sources.js";
 import { RecentSearches } from "./recent.js";
 import { suggestedQuestions, suggestionGroup } from "./suggestions.js";
 import { feedbackUrl } from "./feedback.js";
-import { addSearchButton, followColorScheme, takeOverSearchBox, themeSearchInputs } from "./theme.js";
+import { addSearchButton, followColorScheme, takeOverSearchBox, themeSearchInputs, topClearOfBoxes } from "./theme.js";
 import { historyIcon, searchIcon } from "./icons.js";
 import { wellFormed } from "./well_formed.js";
 import { ModelChoiceStore, frugal, modelPlan } from "./model_policy.js";
@@ -104,6 +104,8 @@ export class SearchDialog {
     this.feedback = feedback;
     /** The site's suggested questions (manifest settings.suggestions), shown in the empty box. @type {string[]} */
     this.suggested = [];
+    /** The theme's own search boxes, which the open dialog must not cover (main() sets them). @type {() => Element[]} */
+    this.themeBoxes = () => [];
     this.siteRoot = siteRoot;
     this.searchPage = searchPage;
     /** @type {import("./backend.js").Backend | null} */
@@ -203,9 +205,12 @@ export class SearchDialog {
         ["Report a bad result"])
     );
     this.bar = h("div", { class: id("bar") }, [searchIcon(), this.input, this.closeButton]);
+    // The keys, most needed first: on one line with the links, those that do not fit are
+    // hidden whole (searchbar.css), never wrapping the footer onto a second line.
+    const hint = (/** @type {string[]} */ keys, /** @type {string} */ what) =>
+      h("span", { class: id("hint") }, [...keys.map((k) => h("kbd", {}, [k])), ` ${what}`]);
     const hints = h("p", { class: id("hints"), "aria-hidden": "true" }, [
-      h("kbd", {}, ["↑"]), h("kbd", {}, ["↓"]), " select ", h("kbd", {}, ["PgDn"]), " next page ",
-      h("kbd", {}, ["Enter"]), " open ", h("kbd", {}, ["Esc"]), " close",
+      hint(["↑", "↓"], "select"), hint(["Enter"], "open"), hint(["Esc"], "close"), hint(["PgDn"], "next page"),
     ]);
     this.dialog = /** @type {HTMLDialogElement} */ (
       h("dialog", { class: PREFIX, "aria-label": "Search the documentation" }, [
@@ -318,10 +323,27 @@ export class SearchDialog {
     if (this.input.value.trim()) this.search();
   }
 
+  /**
+   * Put the dialog clear of the theme's search boxes (theme.js topClearOfBoxes): it sits
+   * where its style puts it unless it would cover one.
+   */
+  placeClearOfTheme() {
+    this.dialog.style.marginTop = "";
+    this.dialog.style.maxHeight = "";
+    const boxes = this.themeBoxes().map((el) => el.getBoundingClientRect());
+    const top = topClearOfBoxes(this.dialog.getBoundingClientRect(), boxes, 0.4 * window.innerHeight);
+    if (top === null) return;
+    this.dialog.style.marginTop = `${top}px`;
+    this.dialog.style.maxHeight = `min(42rem, calc(100dvh - ${top + 16}px))`; // its bottom stays on screen
+  }
+
   /** @param {string} [query] */
   open(query) {
     this.warmUp();
-    if (!this.dialog.open) this.dialog.showModal();
+    if (!this.dialog.open) {
+      this.dialog.showModal();
+      this.placeClearOfTheme();
+    }
     if (typeof query === "string" && query && query !== this.input.value) {
       this.input.value = query;
       this.search();
@@ -626,6 +648,10 @@ function main() {
   const replace = (thisScript.dataset.themeSearch || "replace") === "replace";
   const boxes = replace ? themeSearchInputs(new URL(thisScript.dataset.searchPage || "search.html", siteRoot)) : [];
   for (const box of boxes) takeOverSearchBox(box, dialog);
+  dialog.themeBoxes = () => [...themeButtons, ...boxes];
+  window.addEventListener("resize", () => {
+    if (dialog.dialog.open) dialog.placeClearOfTheme();
+  });
   /** @type {Element[]} */
   let triggers = Array.from(themeButtons);
   if (!triggers.length) triggers = boxes.length ? boxes : [addSearchButton(() => dialog.open())];

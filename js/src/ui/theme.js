@@ -58,6 +58,28 @@ export function followColorScheme(elements) {
 }
 
 /**
+ * Where the dialog's top must go so that it covers none of the theme's own search boxes
+ * (pydata-sphinx-theme's search pill, in its header, which it half-covered at some widths):
+ * just below the lowest box it would overlap, as long as that is in the top `upTo` of the
+ * viewport (a header's box); null: no box in the way, the dialog stays where its style puts it.
+ * @param {{top: number, bottom: number, left: number, right: number}} dialog  its box as its style places it
+ * @param {{top: number, bottom: number, left: number, right: number, width: number, height: number}[]} boxes
+ * @param {number} upTo  the lowest a box may end for the dialog to move below it (px)
+ * @returns {number | null}
+ */
+export function topClearOfBoxes(dialog, boxes, upTo) {
+  if (dialog.top <= 0) return null; // full screen (a small screen): it covers the page whole
+  let top = null;
+  for (const box of boxes) {
+    if (!box.width || !box.height) continue; // hidden (the theme's other copy of the pill)
+    const overlaps = box.left < dialog.right && box.right > dialog.left && box.top < dialog.bottom
+      && box.bottom > dialog.top;
+    if (overlaps && box.bottom + 8 <= upTo) top = Math.max(top ?? 0, box.bottom + 8);
+  }
+  return top;
+}
+
+/**
  * The `q` inputs of the theme's search forms (those submitting to Sphinx's search page).
  * @param {URL} searchPage
  * @returns {HTMLInputElement[]}
