@@ -44,6 +44,7 @@ def build(root: str, tmp_path: Path, *options: str, rag: bool = True) -> tuple[i
     return proc.returncode, proc.stdout + proc.stderr, lines
 
 
+@pytest.mark.slow  # four builds
 @pytest.mark.parametrize("root, fallbacks", [("docstring-shapes", 1), ("malformed", 1)])
 def test_the_extension_adds_no_warning_and_W_passes_where_it_passed(root, fallbacks, tmp_path):
     code, out, with_rag = build(f"test-{root}", tmp_path)
@@ -79,6 +80,7 @@ def test_a_method_documented_twice_on_its_page_is_parsed_once(tmp_path):
     assert any("Open the archive." in t for t in texts if "shapes.Archive" in t)  # nothing lost
 
 
+@pytest.mark.slow  # four builds
 def test_the_setting_makes_them_warnings_again(tmp_path):
     code, out, lines = build("test-malformed", tmp_path, "-D", "sphinx_rag_docstring_warnings=1")
     assert code == 0, out[-3000:]
