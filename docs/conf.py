@@ -28,6 +28,7 @@ extensions = [
     "sphinx_rag",
     "sphinx_rag_docs",  # _ext/: the settings, the CLI and the MCP tools rendered from the code
     "sphinx_rag_plots",  # _ext/: benchmark figures drawn as SVG at build time
+    "sphinx_rag_figures",  # _ext/: {figure}`key`, a value of eval/RESULTS.md's current figures
 ]
 
 root_doc = "index"
