@@ -23,6 +23,19 @@ def _table(*rows: str) -> str:
                       figures.END, ""])
 
 
+def test_no_page_holds_a_figure_the_table_does_not():
+    table = figures.read_table()
+    problems = [line for page in figures.pages() for line in figures.stray_figures(page, table)]
+    assert not problems, "numbers the current figures do not hold:\n" + "\n".join(problems)
+
+
+def test_the_readme_figures_are_the_tables():
+    text = figures.README.read_text()
+    assert text.count("<!-- figures\n") >= 2
+    assert figures.render_readme(text, figures.read_table()) == text, \
+        "README.md's figures are out of date: run python docs/_ext/sphinx_rag_figures.py"
+
+
 def test_the_table_names_every_value_the_pages_use():
     table = figures.read_table()
     assert len(table) >= 60
