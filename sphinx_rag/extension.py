@@ -117,6 +117,7 @@ class _State:
 
     def __init__(self):
         self.model_dir: Path | None = None
+        self.reranker_dir: Path | None = None  # published with the model (sphinx_rag_rerank)
         self.budget = 256
         self.fresh: dict[str, list[Chunk]] = {}
         self.pending = False  # the pending marker is written (pages are being written)
@@ -182,6 +183,8 @@ def _load_model(app, state):
         if time.perf_counter() - started > 2:
             logger.info(f"[sphinx-rag] model exported to {state.model_dir}")
         max_len = int(read_json(state.model_dir / "model_info.json")["max_seq_length"])
+        if cfg.sphinx_rag_rerank:
+            state.reranker_dir = _reranker_dir()
     else:  # keyword-only: the model's tokenizer still sizes chunks; no export, no torch
         state.model_dir = packaged_model_dir(cfg.sphinx_rag_model) or resolve_model_source(cfg.sphinx_rag_model)
         if is_model_dir(state.model_dir):
@@ -190,6 +193,19 @@ def _load_model(app, state):
             max_len = int(read_sentence_transformers_config(state.model_dir)["max_seq_length"])
     state.count = token_counter(state.model_dir)
     state.budget = cfg.sphinx_rag_chunk_tokens or max_len
+
+
+def _reranker_dir() -> Path | None:
+    """The reranker of the default model's package, checked against its pins; a missing or
+    mismatched file is one warning (the site keeps the fused order: nothing else changes)."""
+    from .model.source import packaged_reranker_dir
+
+    directory, why = packaged_reranker_dir()
+    if directory is None and why:
+        logger.warning(f"[sphinx-rag] no reranker is published ({why}): results stay in the fused order; "
+                       "reinstall sphinx-rag-minilm, or set sphinx_rag_rerank = False",
+                       type="sphinx_rag", subtype="reranker")
+    return directory
 
 
 # -- read phase ---------------------------------------------------------------

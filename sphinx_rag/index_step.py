@@ -132,10 +132,20 @@ def index_inputs(app, docnames: list[str]) -> str:
     parts = {"docs": docnames, "config": {o.name: repr(cfg[o.name]) for o in CONFIG if o.name not in NOT_INPUTS},
              "model": [info.read_text(encoding="utf-8") if info.is_file() else str(model),
                        filehash.sha256(table) if table.is_file() else ""],
+             "reranker": _reranker_digest(app.sphinx_rag.reranker_dir),
              "builder": app.builder.name, "search_bar": wants_search_bar(app),
              "llms": repr(llms_site(app)), "federation": app.sphinx_rag.federation,
              "versions": [__version__, CHUNKER_VERSION, FORMAT_VERSION]}
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode("utf-8")).hexdigest()[:32]
+
+
+def _reranker_digest(directory: Path | None) -> list[str]:
+    """The published reranker's files by their sha256 (a new reranker is a new index)."""
+    if directory is None:
+        return []
+    from .search.cross_encoder import RERANKER_FILES
+
+    return [filehash.sha256(directory / name) for name in RERANKER_FILES]
 
 
 def index_is_current(out_dir: Path, inputs: str, keyword_script: bool) -> bool:
@@ -145,8 +155,9 @@ def index_is_current(out_dir: Path, inputs: str, keyword_script: bool) -> bool:
         if reader.manifest.get("inputs") != inputs:
             return False
         names = reader.directory_names() + (["manifest.js"] if keyword_script else [])
-        model = reader.manifest.get("model_files")
-        names += [f"{model['dir']}/{name}" for name in model["files"]] if model else []
+        for key in ("model_files", "reranker_files"):
+            entry = reader.manifest.get(key)
+            names += [f"{entry['dir']}/{name}" for name in entry["files"]] if entry else []
         if not all((out_dir / name).is_file() for name in names):
             return False
         listing = reader.pages()  # the agents' files at the site root: there, with their sizes
@@ -181,6 +192,7 @@ def write_site_index(app, chunks: list[Chunk], out_dir: Path, changed: int | Non
         urls=urls,
         out_dir=out_dir,
         model_dir=app.sphinx_rag.model_dir,
+        reranker_dir=app.sphinx_rag.reranker_dir,
         embeddings=cfg.sphinx_rag_embeddings,
         query_encoder=cfg.sphinx_rag_query_encoder,
         settings={

@@ -68,12 +68,15 @@ class Site:
     ``RemoteIndexReader``. ``timeout``: the
     seconds one call on a remote site may take in all, every request in it
     (``search.fetch.CALL_TIMEOUT`` unless given; a single wait is at most ``search.fetch.TIMEOUT``).
-    ``fusion``: the site's own unless given (``sphinx-rag search --fusion``).
+    ``fusion``: the site's own unless given (``sphinx-rag search --fusion``). ``rerank``: the
+    site's cross-encoder reorders the fused top results (``search/cross_encoder.py``; fetched
+    and cached by its sha256 on a remote site's first query, about 8 MB).
     """
 
     def __init__(self, location: str, *, encoder: str | None = None, cache_dir=None, offline: bool = False,
-                 timeout: float | None = None, fusion: str | None = None):
+                 timeout: float | None = None, fusion: str | None = None, rerank: bool = True):
         self.location = location
+        self.rerank = rerank
         self.remote = is_url(location)
         self.encoder = encoder
         self.fusion = fusion  # None: the site's own (sphinx_rag_fusion)
@@ -106,7 +109,7 @@ class Site:
                 reader: IndexReader = RemoteIndexReader(self.location, deadline=deadline, **self.options)
             else:
                 reader = IndexReader(Path(self.location))
-            self._searcher = Searcher(reader, encoder=self._encoder_for(reader), fusion=self.fusion)
+            self._searcher = Searcher(reader, encoder=self._encoder_for(reader), fusion=self.fusion, rerank=self.rerank)
         if isinstance(self._searcher.index, RemoteIndexReader):
             self._searcher.index.begin_call(deadline)
         return self._searcher

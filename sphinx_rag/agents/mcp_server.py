@@ -158,10 +158,10 @@ def parse_http(text: str) -> tuple[str, int]:
 
 
 def serve(locations: list[str], *, http: str | None = None, encoder: str | None = None, cache_dir=None,
-          offline: bool = False, timeout: float | None = None) -> None:
+          offline: bool = False, timeout: float | None = None, rerank: bool = True) -> None:
     """Run the server until the client closes stdio (or forever over HTTP)."""
     address = parse_http(http) if http else None
-    library = Library([Site(loc, encoder=encoder, cache_dir=cache_dir, offline=offline, timeout=timeout)
+    library = Library([Site(loc, encoder=encoder, cache_dir=cache_dir, offline=offline, timeout=timeout, rerank=rerank)
                        for loc in locations])
     server = build_server(library)
     if address is None:

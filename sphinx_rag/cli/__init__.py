@@ -56,6 +56,7 @@ def _mcp(args) -> int:
     if args.http:
         parse_http(args.http)  # a bad address: one line before anything starts
     serve(args.sites, http=args.http, encoder=args.encoder, cache_dir=args.cache_dir, offline=args.offline,
+          rerank=not args.no_rerank,
           timeout=args.timeout)
     return 0
 
@@ -180,6 +181,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "encoder when it ships one (no model download)")
     p.add_argument("--timeout", type=float, metavar="SECONDS", help="the most a published site may take, all its "
                    "requests together (default 30); a site slower than that is one line, the others answer")
+    p.add_argument("--no-rerank", action="store_true", help="keep the fused order: no cross-encoder reranking "
+                   "of the top results (by default the site's reranker reorders them, as the search dialog does once "
+                   "the reader's browser has the model)")
     p.set_defaults(func=run_search)
 
     help_ = "answer a question with a local LLM from the site's search results"
@@ -213,6 +217,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--project", metavar="NAME", help="project name in the prompt (default: the site's)")
     p.add_argument("--fusion", choices=FUSIONS, help="override the site's fusion method (see search --help)")
     p.add_argument("--encoder", choices=ENCODERS, help=ENCODER_HELP)
+    p.add_argument("--no-rerank", action="store_true", help="keep the fused order: no cross-encoder reranking "
+                   "of the top results (by default the site's reranker reorders them, as the search dialog does once "
+                   "the reader's browser has the model)")
     p.set_defaults(func=run_ask)
 
     help_ = "Recall@k / MRR@10 / answer-component metrics of each method on a question set"
@@ -224,9 +231,11 @@ def build_parser() -> argparse.ArgumentParser:
                         "golden-set file (sphinx_rag_golden: a list of {query, url, rank})")
     p.add_argument("--methods", type=_methods, metavar="LIST", default=None,
                    help="comma-separated methods: sphinx-rag's rankings bm25, dense, rrf (the last two "
-                        "optionally with a query encoder: dense-static, rrf-model, ...), and the same over fixed "
-                        "750-character windows of the pages: fixed-bm25, fixed-dense, fixed-rrf. Default: "
-                        "bm25, dense and rrf (per encoder when the site has both), fixed-bm25, fixed-rrf")
+                        "optionally with a query encoder: dense-static, rrf-model, ...), rrf with the reranker "
+                        "after the fusion (rrf-rerank, rrf-model-rerank: what a reader gets once the browser has the "
+                        "model), and the same over fixed 750-character windows of the pages: fixed-bm25, "
+                        "fixed-dense, fixed-rrf. Default: bm25, dense and rrf (per encoder when the site has both), "
+                        "rrf-model-rerank when the site ships the reranker, fixed-bm25, fixed-rrf")
     p.add_argument("--budget", type=_positive_int, metavar="CHARS",
                    help="read the top 10 cut to CHARS characters in all (as an LLM's context holds them): a hit "
                         "counts only within the cut, and sphinx-rag's passages are sized for it (shorter, more of "
@@ -276,6 +285,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=float, metavar="SECONDS", help="the most one tool call waits for a "
                    "published site, all its requests together (default 30; a site slower than that is reported, "
                    "the others answer)")
+    p.add_argument("--no-rerank", action="store_true", help="keep the fused order: no cross-encoder reranking "
+                   "of the top results (by default the site's reranker reorders them, as the search dialog does once "
+                   "the reader's browser has the model)")
     p.set_defaults(func=_mcp)
 
     help_ = "serve a built site on 127.0.0.1 with the headers its search needs (a local preview)"

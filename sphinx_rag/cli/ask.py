@@ -87,7 +87,7 @@ def run_ask(args) -> int:
     question = text_argument(args.question, "question", 'a question, e.g. "how do I impute missing values?"')
     if question is None:
         return 2
-    searcher = Searcher(args.build_dir, fusion=args.fusion, encoder=args.encoder)
+    searcher = Searcher(args.build_dir, fusion=args.fusion, encoder=args.encoder, rerank=not args.no_rerank)
     flags = {"endpoint": args.endpoint, "model": args.model, "timeout": args.timeout,
              "temperature": args.temperature, "max_context_tokens": args.max_context_tokens,
              "max_answer_chars": args.max_answer_chars, "multi_query": args.multi_query,

@@ -25,7 +25,8 @@ def run_search(args) -> int:
     if len(args.build_dir) > 1:
         return _search_sites(args, query)
     args.build_dir = args.build_dir[0]
-    searcher = Searcher(_index(args.build_dir, args.timeout), fusion=args.fusion, encoder=args.encoder)
+    searcher = Searcher(_index(args.build_dir, args.timeout), fusion=args.fusion, encoder=args.encoder,
+                        rerank=not args.no_rerank, warn=lambda line: print(clean(line), file=sys.stderr))
     vector = None if searcher.fusion == "bm25" else searcher.query_vector(query)  # embedded once
     results, weak = searcher.search_with_match(query, k=args.k, vector=vector)
     invalid = searcher.index.invalid_records()  # records that failed their checks: said, never silent
@@ -124,7 +125,7 @@ def _search_sites(args, query: str) -> int:
     from ..agents.docs_tools import DocsError, Site, merge_hits, search_sites
     from ..search.merge import merged_weak
 
-    sites = [Site(location, encoder=args.encoder, fusion=args.fusion, timeout=args.timeout)
+    sites = [Site(location, encoder=args.encoder, fusion=args.fusion, timeout=args.timeout, rerank=not args.no_rerank)
              for location in args.build_dir]
     answers, failed = [], 0
     for site, answer in zip(sites, search_sites(sites, lambda site: site.search(query, args.k))):

@@ -48,7 +48,7 @@ def write_index(chunks: list[Chunk], *, urls: dict[str, str], out_dir: Path, mod
                 keyword_script: bool = True, changed_chunks: int | None = None, work_dir: Path | None = None,
                 carried: Carried | None = None, inputs: str | None = None, suggestions=("auto",),
                 note=None, llms: LlmsSite | None = None, warn=None, warm_start: str = "",
-                ahead: EmbedAhead | None = None) -> dict:
+                ahead: EmbedAhead | None = None, reranker_dir: Path | None = None) -> dict:
     """Index the chunks (in the given order) and write the assets; returns the manifest.
 
     ``urls``: docname -> page URL (the builder's target URI). ``query_encoder``: "static"
@@ -69,6 +69,8 @@ def write_index(chunks: list[Chunk], *, urls: dict[str, str], out_dir: Path, mod
     (``agents/markdown.py``), in the same publish (None: none). ``warm_start``: the URL of the
     published site, whose vectors and encoder a build without a previous index in
     ``out_dir`` reuses (``warm_start.py``); ``warn`` gets its one-line warnings.
+    ``reranker_dir``: the cross-encoder published beside the model (``search/cross_encoder.py``;
+    None: none).
     """
     records = [c.to_record(urls[c.doc]) for c in chunks]
     agents, pages = site_files(records, llms) if llms is not None else (None, None)
@@ -117,7 +119,7 @@ def write_index(chunks: list[Chunk], *, urls: dict[str, str], out_dir: Path, mod
                             model_dir=model_dir if query_encoder != "static" else None, model_info=info,
                             encoder=encoder, settings=settings, keyword_script=keyword_script,
                             kept_centroids=centroids, inputs=inputs, layout=LAYOUT, shard_memo=shards,
-                            site_files=agents, pages=pages)
+                            site_files=agents, pages=pages, reranker_dir=reranker_dir)
     shown, suggestions_stale = _suggested_questions(
         out_dir, records, list(suggestions), previous_suggestions,
         _since(carried.suggestions_stale if carried is not None else None, changed_chunks))

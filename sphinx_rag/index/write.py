@@ -58,15 +58,31 @@ def _fsync_dir(path: Path):
         os.close(fd)
 
 
-def _model_files(model_dir: Path) -> tuple[str, dict[str, Path], dict]:
-    """The model's directory name in the index, its files, and their manifest entries:
-    hashed once while they do not change (``model/filehash.py``), read only to be copied."""
+def _model_files(model_dir: Path, names: tuple[str, ...] = MODEL_FILES, prefix: str = "model"
+                 ) -> tuple[str, dict[str, Path], dict]:
+    """The model's (or the reranker's) directory name in the index, its files, and their
+    manifest entries: hashed once while they do not change (``model/filehash.py``), read
+    only to be copied."""
     from ..model.filehash import sha256
 
-    paths = {name: Path(model_dir) / name for name in MODEL_FILES}
+    paths = {name: Path(model_dir) / name for name in names}
     entries = {name: {"bytes": p.stat().st_size, "sha256": sha256(p)} for name, p in paths.items()}
     digest = hashlib.sha256(dumps(entries)).hexdigest()[:16]
-    return f"model-{digest}", paths, entries
+    return f"{prefix}-{digest}", paths, entries
+
+
+def _publish_files(out_dir: Path, files: dict, in_place: set, model_dir: Path, names: tuple[str, ...],
+                   prefix: str) -> dict:
+    """The files of a model directory into the index (named by their hashes: a file there
+    with its size is it, and is not written again); their manifest entry."""
+    name, paths, entries = _model_files(model_dir, names, prefix)
+    for file, path in paths.items():
+        target = f"{name}/{file}"
+        if _shard_at_hand(out_dir, (target, entries[file]["bytes"])) is None:
+            files[target] = path.read_bytes()
+        else:
+            in_place.add(target)
+    return {"dir": name, "files": entries}
 
 
 def write_assets(out_dir: Path, *, chunks: list[dict], bm25: BM25Index, vectors_i8: np.ndarray | None,
@@ -74,11 +90,14 @@ def write_assets(out_dir: Path, *, chunks: list[dict], bm25: BM25Index, vectors_
                  settings: dict, encoder: tuple[bytes, dict] | None = None, keyword_script: bool = True,
                  kept_centroids: tuple[bytes, int] | None = None, inputs: str | None = None,
                  layout: Layout = Layout(), shard_memo: dict[str, tuple[str, int]] | None = None,
-                 site_files: dict[str, bytes] | None = None, pages: list[list] | None = None) -> dict:
+                 site_files: dict[str, bytes] | None = None, pages: list[list] | None = None,
+                 reranker_dir: Path | None = None) -> dict:
     """Write the index into ``out_dir`` and return its manifest.
 
     ``chunks``: the records of ``Chunk.to_record`` in index order. ``model_dir``: the
-    query model shipped with the site (None: none). ``encoder``: the static query
+    query model shipped with the site (None: none). ``reranker_dir``: the cross-encoder
+    that reorders the model tier's results (``search/cross_encoder.py``), published with
+    the model only. ``encoder``: the static query
     encoder's asset and its manifest fields (``build.py``: what it was fitted on). ``keyword_script``:
     also write ``manifest.js`` (pages with the search bar, which may be opened from
     file://). ``kept_centroids``: the previous build's centroid shard and the chunks
@@ -125,7 +144,7 @@ def write_assets(out_dir: Path, *, chunks: list[dict], bm25: BM25Index, vectors_
     texts = scripts("texts", [dumps({"first": s, "chunks": [_text_record(c) for c in chunks[s:s + per]]})
                               for s in range(0, len(chunks), per)])
     weights = _weight_ranges([c["weight"] for c in chunks])
-    dense_entry = model_entry = encoder_entry = None
+    dense_entry = model_entry = encoder_entry = reranker_entry = None
     clusters: list[list] = []
     if vectors_i8 is not None:
         kept = kept_centroids if len(chunks) > layout.exact_up_to else None  # one cluster: nothing to keep
@@ -148,14 +167,11 @@ def write_assets(out_dir: Path, *, chunks: list[dict], bm25: BM25Index, vectors_
         if kept is not None and kept[1]:  # none changed since the k-means: as if fitted now
             dense_entry["stale_chunks"] = kept[1]
         if model_dir is not None:  # None: vectors without a query model (tests, replicated benchmarks)
-            model_name, model_paths, model_entries = _model_files(model_dir)
-            for name, path in model_paths.items():  # named by their hashes: a file there with its size is it
-                target = f"{model_name}/{name}"
-                if _shard_at_hand(out_dir, (target, model_entries[name]["bytes"])) is None:
-                    files[target] = path.read_bytes()
-                else:
-                    in_place.add(target)
-            model_entry = {"dir": model_name, "files": model_entries}
+            model_entry = _publish_files(out_dir, files, in_place, model_dir, MODEL_FILES, "model")
+            if reranker_dir is not None:  # it comes with the model's tier (cross_encoder.py)
+                from ..search.cross_encoder import RERANKER_FILES
+
+                reranker_entry = _publish_files(out_dir, files, in_place, reranker_dir, RERANKER_FILES, "reranker")
         if encoder is not None:
             data, fields = encoder
             encoder_entry = {"file": binary("encoder", data), **fields}
@@ -176,6 +192,7 @@ def write_assets(out_dir: Path, *, chunks: list[dict], bm25: BM25Index, vectors_
         "near": near,
         "dense": dense_entry,
         "model_files": model_entry,
+        "reranker_files": reranker_entry,
         "encoder": encoder_entry,
         "settings": settings,
         "inputs": inputs,

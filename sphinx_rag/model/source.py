@@ -20,7 +20,7 @@ import re
 import tempfile
 from pathlib import Path
 
-__all__ = ["DEFAULT_MODEL", "PACKAGED_SHA256", "packaged_model_dir", "EXPORT_SETTINGS", "TOKENIZER_FILES", "is_model_dir", "resolve_model_source",
+__all__ = ["DEFAULT_MODEL", "PACKAGED_SHA256", "packaged_model_dir", "RERANKER_SHA256", "packaged_reranker_dir", "EXPORT_SETTINGS", "TOKENIZER_FILES", "is_model_dir", "resolve_model_source",
            "source_sha256", "sha256_file", "read_sentence_transformers_config", "model_id_for_info",
            "canonical_id", "read_json", "model_info", "write_model_info"]
 
@@ -37,6 +37,12 @@ PACKAGED_SHA256 = {
     "tokenizer.json": "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
     "vocab.txt": "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3",
 }
+
+
+#: The reranker the package carries (``reranker/``: trained once by ``training/``, committed
+#: with its script, copied into the package by scripts/build_model_package.py), pinned the same way.
+#: Empty: this sphinx-rag ships no reranker (nothing is published, nothing is said).
+RERANKER_SHA256: dict[str, str] = {}
 
 
 def _err(msg: str) -> RuntimeError:
@@ -77,6 +83,28 @@ def packaged_model_dir(model: str) -> Path | None:
             raise _err(f"{path} is not the file this sphinx-rag expects (sha256 differs or it is missing): "
                        f"reinstall it with pip install --force-reinstall {PACKAGED_MODULE.replace('_', '-')}")
     return directory
+
+
+def packaged_reranker_dir() -> tuple[Path | None, str]:
+    """(the reranker directory of the default model's package, "") when its files are the
+    pinned ones; (None, why not) otherwise: a package without one, or a file that is missing
+    or differs (the build says so in one warning and publishes no reranker: the site keeps
+    its fused order); (None, "") when this sphinx-rag pins no reranker."""
+    if not RERANKER_SHA256:
+        return None, ""
+    try:
+        package = __import__(PACKAGED_MODULE)
+    except ImportError:
+        return None, f"the package {PACKAGED_MODULE.replace('_', '-')} is not installed"
+    directory = Path(getattr(package, "RERANKER_DIR", Path(package.MODEL_DIR).parent / "reranker"))
+    for name, pinned in RERANKER_SHA256.items():
+        path = directory / name
+        if not path.is_file():
+            return None, f"{path} is missing"
+        got = _memo_sha256(path)
+        if got != pinned:
+            return None, f"{path} has sha256 {got[:16]}, not the pinned {pinned[:16] or '(none)'}"
+    return directory, ""
 
 
 def resolve_model_source(model: str) -> Path:

@@ -47,7 +47,7 @@ SHARD_KINDS = {"dir": "js", "terms": "js", "near": "js", "texts": "js", "manifes
 _SHARD = re.compile(r"([a-z]+)-[0-9a-f]{16}\.(js|bin)")
 _HEX16 = re.compile(r"[0-9a-f]{16}")
 _HEX64 = re.compile(r"[0-9a-f]{64}")
-_MODEL_DIR = re.compile(r"model-[0-9a-f]{16}")
+_MODEL_DIR = re.compile(r"(?:model|reranker)-[0-9a-f]{16}")
 _KIND = re.compile(r"[a-z]{1,20}")
 _LANGUAGE = re.compile(r"[A-Za-z0-9_+.#-]{0,40}")
 _BLOCK_TYPES = {"p", "code", "term", "label", "lead", "heading"}
@@ -83,6 +83,22 @@ def shard_kind(name: str) -> str:
 
 # -- the manifest ------------------------------------------------------------------------------
 
+def _files_problem(entry, what: str, names: tuple[str, ...]) -> str | None:
+    """What is wrong with a manifest's ``model_files`` or ``reranker_files`` (None: nothing)."""
+    if not entry:
+        return None
+    files = entry.get("files") if isinstance(entry, dict) else None
+    if not (isinstance(entry, dict) and isinstance(entry.get("dir"), str) and _MODEL_DIR.fullmatch(entry["dir"])
+            and entry["dir"].startswith(what + "-") and isinstance(files, dict)):
+        return f"names a {what} directory that is not one"
+    for name in names:
+        meta = files.get(name)
+        if not (isinstance(meta, dict) and _int(meta.get("bytes"), 1, MAX_MODEL_BYTES)
+                and isinstance(meta.get("sha256"), str) and _HEX64.fullmatch(meta["sha256"])):
+            return f"lists the {what}'s {name} without a valid size and sha256"
+    return None
+
+
 def manifest_problem(m: dict) -> str | None:
     """What is wrong with a format-3 manifest (None: nothing a reader would trip on)."""
     counts, layout = m.get("counts"), m.get("layout")
@@ -117,18 +133,12 @@ def manifest_problem(m: dict) -> str | None:
             return "has a dense entry without its centroid and directory shards"
         if dim < 1 or (n > 0 and not _int(counts.get("clusters"), 1, MAX_CLUSTERS)):
             return "has vectors but no dimension or clusters"
-    model = m.get("model_files")
-    if model:
-        files = model.get("files") if isinstance(model, dict) else None
-        if not (isinstance(model, dict) and isinstance(model.get("dir"), str) and _MODEL_DIR.fullmatch(model["dir"])
-                and isinstance(files, dict)):
-            return "names a model directory that is not one"
+    from .cross_encoder import RERANKER_FILES
 
-        for name in MODEL_FILES:
-            meta = files.get(name)
-            if not (isinstance(meta, dict) and _int(meta.get("bytes"), 1, MAX_MODEL_BYTES)
-                    and isinstance(meta.get("sha256"), str) and _HEX64.fullmatch(meta["sha256"])):
-                return f"lists the model's {name} without a valid size and sha256"
+    for key, what, names in (("model_files", "model", MODEL_FILES), ("reranker_files", "reranker", RERANKER_FILES)):
+        problem = _files_problem(m.get(key), what, names)
+        if problem:
+            return problem
     encoder = m.get("encoder")
     if encoder and not (isinstance(encoder, dict) and is_shard_name(encoder.get("file"), "encoder")):
         return "names an encoder that is not a shard"

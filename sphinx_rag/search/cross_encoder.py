@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 __all__ = ["RERANKER_FILES", "CHARS_PER_TOKEN", "RerankerInfo", "CrossEncoder", "pair_ids", "clip_text",
-           "combined", "rerank_scores", "read_info"]
+           "combined", "rerank_scores", "read_info", "load_reranker"]
 
 RERANKER_FILES = ("reranker.onnx", "reranker_info.json", "tokenizer.json", "vocab.txt")
 #: Code points of a text that are tokenized at most, per token of the budget (a WordPiece
@@ -159,3 +159,22 @@ class CrossEncoder:
         feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
         (out,) = self.session.run(None, {k: v for k, v in feeds.items() if k in self.inputs})
         return np.asarray(out, dtype=np.float32).reshape(len(texts))
+
+
+def load_reranker(index, warn: Callable[[str], None]) -> CrossEncoder | None:
+    """The reranker a site publishes (``IndexReader`` or ``RemoteIndexReader``: fetched and
+    cached by its sha256), checked against the manifest; None when it ships none, and None
+    with one warning (the file, the hashes or the error) when it cannot be used: the caller
+    keeps the fused order and nothing else changes."""
+    try:
+        directory = index.reranker_dir
+        if directory is None:
+            return None
+        index.verify_reranker()
+        return CrossEncoder(directory)
+    except Exception as exc:  # noqa: BLE001 - a damaged or hostile file: one line, never a traceback
+        lines = str(exc).strip().splitlines()
+        why = lines[0] if lines else type(exc).__name__
+        warn(f"{why if why.startswith('[sphinx-rag]') else '[sphinx-rag] the reranker cannot be used: ' + why[:300]}"
+             "; results stay in the fused order")
+        return None

@@ -364,6 +364,25 @@ class IndexReader:
         entry = self.manifest.get("model_files")
         return self.root / entry["dir"] if entry else None
 
+    @property
+    def reranker_dir(self) -> Path | None:
+        """The reranker's files (``cross_encoder.RERANKER_FILES``), None when the site ships none."""
+        entry = self.manifest.get("reranker_files")
+        return self.root / entry["dir"] if entry else None
+
+    def verify_reranker(self):
+        """Check the reranker's files against the manifest's sha256 (IndexDamaged naming the
+        file and the hashes: the caller keeps the fused order)."""
+        from .cross_encoder import RERANKER_FILES
+
+        entry = self.manifest["reranker_files"]
+        for name in RERANKER_FILES:
+            meta = entry["files"][name]
+            path = self.root / entry["dir"] / name
+            got = hashlib.sha256(self._read(f"{entry['dir']}/{name}")).hexdigest()
+            if got != meta["sha256"]:
+                raise IndexDamaged(f"[sphinx-rag] {path} has sha256 {got[:16]}, the manifest says {meta['sha256'][:16]}")
+
     def verify_model(self):
         """Check the model files against their sha256 (they are large: once per process)."""
         entry = self.manifest["model_files"]

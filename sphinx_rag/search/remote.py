@@ -112,6 +112,7 @@ class RemoteIndexReader(IndexReader):
         self.from_cache = False  # the manifest came from the cache (the site did not answer)
         self.root = None
         self._model_path: Path | None = None
+        self._reranker_path: Path | None = None
         self._open(manifest if manifest is not None else self._manifest(offline))
         self.budget = self.query_budget
 
@@ -258,23 +259,41 @@ class RemoteIndexReader(IndexReader):
             return False
         return True
 
-    # -- the model: its files are checked against the manifest's sha256 -----------------------
+    # -- the model and the reranker: their files are checked against the manifest's sha256 ----
     @property
     def model_dir(self) -> Path | None:
         """The site's model, fetched once into the cache under the hash of its files' sha256
         (not under the directory name the site chose: two sites share a model only if it is
         the same bytes), each cached file checked by its sha256 once per reader."""
-        if self._model_path is not None:
-            return self._model_path
-        entry = self.manifest.get("model_files")
+        if self._model_path is None:
+            self._model_path = self._fetched_files("model_files", MODEL_FILES, "models")
+        return self._model_path
+
+    @property
+    def reranker_dir(self) -> Path | None:
+        """The site's reranker (``cross_encoder.RERANKER_FILES``), fetched and kept as the model is."""
+        from .cross_encoder import RERANKER_FILES
+
+        if self._reranker_path is None:
+            self._reranker_path = self._fetched_files("reranker_files", RERANKER_FILES, "rerankers")
+        return self._reranker_path
+
+    def verify_reranker(self):
+        """The reranker's files were verified when they were fetched or found (``reranker_dir``)."""
+        self.reranker_dir  # noqa: B018
+
+    def _fetched_files(self, key: str, names: tuple[str, ...], folder: str) -> Path | None:
+        """The files a manifest entry (``model_files``, ``reranker_files``) lists, in the cache
+        under the hash of their sha256, each downloaded unless a file with its sha256 is there."""
+        entry = self.manifest.get(key)
         if not entry:
             return None
         if self.cache is None:
-            raise IndexDamaged("[sphinx-rag] a remote site's model needs a disk cache")
+            raise IndexDamaged(f"[sphinx-rag] a remote site's {key.split('_')[0]} needs a disk cache")
 
-        files = {name: entry["files"][name] for name in MODEL_FILES}  # checked by the manifest's checks
-        key = hashlib.sha256(dumps({n: meta["sha256"] for n, meta in files.items()})).hexdigest()[:32]
-        target = self.cache / "models" / key
+        files = {name: entry["files"][name] for name in names}  # checked by the manifest's checks
+        digest = hashlib.sha256(dumps({n: meta["sha256"] for n, meta in files.items()})).hexdigest()[:32]
+        target = self.cache / folder / digest
         for name, meta in files.items():
             path = target / name
             if _sha256_file(path) == meta["sha256"]:
@@ -286,12 +305,11 @@ class RemoteIndexReader(IndexReader):
             except OSError as exc:
                 if isinstance(exc, RemoteError):
                     raise
-                raise IndexDamaged(f"[sphinx-rag] cannot write {path} ({exc.strerror}): a remote site's model "
-                                   "needs a writable cache") from None
+                raise IndexDamaged(f"[sphinx-rag] cannot write {path} ({exc.strerror}): a remote site's "
+                                   f"{key.split('_')[0]} needs a writable cache") from None
             with self._count:
                 self.fetched["bytes"] += meta["bytes"]
                 self.fetched["requests"] += 1
-        self._model_path = target
         return target
 
     def verify_model(self):

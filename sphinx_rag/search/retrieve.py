@@ -27,6 +27,8 @@ A query, step by step:
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,6 +41,7 @@ from .index import IndexReader
 from .keyword_scoring import expand_tokens, keyword_scores, typo_candidates
 from .lexical import fold, identifier_tokens, split_words, tokenize
 from .remote import open_index
+from .cross_encoder import load_reranker, rerank_scores
 from .rerank import rerank
 
 __all__ = ["Result", "Searcher", "top_k", "rrf_fuse", "correct_spelling", "weak_match", "CANDIDATES", "FUSIONS", "ENCODERS",
@@ -81,6 +84,10 @@ def clip_query(query: str) -> str:
 #: A query token in at most this many chunks may name them (``decisive_hits``): a table
 #: row's key, one line of a long code block (a line the chunks' overlap repeats is in two).
 RARE_DF = 2
+
+
+def _say(message: str):
+    print(message, file=sys.stderr)
 
 
 @dataclass
@@ -216,7 +223,8 @@ class Searcher:
     """Open a built index once, then answer queries (shards are read on first use)."""
 
     def __init__(self, path: Path | str | IndexReader, *, fusion: str | None = None, rrf_k: int | None = None,
-                 probe: int | None = None, encoder: str | None = None):
+                 probe: int | None = None, encoder: str | None = None, rerank: bool = False,
+                 warn: Callable[[str], None] | None = None):
         # a local HTML directory, a published site's URL, or an index already open
         self.index = path if isinstance(path, IndexReader) else open_index(path)
         settings = self.index.manifest.get("settings", {})
@@ -235,6 +243,21 @@ class Searcher:
             raise ValueError(f"[sphinx-rag] encoder must be one of {ENCODERS}, got {self.encoder!r}")
         self._embedder = None
         self._model_words: set[str] | None = None
+        #: the cross-encoder stage (cross_encoder.py) after the fusion: what a reader gets once
+        #: the browser has the model; off by default, so that ``ranking`` is the fused one the
+        #: parity fixtures pin (the CLI, MCP and ``evaluate``'s -rerank methods turn it on)
+        self.reranking = rerank
+        self._cross = None
+        self.warn = warn or _say
+
+    @property
+    def cross_encoder(self):
+        """The site's reranker (None: off, not shipped, or unusable: said once through ``warn``)."""
+        if not self.reranking or self.fusion != "rrf":
+            return None
+        if self._cross is None:
+            self._cross = load_reranker(self.index, self.warn) or False
+        return self._cross or None
 
     @property
     def manifest(self) -> dict:
@@ -342,6 +365,10 @@ class Searcher:
             return {i: float(s[i]) for i in top_k(s, CANDIDATES)}, weak, dense
         fused = rrf_fuse([keyword, top_k(dense, CANDIDATES)], self.rrf_k, weights, [1.0, DENSE_VOTE[self.encoder]])
         reranked = rerank(query, fused, lambda i: self.index.chunk(i)["kind"], weights, self.rrf_k)
+        cross = self.cross_encoder
+        if cross is not None:
+            reranked = rerank_scores(reranked, lambda top: cross.logits(query, [self.index.chunk(i)["text"] for i in top]),
+                                     cross.info)
         return pin_decisive(reranked, decisive_hits(query, expansions)), weak, dense
 
     def scores(self, query: str, vector: np.ndarray | None = None) -> dict[int, float]:

@@ -49,7 +49,11 @@ KS = (1, 5, 10)
 #: the fixed-size baseline (750 characters each), about what a small LLM context holds.
 AC_BUDGET = 7500
 FIXED_PREFIX = "fixed-"
+#: A sphinx-rag method with the cross-encoder stage after its fusion (``search/cross_encoder.py``):
+#: what a reader gets once the browser has the model (``rrf-model-rerank``).
+RERANK_SUFFIX = "-rerank"
 METHODS = (FUSIONS + tuple(f"{f}-{e}" for f in FUSIONS if f != "bm25" for e in ENCODERS)
+           + ("rrf" + RERANK_SUFFIX,) + tuple(f"rrf-{e}{RERANK_SUFFIX}" for e in ENCODERS)
            + tuple(FIXED_PREFIX + f for f in FUSIONS))
 HIT_KEYS = [f"recall@{k}" for k in KS] + ["mrr@10"]
 AC_KEYS = ["ac-mrr@10", "ac-recall@10"]
@@ -164,9 +168,11 @@ def default_methods(html_dir: Path) -> list[str]:
     if not index.has_vectors:
         return ["bm25", "fixed-bm25"]
     fixed = ["fixed-bm25", "fixed-rrf"] if index.model_dir is not None else ["fixed-bm25"]
+    reranked = index.manifest.get("reranker_files") is not None
     if index.has_encoder and index.model_dir is not None:
-        return ["bm25", "dense-static", "dense-model", "rrf-static", "rrf-model", *fixed]
-    return ["bm25", "dense", "rrf", *fixed]
+        return ["bm25", "dense-static", "dense-model", "rrf-static", "rrf-model",
+                *(["rrf-model" + RERANK_SUFFIX] if reranked else []), *fixed]
+    return ["bm25", "dense", "rrf", *(["rrf" + RERANK_SUFFIX] if reranked else []), *fixed]
 
 
 # -- methods: a name -> a function from a query to its ranked passages ------------------
@@ -184,9 +190,18 @@ def _method_runner(html_dir: Path, method: str, shared: dict,
         return (lambda q: fixed.search(q, fusion, k=10)), (lambda rel: _for_plain_text(rel, fixed.page_texts))
     if method not in METHODS:
         raise ValueError(f"[sphinx-rag] unknown evaluation method {method!r}: use one of {', '.join(METHODS)}")
-    fusion, _, encoder = method.partition("-")
-    searcher = Searcher(html_dir, fusion=fusion, encoder=encoder or None)
+    rerank = method.endswith(RERANK_SUFFIX)
+    fusion, _, encoder = method.removesuffix(RERANK_SUFFIX).partition("-")
+    searcher = Searcher(html_dir, fusion=fusion, encoder=encoder or None, rerank=rerank, warn=_refuse)
+    if rerank and searcher.cross_encoder is None:
+        raise ValueError(f"[sphinx-rag] {html_dir} ships no reranker (built with sphinx_rag_rerank = False, or by an "
+                         f"older sphinx-rag): {method} would be {method.removesuffix(RERANK_SUFFIX)}; rebuild the docs")
     return (lambda q: searcher.search(q, k=10, budget=budget)), (lambda rel: rel)
+
+
+def _refuse(message: str):
+    """A reranker that cannot be used stops an evaluation (its numbers would be the fused order's)."""
+    raise ValueError(message)
 
 
 def _for_plain_text(relevant: list[dict], page_texts: dict) -> list[dict]:

@@ -49,7 +49,7 @@ QUERY = "imputer strategy"  # two words keyword search matches: no model wanted
 IDENTIFIER = "SimpleImputer"
 ASKED = "How do I fill in missing values with the median?"  # a question: the model is wanted
 SMALL_QUESTION = "How do I choose a baseline strategy?"
-MODEL_FILES = re.compile(r"/index/model-[0-9a-f]+/|/ort-wasm")
+MODEL_FILES = re.compile(r"/index/(?:model|reranker)-[0-9a-f]+/|/ort-wasm")  # the reranker comes with the model
 STORAGE_KEY = "sphinx-rag-model:/"  # js/src/ui/model_policy.js ModelChoiceStore, the site root "/"
 AFTER_ANSWER_MS = 3000  # the worker starts the model within a second of an answer ("always": of the first)
 HELD = "Semantic model not downloaded ({why}): quick semantic results from the site's encoder. Change in settings."
@@ -68,8 +68,11 @@ def megabytes(n: int) -> str:
 
 def download_size(html: Path) -> str:
     """What the status line says the model weighs (js/src/worker/tier_status.js downloadSize)."""
-    files = manifest_of(html)["model_files"]["files"]
+    manifest = manifest_of(html)
+    files = manifest["model_files"]["files"]
     model = sum(files[n]["bytes"] for n in ("model.onnx", "vocab.txt", "model_info.json"))
+    reranker = (manifest.get("reranker_files") or {}).get("files", {})  # downloaded after the model
+    model += sum(reranker[n]["bytes"] for n in ("reranker.onnx", "reranker_info.json") if n in reranker)
     runtime = sum(p.stat().st_size for p in CLIENT_DIR.glob("ort-wasm*"))
     return f"{megabytes(model)} + {megabytes(runtime)} runtime"
 
@@ -100,7 +103,7 @@ class Bytes:
         return len(self.seen)
 
     def of(self, kind: str, since: int = 0) -> int:
-        """Bytes of `kind` since mark `since`: "model" (index/model-*/), "runtime" (ort-wasm*), "index"
+        """Bytes of `kind` since mark `since`: "model" (index/model-*/, index/reranker-*/), "runtime" (ort-wasm*), "index"
         (every other index file), "code" (searchbar.js/.css, worker.js), "page" (everything else)."""
         return sum(size for _, path, status, size in self.seen[since:] if status == 200 and kind_of(path) == kind)
 
@@ -110,7 +113,7 @@ class Bytes:
 
 
 def kind_of(path: str) -> str:
-    if "/_static/sphinx_rag/index/model-" in path:
+    if "/_static/sphinx_rag/index/model-" in path or "/_static/sphinx_rag/index/reranker-" in path:
         return "model"
     if "/_static/sphinx_rag/ort-wasm" in path:
         return "runtime"

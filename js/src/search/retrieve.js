@@ -16,6 +16,7 @@ import { OBJECT_RANKS, expand } from "./expand.js";
 import { IndexReader } from "./index.js";
 import { fold, identifierTokens, splitWords, tokenize } from "./lexical.js";
 import { asksForObject, rerank, rerankCandidates } from "./rerank.js";
+import { rerankScores } from "./cross_encoder.js";
 
 export const CANDIDATES = 100; // depth of each ranking before fusion
 export const FUSIONS = ["rrf", "bm25", "dense"];
@@ -385,8 +386,10 @@ export class Searcher {
    * @param {ArrayLike<number> | null} vector  the query embedding (unused for "bm25")
    * @param {string} [fusion]  defaults to this.fusion
    * @param {"model" | "static"} [encoder]  which encoder made the vector (its DENSE_VOTE)
-   * @returns {Promise<{scored: Map<number, number>, weak: boolean, dense?: import("./bm25.js").Candidates | null}>}
-   *   dense: the probed chunks' scores (null: keywords alone)
+   * @returns {Promise<{scored: Map<number, number>, weak: boolean, dense?: import("./bm25.js").Candidates | null,
+   *   fused?: Map<number, number>, decisive?: Set<number>}>}
+   *   dense: the probed chunks' scores (null: keywords alone); fused, decisive (rrf only): the
+   *   scores before the decisive names are pinned, and those names (rerankedScores reads them)
    */
   async ranking(query, vector, fusion = this.fusion, encoder = "model") {
     await this.index.directory();
@@ -419,7 +422,27 @@ export class Searcher {
     // the reranking stage (rerank.js) reads the kinds of the top candidates: their text shards first, in parallel
     if (asksForObject(query)) await this.index.prefetchChunks(rerankCandidates(fused));
     const reranked = await rerank(query, fused, async (i) => (await this.index.chunk(i)).kind, weights, this.rrfK);
-    return { scored: pinDecisive(reranked, decisiveHits(query, expansions)), weak, dense };
+    const decisive = decisiveHits(query, expansions);
+    return { scored: pinDecisive(reranked, decisive), weak, dense, fused: reranked, decisive };
+  }
+
+  /**
+   * The cross-encoder stage after `ranking` (Python's Searcher with rerank=True): the fused
+   * top candidates reordered by the reranker (cross_encoder.js), then the decisive names
+   * pinned as `ranking` pins them. `ranking` must be an rrf ranking (it has `fused`).
+   * @param {string} query  as `ranking` was given it
+   * @param {{fused?: Map<number, number>, decisive?: Set<number>, scored: Map<number, number>}} ranked
+   * @param {import("./cross_encoder.js").CrossEncoder} crossEncoder
+   * @returns {Promise<Map<number, number>>}
+   */
+  async rerankedScores(query, ranked, crossEncoder) {
+    if (!ranked.fused || !ranked.decisive) return ranked.scored; // not fused: nothing to reorder
+    const logitsOf = async (/** @type {number[]} */ top) => {
+      await this.index.prefetchChunks(top);
+      const texts = await Promise.all(top.map(async (i) => (await this.index.chunk(i)).text));
+      return crossEncoder.logits(query, texts);
+    };
+    return pinDecisive(await rerankScores(ranked.fused, logitsOf, crossEncoder.info), ranked.decisive);
   }
 
   /**
@@ -456,10 +479,12 @@ export class Searcher {
    * @param {string} [fusion]
    * @param {"model" | "static"} [encoder]  which encoder made the vector (its DENSE_VOTE)
    * @param {number | null} [budget]  characters the passages may take together (expand.js)
-   * @returns {Promise<{results: Result[], weak: boolean}>}
+   * @returns {Promise<{results: Result[], weak: boolean, ranked: Awaited<ReturnType<Searcher["ranking"]>>}>}
+   *   ranked: the ranking the results come from (rerankedScores reorders it)
    */
   async searchWithMatch(query, vector, k = 10, fusion = this.fusion, encoder = "model", budget = null) {
-    const { scored, weak, dense } = await this.ranking(query, vector, fusion, encoder);
+    const ranked = await this.ranking(query, vector, fusion, encoder);
+    const { scored, weak, dense } = ranked;
     const results = await this.passages(scored, k, budget);
     /** @type {Map<number, number> | null} */
     const cosine = dense ? new Map() : null;
@@ -468,7 +493,7 @@ export class Searcher {
       for (let r = 0; r < dense.ids.length; r++) if (hits.has(dense.ids[r])) cosine.set(dense.ids[r], dense.scores[r]);
     }
     for (const r of results) r.similarity = cosine ? cosine.get(r.index) ?? 0 : null;
-    return { results, weak };
+    return { results, weak, ranked };
   }
 
   /**

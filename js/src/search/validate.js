@@ -65,6 +65,8 @@ const NAMES = {
 };
 const MODEL_DIR = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 const MODEL_FILES = ["model.onnx", "vocab.txt", "model_info.json"];
+/** What cross_encoder.js reads of the reranker (the manifest lists its tokenizer.json too). */
+const RERANKER_FILES = ["reranker.onnx", "vocab.txt", "reranker_info.json"];
 
 /**
  * Throw unless `value` passes `ok`.
@@ -108,14 +110,15 @@ export function checkManifest(m) {
     need(f, isObject(m.encoder) && typeof m.encoder.file === "string" && NAMES.encoder.test(m.encoder.file),
       "encoder must name an encoder-<hash>.bin shard");
   }
-  if (m.model_files != null) {
-    const entry = m.model_files;
+  for (const [key, names] of /** @type {[string, string[]][]} */ ([["model_files", MODEL_FILES], ["reranker_files", RERANKER_FILES]])) {
+    if (m[key] == null) continue;
+    const entry = m[key];
     need(f, isObject(entry) && typeof entry.dir === "string" && MODEL_DIR.test(entry.dir) && !/^\.+$/.test(entry.dir)
-      && isObject(entry.files), "model_files must name a directory and its files");
-    need(f, MODEL_FILES.every((name) => isObject(entry.files[name])), `model_files must list ${MODEL_FILES.join(", ")}`);
+      && isObject(entry.files), `${key} must name a directory and its files`);
+    need(f, names.every((name) => isObject(entry.files[name])), `${key} must list ${names.join(", ")}`);
     for (const [name, meta] of Object.entries(entry.files)) {
       need(f, isObject(meta) && intIn(meta.bytes, 0, MAX_MODEL_FILE) && typeof meta.sha256 === "string"
-        && /^[0-9a-f]{64}$/.test(meta.sha256), `model_files.files[${JSON.stringify(name).slice(0, 40)}] needs bytes and sha256`);
+        && /^[0-9a-f]{64}$/.test(meta.sha256), `${key}.files[${JSON.stringify(name).slice(0, 40)}] needs bytes and sha256`);
     }
   }
   need(f, m.model == null || isObject(m.model), "model must be an object");

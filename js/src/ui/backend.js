@@ -28,9 +28,11 @@ import { ScriptSource } from "./script_source.js";
  *            source?: string}} Result  source: the federated site it comes from (url absolute)
  * @typedef {{mode: "loading" | "keyword" | "static" | "hybrid" | "error", message: string}} Status
  * @typedef {(status: Status) => void} StatusHandler
- * @typedef {(id: number, mode: string, results: Result[], weak?: boolean, partial?: boolean, pending?: boolean) => void} ResultsHandler
+ * @typedef {(id: number, mode: string, results: Result[], weak?: boolean, partial?: boolean, pending?: boolean,
+ *            reranked?: boolean) => void} ResultsHandler
  *   partial: the keyword results of a typed query, its semantic results follow (worker.js);
- *   pending: a tier still loading will answer again (worker.js)
+ *   pending: a tier still loading will answer again (worker.js); reranked: the same query's
+ *   hybrid results reordered by the reranker, after its fused ones (worker.js rerankLatest)
  * @typedef {(settings: Record<string, any>) => void} SettingsHandler
  * @typedef {import("../worker/federation.js").SiteStatus} SourceStatus
  * @typedef {(sources: SourceStatus[]) => void} SourcesHandler
@@ -176,7 +178,9 @@ export class WorkerBackend {
       this.heard = true;
       const msg = e.data;
       if (msg.type === "status") onStatus({ mode: msg.mode, message: msg.message });
-      else if (msg.type === "results") onResults(msg.id, msg.mode, msg.results, msg.weak, Boolean(msg.partial), Boolean(msg.pending));
+      else if (msg.type === "results") {
+        onResults(msg.id, msg.mode, msg.results, msg.weak, Boolean(msg.partial), Boolean(msg.pending), Boolean(msg.reranked));
+      }
       else if (msg.type === "settings") this.options.onSettings?.(msg.settings ?? {});
       else if (msg.type === "sources") this.options.onSources?.(msg.sources ?? []);
       else if (msg.type === "tiers") this.options.onTiers?.({ encoder: Boolean(msg.encoder), model: msg.model ?? null });

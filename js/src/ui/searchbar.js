@@ -122,6 +122,12 @@ export class SearchDialog {
     /** The listbox's entries in visual order (option i opens entries[i]). @type {import("./results.js").Entry[]} */
     this.entries = [];
     this.active = -1;
+    /** The reader moved in the results with the keyboard (a reranked order is not swapped in then). */
+    this.navigated = false;
+    /** The pointer is over the results. */
+    this.pointerInList = false;
+    /** A reranked order waiting for the pointer to leave the list. @type {{id: number, mode: string, results: Result[], weak: boolean} | null} */
+    this.heldRerank = null;
     this.mode = "idle";
     this.closing = false;
     /** Hooks for later integrations (e.g. "Ask"): called with (query, results, mode), not for partial results. */
@@ -256,6 +262,13 @@ export class SearchDialog {
     this.dialog.addEventListener("click", (e) => {
       if (e.target === this.dialog) this.close(); // click on the backdrop
     });
+    // the reranked order waits while the reader is in the list (showReranked)
+    this.listbox.addEventListener("pointerenter", () => { this.pointerInList = true; });
+    this.listbox.addEventListener("pointerleave", () => {
+      this.pointerInList = false;
+      const held = this.heldRerank;
+      if (held) this.showReranked(held.id, held.mode, held.results, held.weak);
+    });
     this.listbox.addEventListener("mousemove", (e) => {
       const li = /** @type {HTMLElement} */ (e.target).closest?.("[role=option]");
       if (li) this.setActive(Number(li.getAttribute("data-index")), false);
@@ -283,8 +296,10 @@ export class SearchDialog {
     const onStatus = (/** @type {Status} */ s) => this.setStatus(s);
     const onResults = (/** @type {number} */ id, /** @type {string} */ mode, /** @type {Result[]} */ results,
       /** @type {boolean | undefined} */ weak, /** @type {boolean | undefined} */ partial,
-      /** @type {boolean | undefined} */ pending) =>
-      this.showResults(id, mode, results, Boolean(weak), Boolean(partial), Boolean(pending));
+      /** @type {boolean | undefined} */ pending, /** @type {boolean | undefined} */ reranked) => {
+      if (reranked) this.showReranked(id, mode, results, Boolean(weak));
+      else this.showResults(id, mode, results, Boolean(weak), Boolean(partial), Boolean(pending));
+    };
     const onSettings = (/** @type {Record<string, any>} */ settings) => {
       this.ask.setSiteSettings(settings);
       this.suggested = suggestedQuestions(settings.suggestions);
@@ -427,6 +442,9 @@ export class SearchDialog {
     const query = this.queries.get(id);
     if (id < this.shownId || query === undefined) return;
     this.shownId = id;
+    this.navigated = false; // new results: the reader has not moved in them yet
+    this.heldRerank = null;
+    this.listbox.removeAttribute("data-reranked");
     for (const older of this.queries.keys()) if (older < id) this.queries.delete(older);
     this.results = results;
     this.query = query;
@@ -441,6 +459,28 @@ export class SearchDialog {
     this.listbox.setAttribute("data-mode", mode);
     this.listbox.setAttribute("data-query", query); // what these results answer
     if (!partial) for (const listener of this.resultListeners) listener(query, results, mode);
+  }
+
+  /**
+   * The results on screen reordered by the reranker (worker.js rerankLatest): swapped in at
+   * once unless the reader is in the list (the pointer over it, keyboard moves in it, focus
+   * on one of its links), so that nothing moves under them; then held until the pointer
+   * leaves it, and dropped once they have moved with the keyboard or a newer query answers.
+   * @param {number} id
+   * @param {string} mode
+   * @param {Result[]} results
+   * @param {boolean} weak
+   */
+  showReranked(id, mode, results, weak) {
+    if (id !== this.shownId || this.queries.get(id) === undefined || this.navigated) return;
+    const inList = this.pointerInList || this.listbox.contains(document.activeElement);
+    if (inList) {
+      this.heldRerank = { id, mode, results, weak };
+      return;
+    }
+    this.heldRerank = null;
+    this.showResults(id, mode, results, weak);
+    this.listbox.setAttribute("data-reranked", "");
   }
 
   /**
@@ -571,9 +611,11 @@ export class SearchDialog {
       e.preventDefault();
       if (!n) return;
       const step = e.key === "ArrowDown" ? 1 : -1;
+      this.navigated = true; // the reranked order, if it comes, would move the list under them
       this.setActive((this.active + step + n) % n, true);
     } else if ((e.key === "PageDown" || e.key === "PageUp") && n) {
       e.preventDefault();
+      this.navigated = true;
       this.setActive(this.groupStart(e.key === "PageDown" ? 1 : -1), true);
     } else if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
       e.preventDefault();

@@ -376,27 +376,56 @@ export class HttpSource {
    * @returns {Promise<{model: Uint8Array, vocab: string, info: any} | null>}
    */
   async model(signal = undefined) {
-    const entry = (await this.manifest()).model_files;
+    const files = await this.modelFiles("model_files", ["model.onnx", "vocab.txt", "model_info.json"], signal);
+    return files && { model: files["model.onnx"], vocab: files["vocab.txt"], info: files["model_info.json"] };
+  }
+
+  /**
+   * The reranker's files for cross_encoder.js (they come with the model's tier), or null
+   * when the site ships none.
+   * @param {AbortSignal} [signal]  stops the downloads
+   * @returns {Promise<{model: Uint8Array, vocab: string, info: any} | null>}
+   */
+  async reranker(signal = undefined) {
+    const files = await this.modelFiles("reranker_files", ["reranker.onnx", "vocab.txt", "reranker_info.json"], signal);
+    return files && { model: files["reranker.onnx"], vocab: files["vocab.txt"], info: files["reranker_info.json"] };
+  }
+
+  /**
+   * A manifest entry's files (model_files, reranker_files), each checked against its size
+   * and sha256 and cached by its hash: .onnx as bytes, .txt as text, .json parsed.
+   * @param {string} key
+   * @param {string[]} names
+   * @param {AbortSignal} [signal]
+   * @returns {Promise<Record<string, any> | null>}
+   */
+  async modelFiles(key, names, signal = undefined) {
+    const entry = (await this.manifest())[key];
     if (!entry) return null;
     const file = async (/** @type {string} */ name) => {
       const meta = entry.files[name];
-      const key = `sha256/${meta.sha256}`;
-      const hit = await this.cached(key, async (d) => d.byteLength === meta.bytes, meta.bytes);
+      const cacheKey = `sha256/${meta.sha256}`;
+      const hit = await this.cached(cacheKey, async (d) => d.byteLength === meta.bytes, meta.bytes);
       if (hit) return hit;
       const path = `${entry.dir}/${name}`;
       const data = await this.fetchChecked(path, meta.bytes, async (d) => {
         const sha = this.verify ? await sha256Hex(d) : null;
         if (d.byteLength !== meta.bytes || (sha !== null && sha !== meta.sha256)) {
-          throw new ShardError(`${path} does not match manifest.json`);
+          throw new ShardError(`${path} does not match manifest.json (sha256 ${sha ?? "unchecked"}, expected ${meta.sha256})`);
         }
         return d;
-      }, "low", signal); // 23 MB: after the shards of the query being typed
-      this.store(key, data);
+      }, "low", signal); // megabytes: after the shards of the query being typed
+      this.store(cacheKey, data);
       return data;
     };
-    const [model, vocab, info] = await Promise.all([file("model.onnx"), file("vocab.txt"), file("model_info.json")]);
+    const bytes = await Promise.all(names.map(file));
     const text = (/** @type {Uint8Array} */ b) => new TextDecoder().decode(b);
-    return { model, vocab: text(vocab), info: JSON.parse(text(info)) };
+    /** @type {Record<string, any>} */
+    const out = {};
+    names.forEach((name, i) => {
+      out[name] = name.endsWith(".json") ? JSON.parse(text(bytes[i])) : name.endsWith(".txt") ? text(bytes[i]) : bytes[i];
+    });
+    return out;
   }
 
   /**
@@ -409,7 +438,9 @@ export class HttpSource {
     if (!cache) return 0;
     const manifest = await this.manifest();
     const keys = [...names];
-    if (manifest.model_files) keys.push(...Object.values(manifest.model_files.files).map((m) => `sha256/${/** @type {any} */ (m).sha256}`));
+    for (const entry of [manifest.model_files, manifest.reranker_files]) {
+      if (entry) keys.push(...Object.values(entry.files).map((m) => `sha256/${/** @type {any} */ (m).sha256}`));
+    }
     const wanted = new Set(keys.map((k) => this.cacheKey(k)));
     let deleted = 0;
     for (const request of await cache.keys()) {

@@ -16,6 +16,8 @@ export const RUNTIME_BYTES = Number(/** @type {any} */ (globalThis).SPHINX_RAG_R
 
 /** The files worker/loader.js downloads for the model (the manifest also lists tokenizer.json). */
 export const MODEL_DOWNLOAD = ["model.onnx", "vocab.txt", "model_info.json"];
+/** The reranker files cross_encoder.js reads (its vocab.txt is the same bytes as the model's: one cache entry). */
+export const RERANKER_DOWNLOAD = ["reranker.onnx", "reranker_info.json"];
 
 /**
  * @typedef {"none" | "loading" | "ready" | "failed"} EncoderState
@@ -55,6 +57,15 @@ export function downloadSize(modelBytes, runtimeBytes = RUNTIME_BYTES) {
 export function modelBytes(entry) {
   if (!entry) return 0;
   return MODEL_DOWNLOAD.reduce((sum, name) => sum + (entry.files[name]?.bytes ?? 0), 0);
+}
+
+/**
+ * The reranker's bytes a reader downloads after the model (manifest reranker_files; 0: none).
+ * @param {{files: Record<string, {bytes: number}>} | null | undefined} entry
+ */
+export function rerankerBytes(entry) {
+  if (!entry) return 0;
+  return RERANKER_DOWNLOAD.reduce((sum, name) => sum + (entry.files[name]?.bytes ?? 0), 0);
 }
 
 /**

@@ -8,7 +8,8 @@
  *                   {type: "search", id, query, k, typing}
  *                   {type: "passages", id, queries, k, budget}   Ask's context: each query ranked
  *                     in the current tier as the search box ranks it (retrieve.js `ranking`: the
- *                     reranker and the decisive hits included), the rankings fused
+ *                     which-question vote and the decisive hits included; with the model, the
+ *                     cross-encoder once loaded: rerankedScores), the rankings fused
  *                     (llm/multi_query.js), the passages sized to `budget` characters; this
  *                     site's only (the federated sites are not asked), and the search box's
  *                     latest query is left as it is
@@ -25,7 +26,7 @@
  *                   {type: "sources", sources: [{name, url, enabled, state, message}]}   the federated
  *                    sites (federation.js), when one's state changes
  *                   {type: "results", id, mode, results: [{rank, score, url, title, kind, text, display, id,
- *                    source?}], weak, timings: {embed_ms, retrieve_ms}, partial?, pending?}
+ *                    source?}], weak, timings: {embed_ms, retrieve_ms}, partial?, pending?, reranked?}
  *                   {type: "passages", id, results, mode} or {type: "passages", id, error}
  *   source: the federated site a result comes from (its url absolute); none: this site. With
  *   federated sites on, a query's results are posted merged (merge.js), and again as late
@@ -39,6 +40,10 @@
  *   encoder when that one knows none of the query's words (it has no vector for them: the
  *   nearest chunks that `sphinx-rag search` lists come with the model) and the model is on
  *   its way (or this query starts it)
+ *   reranked: the same query's hybrid results reordered by the reranker (cross_encoder.js),
+ *   posted after its fused ones (this site's alone; a typed query once it has settled); the
+ *   dialog swaps them in unless the reader is in the list (timings: {rerank_ms, reranker_load_ms,
+ *   posted_at})
  *   timings: performance.now() milliseconds inside the worker, for benchmarks/bench_browser.py;
  *   posted_at: the answer's Date.now() as it leaves the worker (before the model may start)
  *   (the page ignores them): embed_ms = spelling correction + WordPiece + onnxruntime + pooling
@@ -56,7 +61,9 @@
  *    without an encoder) has answered that query, a typed query once it has settled; with
  *    "always" after the first answer. It takes over from the static encoder for every later
  *    query, and answers the latest query again. The reader can start it at once ("always")
- *    or stop and drop it ("never").
+ *    or stop and drop it ("never"). The reranker (cross_encoder.js, about 8 MB) downloads
+ *    after the model, when the site ships one; from then on each hybrid answer is followed
+ *    by its reordered version (rerankLatest).
  * A site has tier 2, tier 3 or both (sphinx_rag_query_encoder); the status line says which
  * answers, and what the model weighs or why it is not downloaded (tier_status.js).
  *
@@ -78,6 +85,7 @@
  */
 
 import * as ort from "onnxruntime-web/wasm";
+import { CrossEncoder } from "../search/cross_encoder.js";
 import { Embedder } from "../search/embed.js";
 import { IndexReader } from "../search/index.js";
 import { Searcher, clipQuery, correctSpelling, frugalProbe, modelWords } from "../search/retrieve.js";
@@ -87,7 +95,7 @@ import { Federation } from "./federation.js";
 import { HttpSource } from "./loader.js";
 import { wellFormed } from "../ui/well_formed.js";
 import { FRUGAL_SETTLE, RHYTHM_KEYS, SETTLE, settleDelay } from "./settle.js";
-import { downloadSize, modelBytes, tierStatus } from "./tier_status.js";
+import { downloadSize, modelBytes, rerankerBytes, tierStatus } from "./tier_status.js";
 import { wantsModel } from "../ui/model_policy.js";
 
 /**
@@ -106,6 +114,16 @@ let searcher = null;
 let embedder = null;
 /** @type {StaticEncoder | null} */
 let encoder = null;
+/** @type {CrossEncoder | null} the reranker (cross_encoder.js): loaded once the model is */
+let crossEncoder = null;
+/** Milliseconds the reranker took to arrive and start (its files and session), for benchmarks. */
+let rerankerLoadMs = 0;
+/**
+ * The hybrid answer the reranker reorders next (the latest query's, this site's alone):
+ * posted again as {type: "results", ..., reranked: true} once reordered.
+ * @type {{request: Request, ranked: any, weak: boolean} | null}
+ */
+let toRerank = null;
 /** @type {Federation | null} the other sites searched with this one */
 let federation = null;
 /** @type {Record<string, boolean>} the reader's choice of sites, until the federation is read */
@@ -289,7 +307,9 @@ async function passagesFor(msg) {
     for (const query of queries) {
       const { vector, encoderName } = await queryVector(query, m);
       const fusion = !vector || !s.index.hasVectors || s.fusion === "bm25" ? "bm25" : s.fusion;
-      rankings.push((await s.ranking(query, fusion === "bm25" ? null : vector, fusion, encoderName)).scored);
+      const ranked = await s.ranking(query, fusion === "bm25" ? null : vector, fusion, encoderName);
+      // the model's tier with the reranker: the order the search box shows once reranked
+      rankings.push(crossEncoder && m === "hybrid" && ranked.fused ? await s.rerankedScores(query, ranked, crossEncoder) : ranked.scored);
     }
     const scored = rankings.length === 1 ? rankings[0] : fuseRankings(rankings);
     const results = rankings.length ? await s.passages(scored, Number(msg.k) || 8, budget) : [];
@@ -318,7 +338,10 @@ async function pump() {
     return;
   }
   if (!latest) return;
-  if (answered && answered.request === latest && answered.mode === mode) return;
+  if (answered && answered.request === latest && answered.mode === mode) {
+    if (toRerank && toRerank.request === latest && crossEncoder) rerankLatest();
+    return;
+  }
   busy = true;
   const request = latest;
   current = request;
@@ -350,6 +373,8 @@ async function pump() {
     const modelComing = tiers.model === "waiting" || tiers.model === "downloading" || wanted;
     const pending = m === "keyword" ? tiers.encoder === "loading" || modelComing : m === "static" && unread && modelComing;
     answered = { request, mode: m };
+    // the reranker reorders the model tier's answer of this site alone (a merged federated list stays)
+    toRerank = m === "hybrid" && !others && answer.ranked?.fused ? { request, ranked: answer.ranked, weak } : null;
     const post = (/** @type {{results: any[], weak: boolean}} */ a) => worker.postMessage({
       type: "results",
       id: request.id,
@@ -379,6 +404,64 @@ async function pump() {
     busy = false;
     current = null;
     queueMicrotask(pump); // a newer request, or a mode change, may be waiting
+  }
+}
+
+/**
+ * The latest query's hybrid answer reordered by the reranker (cross_encoder.js) and posted
+ * again ({reranked: true}; the dialog swaps it in unless the reader is in the list). A typed
+ * query waits until it has settled (a pause mid-word is not a query); a newer query drops it.
+ */
+async function rerankLatest() {
+  const job = toRerank;
+  if (busy || !job || job.request !== latest || !crossEncoder || !searcher) return;
+  const request = job.request;
+  const wait = request.typing ? request.at + request.settle - performance.now() : 0;
+  if (wait > 0) {
+    setTimeout(() => pump(), wait);
+    return;
+  }
+  toRerank = null;
+  busy = true;
+  const s = searcher;
+  try {
+    const start = performance.now();
+    const scored = await s.rerankedScores(request.query, job.ranked, crossEncoder);
+    const passages = await s.passages(scored, request.k);
+    if (latest !== request) return; // a newer query came meanwhile: its answer decides
+    const dense = job.ranked.dense; // each hit's cosine, as the fused answer gave it (merge.js reads it)
+    /** @type {Map<number, number>} */
+    const cosine = new Map();
+    if (dense) for (let r = 0; r < dense.ids.length; r++) cosine.set(dense.ids[r], dense.scores[r]);
+    for (const p of passages) p.similarity = dense ? cosine.get(p.index) ?? 0 : null;
+    const results = plainResults(passages);
+    worker.postMessage({
+      type: "results", id: request.id, mode: "hybrid", results, weak: job.weak, reranked: true, pending: false,
+      timings: { rerank_ms: performance.now() - start, reranker_load_ms: rerankerLoadMs, posted_at: Date.now() },
+    });
+  } catch (err) {
+    console.warn(`sphinx-rag: reranking failed (${describe(err)}): the fused order stays`);
+  } finally {
+    busy = false;
+    queueMicrotask(pump);
+  }
+}
+
+/**
+ * The site's reranker, after its model: its files checked against the manifest (loader.js),
+ * its session made; one console line and the fused order when it cannot be used.
+ * @param {{source: HttpSource}} site
+ */
+async function loadReranker({ source }) {
+  try {
+    const start = performance.now();
+    const files = await source.reranker();
+    if (!files || !embedder) return;
+    crossEncoder = await CrossEncoder.create(ort, files);
+    rerankerLoadMs = performance.now() - start;
+    pump(); // the answer on screen may be reordered now
+  } catch (err) {
+    console.warn(`sphinx-rag: the reranker cannot be used (${describe(err)}): results stay in the fused order`);
   }
 }
 
@@ -459,6 +542,7 @@ async function loadModel({ source, index, ortBase, threads }) {
   tiers.model = "ready";
   announce();
   pump(); // run the latest query again, now hybrid
+  loadReranker({ source }); // its files after the model's (they come with the model's tier)
 }
 
 /**
@@ -489,6 +573,9 @@ function setPlan(next) {
     embedder = null;
     words = encoder ? modelWords(encoder.vocab) : new Set();
   }
+  crossEncoder?.release().catch(() => {}); // it came with the model, it goes with it
+  crossEncoder = null;
+  toRerank = null;
   tiers.model = "held";
   tiers.why = plan.why;
   if (loaded) {
@@ -537,7 +624,8 @@ async function init({ base, ortBase, threads = 1, model, frugal: saving = false,
   tiers.encoder = withEncoder ? "loading" : "none";
   tiers.model = withModel ? (plan.load ? (plan.onDemand ? "ondemand" : "waiting") : "held") : null;
   tiers.why = plan.why;
-  tiers.modelBytes = withModel ? modelBytes(index.manifest.model_files) : 0;
+  // what a reader who needs meaning downloads: the model, and the reranker that follows it
+  tiers.modelBytes = withModel ? modelBytes(index.manifest.model_files) + rerankerBytes(index.manifest.reranker_files) : 0;
   worker.postMessage({
     type: "tiers",
     encoder: withEncoder,
