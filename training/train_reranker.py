@@ -232,7 +232,7 @@ def load_model(path: str | Path):
     return model.eval()
 
 
-def train(args, mode: str):
+def train(args, mode: str) -> dict:
     from transformers import BertForSequenceClassification, get_linear_schedule_with_warmup
 
     torch.manual_seed(args.seed)
@@ -256,7 +256,11 @@ def train(args, mode: str):
         t_enc = Encoder(tok, RerankerInfo(t_info["max_query_tokens"], t_info["max_tokens"], args.depth, 0.0))
     model.train()
     params = [p for p in model.parameters() if p.requires_grad]
-    opt = torch.optim.AdamW(params, lr=args.lr, weight_decay=0.01)
+    head = [p for n, p in model.named_parameters() if p.requires_grad and n.startswith("classifier")]
+    body = [p for n, p in model.named_parameters() if p.requires_grad and not n.startswith("classifier")]
+    # the head starts from nothing (the teacher's) or from the teacher (the student): it learns faster
+    opt = torch.optim.AdamW([{"params": body, "lr": args.lr},
+                             {"params": head, "lr": args.lr * (20 if mode == "teacher" else 1)}], weight_decay=0.01)
     steps = args.steps
     sched = get_linear_schedule_with_warmup(opt, int(0.05 * steps), steps)
     out = Path(args.out)
@@ -277,6 +281,7 @@ def train(args, mode: str):
     started = time.time()
     ce = nn.CrossEntropyLoss()
     step, seen = 0, 0
+    losses: list[float] = []
     order = list(range(len(train_rows)))
     while step < steps and time.time() - started < args.hours * 3600:
         rng.shuffle(order)
@@ -297,6 +302,7 @@ def train(args, mode: str):
                                           nn.functional.softmax(t_logits / args.temperature, -1),
                                           reduction="batchmean") * args.temperature ** 2
                 loss = args.label_weight * loss + (1 - args.label_weight) * kl
+            losses.append(float(loss.item()))
             loss.backward()
             torch.nn.utils.clip_grad_norm_(params, 1.0)
             opt.step()
@@ -321,9 +327,11 @@ def train(args, mode: str):
                         "args": {k: str(v) for k, v in vars(args).items()}}, indent=1))
                     say(f"  kept (best MRR@10 {best:.3f} at rank_weight {metrics['best_weight']})")
     say(f"done: {step} steps, {seen} questions, {time.time() - started:.0f} s")
+    return {"steps": step, "losses": losses, "best_mrr": best, "seconds": time.time() - started}
 
 
-def main(argv=None) -> int:
+def arguments(argv=None) -> argparse.Namespace:
+    """The command line (also how tests/test_training.py sets a run up)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("mode", choices=("teacher", "student", "evaluate"))
     parser.add_argument("pairs", type=Path)
@@ -345,7 +353,11 @@ def main(argv=None) -> int:
     parser.add_argument("--val-questions", type=int, default=600)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args(argv)
+    return parser.parse_args(argv)
+
+
+def main(argv=None) -> int:
+    args = arguments(argv)
     if args.mode == "evaluate":
         torch.set_num_threads(args.threads)
         model = load_model(args.out)

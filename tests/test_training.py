@@ -1,0 +1,95 @@
+"""The reranker's training scripts (training/) on a tiny corpus: questions from a real build's
+chunks, hard negatives from sphinx-rag's own ranking, a few steps of the teacher and of the
+student (the loss falls), the export (onnxruntime gives torch's scores) and its scores
+(deterministic). Training never runs in CI beyond these few steps: the shipped reranker was
+trained once (training/README.md) and is pinned."""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "training"))
+
+torch = pytest.importorskip("torch", reason="the training scripts need torch (pip install torch==2.13.0)")
+
+import make_pairs  # noqa: E402
+import questions  # noqa: E402
+import train_reranker  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+
+def test_summaries_become_questions_in_readers_words():
+    assert questions.verb_phrase("Compute the mean of an array along an axis.") == (
+        "compute the mean of an array along an axis", "computes the mean of an array along an axis")
+    assert questions.verb_phrase("Classifier implementing the k-nearest neighbors vote.") == (
+        "implement the k-nearest neighbors vote", "implements the k-nearest neighbors vote")
+    assert questions.verb_phrase("Core class which manages registration of plugins.") == (
+        "manage registration of plugins", "manages registration of plugins")
+    assert questions.noun_phrase("A dictionary of settings.") == "dictionary of settings"
+    record = {"kind": "api", "url": "api.html#pkg.mean", "headings": ["pkg.mean"],
+              "text": "mean (function in pkg)\nCompute the arithmetic mean along an axis.\nmean takes the parameters a, axis."}
+    made = questions.questions_for_site([record], "pkg", random.Random(0))
+    texts = {q.source: q.text for q in made}
+    assert texts["card-which"] == "Which function computes the arithmetic mean along an axis?"
+    assert texts["card-howto"].lower().rstrip("?").endswith("compute the arithmetic mean along an axis")
+    assert all(q.positive == 0 and q.scope == "url" for q in made)
+    assert questions.paraphrase("How do I compute the mean?", random.Random(1)) != "How do I compute the mean?"
+
+
+@pytest.fixture(scope="module")
+def pairs(tmp_path_factory, rootdir) -> Path:
+    """Questions and hard negatives from tests/roots/test-api built with the model."""
+    from site_helpers import build_site
+
+    src = tmp_path_factory.mktemp("train-src")
+    shutil.copytree(rootdir / "test-api", src, dirs_exist_ok=True)
+    conf = src / "conf.py"
+    conf.write_text(conf.read_text().replace("sphinx_rag_embeddings = False", "sphinx_rag_embeddings = True"))
+    html = build_site(src, tmp_path_factory.mktemp("train") / "html")
+    rows = list(make_pairs.site_pairs(html, "test-api", "train", 40, 10, random.Random(0)))
+    assert len(rows) >= 12, rows
+    for row in rows:
+        assert row["positive"] not in row["negatives"]  # an answer is never its own negative
+    for row in rows[-6:]:
+        row["split"] = "validation"
+    path = tmp_path_factory.mktemp("pairs") / "pairs.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def _run(mode: str, pairs: Path, out: Path, *extra: str) -> dict:
+    args = train_reranker.arguments([mode, str(pairs), str(out), "--max-tokens", "48", "--max-query-tokens", "12",
+                                     "--negatives", "3", "--groups", "2", "--depth", "5", "--val-questions", "6",
+                                     "--threads", "1", "--lr", "1e-4", *extra])
+    return train_reranker.train(args, mode)
+
+
+def test_teacher_student_export(pairs, tmp_path):
+    teacher = _run("teacher", pairs, tmp_path / "teacher", "--steps", "24", "--eval-every", "24")
+    first, last = sum(teacher["losses"][:4]) / 4, sum(teacher["losses"][-4:]) / 4
+    assert last < first, teacher["losses"]  # it learns (6 questions, 4 passes)
+    saved = json.loads((tmp_path / "teacher" / "training.json").read_text())
+    assert saved["info"]["max_tokens"] == 48 and saved["mode"] == "teacher"
+
+    student = _run("student", pairs, tmp_path / "student", "--teacher", str(tmp_path / "teacher"), "--layers", "0,5",
+                   "--rank", "32", "--steps", "12", "--eval-every", "12")
+    assert student["steps"] == 12 and all(loss == loss for loss in student["losses"])  # no NaN
+
+    import export_reranker
+    from sphinx_rag.search.cross_encoder import CrossEncoder, read_info
+
+    export_reranker.export(tmp_path / "student", tmp_path / "exported", depth=5, rank_weight=None)  # checks ORT vs torch
+    info = read_info(tmp_path / "exported")
+    assert (info.max_tokens, info.depth) == (48, 5)
+    model = CrossEncoder(tmp_path / "exported")
+    texts = ["Baseline (class in apimod)\nPredict with simple rules.", "Filler (class in apimod)\nFills missing values."]
+    first = model.logits("which class fills missing values?", texts)
+    assert (first == model.logits("which class fills missing values?", texts)).all()  # deterministic
