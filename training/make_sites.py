@@ -198,6 +198,8 @@ def main(argv=None) -> int:
         info |= build(args.out_dir / project.name, args.jobs)
         info |= {"split": project.split, "version": project.version, "key": key}
         print(f"  {info['chunks']} chunks in {info['build_seconds']} s", flush=True)
+        # read again: another make_sites may have added sites meanwhile (--only)
+        sites = json.loads(listing.read_text(encoding="utf-8")) if listing.is_file() else {}
         sites[project.name] = info
         listing.write_text(json.dumps(sites, indent=1), encoding="utf-8")
     total = sum(s["chunks"] for s in sites.values())
