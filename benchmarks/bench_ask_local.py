@@ -147,7 +147,8 @@ def model_part(html: Path, gguf: Path, questions: list[str], modes: list[str]) -
                     finally:
                         server.shutdown()
                         server.server_close()
-                    out[mode] = {"cold": cold, "answers": answers, "warm": warm, "warm_answer": warm_answer}
+                    out[mode] = {"cold": cold, "questions": questions, "answers": answers, "warm": warm,
+                                 "warm_answer": warm_answer}
                     report_mode(mode, out[mode])
                 browser.close()
         finally:
@@ -162,7 +163,8 @@ def report_mode(mode: str, data: dict) -> None:
         f"download + check {cold['fetchMs'] / 1000:.2f} s, model start {cold['startMs'] / 1000:.2f} s")
     log(f"{'question':58s} {'state':>6s} {'TTFT s':>7s} {'prompt tok':>10s} {'prompt t/s':>10s} {'gen tok':>8s} "
         f"{'gen t/s':>8s} {'chars':>6s}")
-    for q, a in zip(QUESTIONS + [QUESTIONS[0]], data["answers"] + [data["warm_answer"]]):
+    for q, a in zip(data["questions"] + [f"(second visit) {data['questions'][0]}"],
+                    data["answers"] + [data["warm_answer"]]):
         llama = a["llama"] or {}
         ttft = f"{a['ttft_ms'] / 1000:7.2f}" if a["ttft_ms"] is not None else "    n/a"
         log(f"{q[:58]:58s} {a['state']:>6s} {ttft} {llama.get('prompt_n', 0):10d} "

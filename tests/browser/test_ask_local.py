@@ -146,6 +146,21 @@ def assert_citations_are_links(page, done: bool = True):
         expect(page.locator(NOTE)).to_contain_text("This answer cites")
 
 
+#: Records the download's progress bar as it changes: its max, its first and last value.
+WATCH_PROGRESS = """() => {
+    window.__progress = { max: 0, first: 0, last: 0 };
+    const seen = () => {
+        const bar = document.querySelector("progress.sphinx-rag-download");
+        if (!bar || !bar.value) return;
+        window.__progress.max = bar.max;
+        window.__progress.first ||= bar.value;
+        window.__progress.last = bar.value;
+    };
+    new MutationObserver(seen).observe(document.querySelector("section.sphinx-rag-ask"),
+        { subtree: true, childList: true, attributes: true, characterData: true });
+}"""
+
+
 def cache_keys(page) -> list[str]:
     return page.evaluate("""async () => {
         const cache = await caches.open("sphinx-rag-gguf-v1");
@@ -175,13 +190,12 @@ def test_the_sites_model_asks_downloads_checks_caches_streams_and_stops(context,
     expect(page.locator(ASK)).to_have_attribute("data-backend", "gguf")
     assert model_host.requests == [] and engine_fetches(page.log.requests) == []  # nothing before the yes
 
+    page.evaluate(WATCH_PROGRESS)
     page.locator(YES).click()
-    expect(page.locator("progress.sphinx-rag-download")).to_be_visible()
     wait_state(page, "loading")  # downloaded and checked: the model starts
     assert model_host.requests == ["/smollm2.gguf"]
-    seen = page.evaluate("() => { const p = document.querySelector('progress.sphinx-rag-download'); "
-                         "return p ? [p.value, p.max] : null; }")
-    assert seen is None or seen[1] == SMOLLM2_BYTES  # the bar knew the size (it may be gone already)
+    seen = page.evaluate("window.__progress")
+    assert seen["max"] == SMOLLM2_BYTES and 0 < seen["first"] < SMOLLM2_BYTES and seen["last"] == SMOLLM2_BYTES
     expect(page.locator(ASK)).to_have_attribute("data-state", "streaming", timeout=MODEL_LONG)
     expect(page.locator(ASK)).to_have_attribute("data-state", "done", timeout=MODEL_LONG)
     assert_citations_are_links(page)
