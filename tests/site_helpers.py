@@ -113,6 +113,22 @@ def build_site(src: Path, out: Path, *options: str, fresh: bool = True, env: dic
     return out
 
 
+def without_reranker(html_dir: Path, out: Path) -> Path:
+    """A copy of a built site as ``sphinx_rag_rerank = False`` publishes it: its manifest
+    names no reranker (and its files are gone). Browser tests that compare the model tier's
+    order with Python's fused one search such a copy; tests/browser/test_rerank_e2e.py the
+    site itself."""
+    from sphinx_rag.index.write import amend_manifest
+
+    shutil.copytree(html_dir, out)
+    index = out / ASSET_DIR
+    manifest = manifest_of(out)
+    if manifest.get("reranker_files"):
+        shutil.rmtree(index / manifest["reranker_files"]["dir"])
+    amend_manifest(index, manifest, (index / "manifest.js").is_file(), reranker_files=None)
+    return out
+
+
 def manifest_of(html_dir: Path) -> dict:
     return json.loads((Path(html_dir) / ASSET_DIR / "manifest.json").read_text())
 
@@ -134,6 +150,36 @@ def vectors_of(site: Path | IndexReader) -> tuple[np.ndarray, np.ndarray]:
         cluster = reader.cluster(c)
         vectors[cluster.ids], scales[cluster.ids] = cluster.vectors, cluster.scales
     return vectors, scales
+
+
+def claim_cosines(index: Path, scale: float):
+    """Make a built index (its directory ``index``, changed in place) claim cosines of any
+    size: every vector of every cluster shard gets the scale ``scale`` (1e6 / 127: cosines
+    near a million; ``math.inf``), the shards renamed by their new hashes, the dense
+    directory and manifest.json following (what a hostile site can publish: every hash
+    matches)."""
+    import struct
+
+    from sphinx_rag.search.shards import binary_shard, check_binary_shard, dumps
+
+    index = Path(index)
+    manifest = json.loads((index / "manifest.json").read_text())
+    name = manifest["dense"]["directory"]
+    ddir = json.loads(check_binary_shard(name, (index / name).read_bytes()))
+    for entry in ddir["clusters"]:
+        data = bytearray((index / entry[0]).read_bytes())
+        (count,) = struct.unpack_from("<I", data, 0)
+        data[4 + 4 * count: 4 + 8 * count] = np.full(count, scale, dtype="<f4").tobytes()
+        entry[0] = binary_shard("cluster", bytes(data))
+        (index / entry[0]).unlink(missing_ok=True)  # a copy's files may be hard links: never written in place
+        (index / entry[0]).write_bytes(bytes(data))
+    body = dumps(ddir)
+    manifest["dense"]["directory"] = binary_shard("ddir", body)
+    (index / manifest["dense"]["directory"]).unlink(missing_ok=True)
+    (index / manifest["dense"]["directory"]).write_bytes(body)
+    (index / "manifest.json").unlink(missing_ok=True)
+    (index / "manifest.json").write_text(json.dumps(manifest))
+    (index / "manifest.js").unlink(missing_ok=True)
 
 
 def index_files(html_dir: Path) -> dict[str, bytes]:

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from site_helpers import (CHROMIUM, CorsHandler, StaticServer, build_site, chromium_options, client_missing,
-                          free_port)
+                          free_port, without_reranker)
 
 ROOTS = Path(__file__).resolve().parent.parent / "roots"
 
@@ -91,8 +91,16 @@ def serve():
 
 
 @pytest.fixture(scope="session")
-def site(request) -> Path:
-    """The built demo docs (with embeddings)."""
+def site(request, tmp_path_factory) -> Path:
+    """The built demo docs (with embeddings), without its reranker (as sphinx_rag_rerank =
+    False publishes it): the model tier's order is the fused one, which these tests compare
+    with Python's; test_rerank_e2e.py searches the demo with its reranker (``reranked_site``)."""
+    return without_reranker(request.getfixturevalue("reranked_site"), tmp_path_factory.mktemp("fused-demo") / "html")
+
+
+@pytest.fixture(scope="session")
+def reranked_site(request) -> Path:
+    """The built demo docs as published: the reranker reorders the model tier's results."""
     if client_missing():
         pytest.fail(client_missing())
     override = os.environ.get("SPHINX_RAG_E2E_SITE")
