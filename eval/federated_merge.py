@@ -10,7 +10,10 @@ search`` gives them: passages, the site's weak-match verdict, each hit's cosine)
 writes them; a SITE given as ``SITE=-`` has no questions of its own. ``table`` merges
 each pair of sites, in both orders, with the adopted merge and the alternatives measured,
 and prints Hit@1 / MRR@10 on each side's own questions against that site alone, then the
-same with the second site of each pair taken as searched by keywords alone (no cosines).
+same with the second site of each pair taken as searched by keywords alone (no cosines),
+then with a hostile third site added to each pair (``HOSTILE_HITS`` hits holding none of
+the query's words, each claiming the cosine its scales buy, a million; a good match by its
+own verdict), which should cost the pair's questions nothing.
 """
 
 from __future__ import annotations
@@ -97,10 +100,47 @@ def _interleave(value):
     return merge
 
 
+def _like_merge(value):
+    """Weak sites last, then the best ``value`` among the sites' next hits, ties as merge.py
+    breaks them (title words, key, site name)."""
+    def merge(answers, names, keyword=None):
+        from sphinx_rag.search.merge import _share, match_words
+
+        words = match_words(ANSWER_QUERY[0])
+        heads, out, seen = [0] * len(answers), [], set()
+        while True:
+            live = [n for n in range(len(answers)) if heads[n] < len(answers[n][0])]
+            if not live:
+                return out
+            n = min(live, key=lambda n: (answers[n][1], -value(answers[n][0][heads[n]], n == keyword),
+                                         -_share(words, answers[n][0][heads[n]]["title"]),
+                                         answers[n][0][heads[n]]["key"], names[n]))
+            h = answers[n][0][heads[n]]
+            heads[n] += 1
+            if h["key"] not in seen:
+                seen.add(h["key"])
+                out.append(h)
+    return merge
+
+
 def _coverage(h):
     from sphinx_rag.search.merge import _share, match_words
 
     return _share(match_words(ANSWER_QUERY[0]), h["text"])
+
+
+def _cosine(h, kw):
+    """A hit's cosine as the merge before issue 42 took it (keywords alone: 0.5)."""
+    return 0.5 if kw or h["similarity"] is None else h["similarity"]
+
+
+def _clamped(h, kw):
+    return min(max(_cosine(h, kw), -1.0), 1.0)
+
+
+def _capped(cap):
+    """coverage + cosine, the cosine clamped to [-1, 1] and at most coverage + cap."""
+    return _like_merge(lambda h, kw: _coverage(h) + min(_clamped(h, kw), _coverage(h) + cap))
 
 
 ANSWER_QUERY = [""]  # the query being merged (the merges above read it)
@@ -111,8 +151,17 @@ MERGES = {
     "weak last, then cosine": _interleave(lambda h, kw: 0.0 if kw else h["similarity"] or 0.0),
     "weak last, then coverage + cosine, keywords alone 0 (not adopted)":
         _interleave(lambda h, kw: _coverage(h) + (0.0 if kw else h["similarity"] or 0.0)),
-    "weak last, then coverage + cosine, keywords alone 0.5 (adopted: merge.py)": adopted,
+    "weak last, then coverage + cosine, keywords alone 0.5 (merge.py before issue 42)": _like_merge(
+        lambda h, kw: _coverage(h) + _cosine(h, kw)),
+    "... the cosine clamped to [-1, 1]": _like_merge(lambda h, kw: _coverage(h) + _clamped(h, kw)),
+    "... clamped, then coverage first, the cosine only between equal coverage": _like_merge(
+        lambda h, kw: _coverage(h) * 10 + _clamped(h, kw)),
+    "... clamped, the cosine at most coverage + 0.1": _capped(0.1),
+    "... clamped, the cosine at most coverage + 0.5": _capped(0.5),
+    "... clamped, the cosine at most coverage + 0.75": _capped(0.75),
+    "... clamped, the cosine at most coverage + 0.25 (adopted: merge.py)": adopted,
 }
+HOSTILE_HITS = 6
 
 
 def metrics(ranked_lists):
@@ -121,8 +170,17 @@ def metrics(ranked_lists):
     return hit1, mrr
 
 
-def evaluate(data: dict, keyword_second: bool = False) -> dict:
-    """{merge: [(pair, owner, alone, merged A,B, merged B,A, n)]}."""
+def hostile_answer(n: int) -> tuple[list[dict], bool]:
+    """A site that buys ranks with its scales: hits holding none of the query's words (the
+    hit's text is a word no query holds), each claiming a cosine of a million (the dense
+    tier now clamps it to 1; the merge does too), a good match by its own verdict."""
+    return [{"key": f"https://hostile.invalid/{n}/{j} h:{j}", "rank": j + 1, "text": "zzyzx", "title": "",
+             "similarity": 1e6, "relevant": False} for j in range(HOSTILE_HITS)], False
+
+
+def evaluate(data: dict, keyword_second: bool = False, hostile: bool = False) -> dict:
+    """{merge: [(pair, owner, alone, merged A,B, merged B,A, n)]}; ``hostile``: a third site
+    (``hostile_answer``) listed first."""
     runs, questions = data["runs"], data["questions"]
     out: dict[str, list] = {}
     for a, b in itertools.combinations(data["sites"], 2):
@@ -137,8 +195,12 @@ def evaluate(data: dict, keyword_second: bool = False) -> dict:
                     for i, query in enumerate(questions[owner]):
                         ANSWER_QUERY[0] = query
                         answers = [(runs[s][owner][i]["hits"], runs[s][owner][i]["weak"]) for s in order]
+                        names = [label(s) for s in order]
                         keyword = order.index(b) if keyword_second else None
-                        ranked.append(merge(answers, [label(s) for s in order], keyword)[:K])
+                        if hostile:
+                            answers, names = [hostile_answer(i), *answers], ["hostile", *names]
+                            keyword = None if keyword is None else keyword + 1
+                        ranked.append(merge(answers, names, keyword)[:K])
                     both.append(metrics(ranked))
                 out.setdefault(name, []).append((f"{label(a)} + {label(b)}", label(owner), alone, *both,
                                                  len(questions[owner])))
@@ -147,9 +209,11 @@ def evaluate(data: dict, keyword_second: bool = False) -> dict:
 
 def table(data: dict) -> str:
     lines = []
-    for keyword_second in (False, True):
-        results = evaluate(data, keyword_second)
-        lines += ["", "Second site of each pair searched by keywords alone:" if keyword_second else "All sites semantic:", "",
+    for keyword_second, hostile in ((False, False), (True, False), (False, True)):
+        results = evaluate(data, keyword_second, hostile)
+        title = ("A hostile site added to each pair (listed first):" if hostile
+                 else "Second site of each pair searched by keywords alone:" if keyword_second else "All sites semantic:")
+        lines += ["", title, "",
                   "| merge | alone Hit@1 / MRR | merged A,B Hit@1 / MRR | merged B,A Hit@1 / MRR |", "|---|---|---|---|"]
         for name, rows in results.items():
             w = np.array([r[-1] for r in rows], dtype=float)
@@ -158,7 +222,7 @@ def table(data: dict) -> str:
                 return float(np.average([r[i][j] for r in rows], weights=w))
             lines.append(f"| {name} | {avg(2, 0):.3f} / {avg(2, 1):.3f} | {avg(3, 0):.3f} / {avg(3, 1):.3f} | "
                          f"{avg(4, 0):.3f} / {avg(4, 1):.3f} |")
-        if not keyword_second:
+        if not keyword_second and not hostile:
             lines += ["", "| pair (questions of) | alone Hit@1 / MRR | adopted merge A,B | B,A | before A,B | B,A |",
                       "|---|---|---|---|---|---|"]
             before = {(r[0], r[1]): r for r in results[next(iter(MERGES))]}

@@ -10,6 +10,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import math
 import os
 import re
 import shutil
@@ -20,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from site_helpers import LoggedHandler, QuietHandler, StaticServer
+from site_helpers import LoggedHandler, QuietHandler, StaticServer, claim_cosines
 from sphinx_rag.search.index import ASSET_DIR, IndexDamaged
 from sphinx_rag.agents.docs_tools import DocsError, Library, Site
 from sphinx_rag.federation import check_site
@@ -485,6 +486,118 @@ def test_mcp_search_of_several_sites_survives_a_malformed_one(hostile, demo_html
     assert hostile["display"] in not_searched[0] and INVALID.search(not_searched[0]), text
     assert [u for u in text.splitlines() if u.startswith("URL: ")] == [
         u for u in alone.splitlines() if u.startswith("URL: ")]
+
+
+# -- 2b. a site's claimed cosines (issue 42, item 8) --------------------------------------------
+
+COSINE_QUERY = "strategy of a dummy classifier"  # every word on the demo's DummyClassifier page
+
+
+def _nothing_of_the_query(record, i):
+    """A record whose passage holds none of the query's words (its index still finds it)."""
+    record["text"] = "Nothing to see here, only filler."
+    record["display"] = [["p", record["text"]]]
+    record["headings"] = ["Filler"]
+
+
+@pytest.fixture(scope="module")
+def claimed(demo_html, tmp_path_factory):
+    """name -> URL of a copy of the demo whose passages hold none of the query's words and
+    whose every vector claims a cosine near a million ("million": scale 1e6 / 127) or
+    infinite ("infinite")."""
+    www = tmp_path_factory.mktemp("claimed")
+    for name, scale in (("million", 1e6 / 127), ("infinite", math.inf)):
+        copy = SiteCopy(demo_html, www / name)
+        copy.edit_texts(_nothing_of_the_query)
+        copy.save()
+        claim_cosines(copy.index, scale)
+    with StaticServer(www) as server:
+        yield {name: server.url + name + "/" for name in ("million", "infinite")}
+
+
+def test_claimed_cosines_never_outrank_a_page_holding_every_query_word(claimed, demo_html, tmp_path):
+    """A site whose scales claim cosines near a million, and whose hits hold none of the
+    query's words: its cosines count as 1 at most (clamped), and no more than the merge's
+    UNBACKED_SIMILARITY beyond the words backing them, so the demo's page holding every
+    word is #1 in `sphinx-rag search SITE SITE` and in the MCP server's merge, in either
+    order (previously the site's six hits came first, the page 7th of 7)."""
+    from sphinx_rag.search.merge import UNBACKED_SIMILARITY, match_words
+
+    url = claimed["million"]
+    hits, _ = Site(url, encoder="static", cache_dir=tmp_path / "c").search(COSINE_QUERY, 6)
+    assert len(hits) == 6 and all(-1 <= h.result.similarity <= 1 for h in hits), [h.result.similarity for h in hits]
+    assert max(h.result.similarity for h in hits) == 1.0  # what the claim comes to, clamped
+    words = match_words(COSINE_QUERY)
+    assert words and not any(w in h.result.text.lower() for h in hits for w in words)
+    alone = json.loads(run_cli("search", demo_html, COSINE_QUERY, "--k", "7", "--json", "--encoder", "static",
+                               cache=tmp_path / "c").stdout)
+    root = demo_html.resolve().as_uri() + "/"
+    for sites in ((demo_html, url), (url, demo_html)):
+        proc = run_cli("search", *sites, COSINE_QUERY, "--k", "20", "--json", "--encoder", "static",
+                       cache=tmp_path / "c")
+        assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+        merged = json.loads(proc.stdout)
+        assert len(merged) == 20 and merged[0]["url"] == root + alone[0]["url"], merged[0]  # this site's #1 stays #1
+        remote = [n for n, r in enumerate(merged) if r["site"] == url]
+        home_all_words = [n for n, r in enumerate(merged) if r["site"] == str(demo_html)
+                          and all(w in r["text"].lower() for w in words)]
+        assert len(home_all_words) >= 7 and not [n for n in remote if n < max(home_all_words)], [
+            (r["site"], r["title"]) for r in merged]  # previously the site's six hits were #1 to #6
+    home, other = Site(demo_html, encoder="static"), Site(url, encoder="static", cache_dir=tmp_path / "c")
+    for sites in ([home, other], [other, home]):
+        text = Library(sites).search(COSINE_QUERY, k=7)
+        first = text.split("## 2.")[0]
+        assert f"Site: {demo_html}" in first and f"URL: {root}{alone[0]['url']}" in first, text
+    assert UNBACKED_SIMILARITY < 1  # a hit holding every word counts at least 1 + its cosine
+
+
+def test_scales_are_checked_and_scores_clamped_and_the_merge_counts_claims_within_bounds():
+    """dense.py (as dense.js, tests in js/test/records.test.js): Infinity, NaN or a negative
+    scale refuses its shard; a score is clamped to [-1, 1]. merge.py (as merge.js): a claimed
+    cosine of Infinity or a million counts 1 and at most UNBACKED_SIMILARITY above its words,
+    NaN counts 0; the order is the same whatever the sites' order."""
+    import struct
+
+    import numpy as np
+
+    from sphinx_rag.search import dense
+    from sphinx_rag.search.merge import Entry, merge_answers
+
+    def shard(scale):
+        return struct.pack("<I", 1) + struct.pack("<I", 0) + struct.pack("<f", scale) + bytes([64, 0])
+
+    for bad, problem in ((math.inf, "not finite"), (-math.inf, "not finite"), (math.nan, "not finite"),
+                         (-0.5, "negative")):
+        with pytest.raises(ValueError, match=problem):
+            dense.read_cluster_shard(shard(bad), 2, n_chunks=1)
+        with pytest.raises(ValueError, match=problem):
+            dense.read_centroid_shard(struct.pack("<I", 1) + struct.pack("<f", bad) + bytes([64, 0]), 2)
+    cluster = dense.read_cluster_shard(shard(1e6 / 64), 2, n_chunks=1)
+    assert dense.dense_scores(np.array([1.0, 0.0]), cluster.vectors, cluster.scales).tolist() == [1.0]
+    assert dense.dense_scores(np.array([-1.0, 0.0]), cluster.vectors, cluster.scales).tolist() == [-1.0]
+    home = ([Entry("home", "alpha beta", "", 0.0)], False)
+    for claim in (math.inf, 1e6, 1.0):
+        evil = ([Entry("evil", "nothing", "", claim)], False)
+        for answers, names in (([evil, home], ["e", "h"]), ([home, evil], ["h", "e"])):
+            assert [answers[n][0][i].key for n, i in merge_answers("alpha beta", answers, names)] == ["home", "evil"]
+    nan, low, neg = ([Entry("nan", "x", "", math.nan)], False), ([Entry("low", "x", "", 0.1)], False), (
+        [Entry("neg", "x", "", -0.1)], False)
+    for answers in ([nan, low, neg], [neg, nan, low], [low, neg, nan]):
+        names = [a[0][0].key for a in answers]
+        assert [answers[n][0][i].key for n, i in merge_answers("alpha", answers, names)] == ["low", "nan", "neg"]
+
+
+def test_infinite_scales_are_refused_in_one_line(claimed, demo_html, tmp_path):
+    """Scales of Infinity: the site's cluster shards are refused (one line: not searched),
+    and this site's results are as alone (the browser refuses them too: validate.js)."""
+    url = claimed["infinite"]
+    alone = run_cli("search", demo_html, COSINE_QUERY, "--k", "5", "--json", "--encoder", "static", cache=tmp_path)
+    proc = run_cli("search", demo_html, url, COSINE_QUERY, "--k", "5", "--json", "--encoder", "static", cache=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    line, = proc.stderr.strip().splitlines()
+    assert line.startswith(f"[sphinx-rag] not searched: {url}") and "scales that are not finite numbers" in line, line
+    root = demo_html.resolve().as_uri() + "/"
+    assert [r["url"] for r in json.loads(proc.stdout)] == [root + r["url"] for r in json.loads(alone.stdout)]
 
 
 def test_a_query_asking_for_too_many_bytes_is_refused(demo_html, tmp_path):

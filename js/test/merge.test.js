@@ -42,3 +42,23 @@ test("a weak site's first hit never comes before another site's good match", () 
 test("mergedWeak: only when every site that answered is weak", () => {
   for (const { weak, expected } of fixture("merge.json").weak) assert.equal(mergedWeak(weak), expected);
 });
+
+test("a cosine claimed as Infinity counts 1, NaN 0, and neither buys a rank over a hit holding every word", () => {
+  const home = { hits: [{ key: "home", text: "alpha beta", similarity: 0 }], weak: false };
+  for (const claim of [Infinity, 1e6, Number.MAX_VALUE]) {
+    const evil = { hits: [{ key: "evil", text: "nothing", similarity: claim }], weak: false };
+    for (const answers of [[evil, home], [home, evil]]) {
+      const merged = mergeAnswers("alpha beta", answers, answers.map((a) => a.hits[0].key));
+      assert.deepEqual(merged.map(([n, i]) => answers[n].hits[i].key), ["home", "evil"], String(claim));
+    }
+  }
+  // NaN counts 0 (every comparison with NaN is false: the order would depend on the sites' order)
+  const nan = { hits: [{ key: "nan", text: "nothing", similarity: NaN }], weak: false };
+  const low = { hits: [{ key: "low", text: "nothing", similarity: 0.1 }], weak: false };
+  const negative = { hits: [{ key: "neg", text: "nothing", similarity: -0.1 }], weak: false };
+  const orders = [[nan, low, negative], [negative, nan, low], [low, negative, nan]];
+  for (const answers of orders) {
+    const merged = mergeAnswers("alpha", answers, answers.map((a) => a.hits[0].key));
+    assert.deepEqual(merged.map(([n, i]) => answers[n].hits[i].key), ["low", "nan", "neg"]);
+  }
+});

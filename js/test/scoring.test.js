@@ -93,7 +93,7 @@ test("dense scores: each row summed over the dimensions in order, whatever the r
     for (let r = 0; r < rows; r++) {
       let s = 0;
       for (let j = 0; j < dim; j++) s += vectors[r * dim + j] * Math.fround(query[j]);
-      want[r] = s * scales[r];
+      want[r] = Math.min(1, Math.max(-1, s * scales[r])); // a cosine: clamped to [-1, 1] (these vectors are not unit)
     }
     assert.deepEqual(denseScores(query, vectors, scales, dim), want);
     const ids = Uint32Array.from({ length: rows }, (_, r) => 100 + r);

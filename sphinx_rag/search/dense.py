@@ -14,7 +14,10 @@ never past ``probe`` vectors; the cluster map shards say which cluster holds a c
 then the clusters whose
 centroids are nearest the query, until ``probe`` vectors are covered; each of their
 vectors is scored exactly (float64, dimensions summed in order, so both runtimes give
-bit-identical scores). Vectors in clusters not probed score 0. The keyword hits steer
+bit-identical scores), then clamped to [-1, 1]: a cosine of unit vectors is there, so
+whatever scales another site's shards claim, no score reaches past it (a scale that is not a
+finite number >= 0 is refused with its shard: ``read_cluster_shard``, ``read_centroid_shard``).
+Vectors in clusters not probed score 0. The keyword hits steer
 the probe because the fusion reads the dense ranking down to rank 100: a strong
 keyword hit whose cluster is not near the query would otherwise get no dense rank at all.
 """
@@ -27,7 +30,7 @@ import numpy as np
 
 from ..model.embed import quantize_vectors
 
-__all__ = ["Cluster", "dense_scores", "cluster_vectors", "fit_clusters", "assign_clusters",
+__all__ = ["Cluster", "dense_scores", "scales_problem", "cluster_vectors", "fit_clusters", "assign_clusters",
            "cluster_shard", "read_cluster_shard", "centroid_shard", "read_centroid_shard",
            "cluster_map_shard", "read_cluster_map_shard", "probe_order"]
 
@@ -36,7 +39,8 @@ SEED = 20261123
 
 
 def dense_scores(query: np.ndarray, vectors_i8: np.ndarray, scales: np.ndarray) -> np.ndarray:
-    """Cosine of the (normalized) query with each int8 vector times its scale.
+    """Cosine of the (normalized) query with each int8 vector times its scale, clamped to
+    [-1, 1] (what a cosine can be: scales that claim more are another site's, not a match).
 
     float64, summed over the dimensions in order (as js/src/search/dense.js does), not
     by BLAS, whose summation order varies: both sides get bit-identical scores.
@@ -45,7 +49,17 @@ def dense_scores(query: np.ndarray, vectors_i8: np.ndarray, scales: np.ndarray) 
     acc = np.zeros(len(vectors_i8), dtype=np.float64)
     for j in range(vectors_i8.shape[1] if vectors_i8.ndim == 2 else 0):
         acc += vectors_i8[:, j] * q[j]
-    return acc * scales.astype(np.float64)
+    return np.clip(acc * scales.astype(np.float64), -1.0, 1.0)
+
+
+def scales_problem(scales: np.ndarray) -> str | None:
+    """What is wrong with a shard's scales (None: each a finite number >= 0, as
+    ``quantize_vectors`` writes them): Infinity or NaN would make every score one."""
+    if not np.all(np.isfinite(scales)):
+        return "scales that are not finite numbers"
+    if len(scales) and float(scales.min()) < 0:
+        return "negative scales"
+    return None
 
 
 # -- build ---------------------------------------------------------------------------------
@@ -160,8 +174,9 @@ def read_cluster_shard(data: bytes, dim: int, n_chunks: int | None = None) -> Cl
     vectors = np.frombuffer(data, dtype=np.int8, count=count * dim, offset=4 + 8 * count).reshape(count, dim)
     if n_chunks is not None and count and int(ids.max()) >= n_chunks:
         raise ValueError(f"a cluster shard naming chunk {int(ids.max())} of {n_chunks}")
-    if n_chunks is not None and not np.all(np.isfinite(scales)):
-        raise ValueError("a cluster shard with scales that are not numbers")
+    problem = scales_problem(scales) if n_chunks is not None else None
+    if problem:
+        raise ValueError(f"a cluster shard with {problem}")
     return Cluster(ids, scales, vectors)
 
 
@@ -180,6 +195,9 @@ def read_centroid_shard(data: bytes, dim: int) -> tuple[np.ndarray, np.ndarray]:
         raise ValueError(f"centroid shard of {len(data)} bytes, expected {4 + count * (4 + dim)}")
     scales = np.frombuffer(data, dtype="<f4", count=count, offset=4)
     vectors = np.frombuffer(data, dtype=np.int8, count=count * dim, offset=4 + 4 * count).reshape(count, dim)
+    problem = scales_problem(scales)
+    if problem:
+        raise ValueError(f"a centroid shard with {problem}")
     return vectors, scales
 
 

@@ -12,6 +12,13 @@ first place, however weak it is. What is comparable is how well a hit matches th
   site searched by keywords alone (no ``similarity``) counts ``KEYWORD_SIMILARITY``, the
   cosine of a typical good first hit, so that neither kind of site crowds out the other
   (eval/RESULTS.md, "Merging federated sites");
+* a cosine is what another site says of its own hit: the merge cannot check it, while it
+  counts the words itself in the passage it shows. So a cosine counts within [-1, 1] (a
+  unit vector's; Infinity, a million: 1; NaN: 0), and at most ``UNBACKED_SIMILARITY`` more
+  than the share of words backing it (``_credit``): a hit holding none of the query's words
+  never counts more than ``UNBACKED_SIMILARITY``, and never comes before a hit holding them
+  all, whatever cosines its site claims (eval/RESULTS.md, "A federated site's claimed
+  cosines");
 * each site's own order is kept: the sites' next hits are compared and the best taken,
   ties to the hit whose title holds more query words, then to the smaller key (absolute
   URL and chunk id), then the smaller site name: never to the site listed first, so the
@@ -31,11 +38,15 @@ from dataclasses import dataclass
 from .lexical import tokenize
 from .retrieve import clip_query
 
-__all__ = ["KEYWORD_SIMILARITY", "Entry", "match_words", "merge_answers", "merged_weak"]
+__all__ = ["KEYWORD_SIMILARITY", "UNBACKED_SIMILARITY", "Entry", "match_words", "merge_answers", "merged_weak"]
 
 #: The cosine a hit found by keywords alone is taken to have: below that of three in four
 #: correct first hits on four evaluation corpora, above three in four of another site's first hits.
 KEYWORD_SIMILARITY = 0.5
+#: The most a hit's cosine counts beyond the share of the query's words its passage holds:
+#: on the evaluation pairs as good as no cap (model; 0.002 below it with the static encoder),
+#: and a site claiming cosines of 1 for wordless hits then costs the pairs' questions nothing.
+UNBACKED_SIMILARITY = 0.25
 
 
 @dataclass(frozen=True)
@@ -62,6 +73,18 @@ def _share(words: list[str], text: str) -> float:
     return sum(1 for w in words if w in have) / len(words)
 
 
+def _credit(similarity: float | None, share: float) -> float:
+    """What a hit's cosine counts in its match: KEYWORD_SIMILARITY without one, else the
+    cosine within [-1, 1] (NaN: 0) and at most ``share + UNBACKED_SIMILARITY``."""
+    if similarity is None:
+        cosine = KEYWORD_SIMILARITY
+    elif similarity != similarity:  # NaN
+        cosine = 0.0
+    else:
+        cosine = min(max(float(similarity), -1.0), 1.0)
+    return min(cosine, share + UNBACKED_SIMILARITY)
+
+
 def merge_answers(query: str, answers: Sequence[tuple[Sequence[Entry], bool]], names: Sequence[str],
                   k: int | None = None) -> list[tuple[int, int]]:
     """``answers[n]``: site n's hits, best first, and whether its verdict is weak;
@@ -72,8 +95,8 @@ def merge_answers(query: str, answers: Sequence[tuple[Sequence[Entry], bool]], n
     for n, (hits, weak) in enumerate(answers):
         rows = []
         for i, e in enumerate(hits):
-            similarity = KEYWORD_SIMILARITY if e.similarity is None else e.similarity
-            rows.append(((bool(weak), -(_share(words, e.text) + similarity), -_share(words, e.title), e.key,
+            share = _share(words, e.text)
+            rows.append(((bool(weak), -(share + _credit(e.similarity, share)), -_share(words, e.title), e.key,
                           names[n]), i))
         keyed.append(rows)
     heads = [0] * len(keyed)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 import os
 import re
 import shutil
@@ -32,8 +33,8 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.sync_api import expect
 
-from site_helpers import (RedirectHandler, StaticServer, TrickleHandler, build_site, client_missing, free_port,
-                          stop_process)
+from site_helpers import (RedirectHandler, StaticServer, TrickleHandler, build_site, claim_cosines, client_missing,
+                          free_port, stop_process)
 from sphinx_rag.agents.docs_tools import Site, merge_hits
 from sphinx_rag.search.index import ASSET_DIR
 from sphinx_rag.search.shards import dumps, read_script_shard, script_shard, shard_hash
@@ -246,6 +247,7 @@ def test_semantic_tier_only_for_a_compatible_model(federated_semantic, page):
 
 # -- hostile sites: another site's index is untrusted input to this page (issue 35) ------------------
 
+FILLER = "Nothing to see here, only filler."
 JSURL = "javascript:window.__pwned=1;void 0"
 HOSTILE_URLS = [JSURL, "data:text/html,<script>parent.__pwned=1</script>", "//127.0.0.2/phish.html",
                 "../outside.html", "http://127.0.0.2/phish.html", "JavaScript:window.__pwned=2;void 0"]
@@ -289,7 +291,7 @@ def _gzip_zeros(n: int) -> bytes:
 
 
 @pytest.fixture(scope="module")
-def hostile(tmp_path_factory, serve):
+def hostile(tmp_path_factory, serve, demo_html):
     """Home: tests/roots/test-searchbar. It federates "apidemo" (tests/roots/test-api, on
     from the first query) and, off until a test turns one on, copies of it that turn
     hostile after this site's build: "jsurl" (served under /docs/; two thirds of its
@@ -297,7 +299,9 @@ def hostile(tmp_path_factory, serve):
     blocks that are not strings), "headings" (records without headings), "redirect"
     (manifest.json redirects to apidemo's, another port), "bomb" (text shards that inflate
     to 256 MB, under matching hashes) and "trickle" (manifest.json a byte every half
-    second)."""
+    second); and copies of the demo's index whose passages are filler (none of a query's
+    words) and whose vectors' scales claim cosines near a million ("claims") or infinite
+    ("infinite")."""
     if client_missing():
         pytest.fail(client_missing())
     base = tmp_path_factory.mktemp("hostile")
@@ -322,6 +326,12 @@ def hostile(tmp_path_factory, serve):
     _rewrite_texts(base / "blocks" / index, edit=lambda r, i: {**r, "display": [["p", 42], [None, {"x": 1}]]})
     urls["headings"] = serve_copy("headings")
     _rewrite_texts(base / "headings" / index, edit=lambda r, i: {k: v for k, v in r.items() if k != "headings"})
+    for name, scale in (("claims", 1e6 / 127), ("infinite", math.inf)):  # the demo's vectors, its texts filler
+        target = base / name / index
+        shutil.copytree(demo_html / index, target, ignore=shutil.ignore_patterns("model-*"))
+        _rewrite_texts(target, edit=lambda r, i: {**r, "text": FILLER, "display": [["p", FILLER]], "headings": ["Filler"]})
+        claim_cosines(target, scale)
+        urls[name] = serve(base / name, cors=True).url
     urls["bomb"] = serve_copy("bomb")
     _rewrite_texts(base / "bomb" / index, stream=_gzip_zeros(BOMB_BYTES))
     manifest = f"/{index.as_posix()}/manifest.json"
@@ -388,6 +398,33 @@ def test_a_site_whose_every_record_is_invalid_says_how_many_and_is_left_out(host
     assert re.fullmatch(rf"{name}: not searched: (\d+) of (the )?\1 records( read)? invalid \({problem}\)", line), line
     assert chip_states(page)[name] == ("true", "failed")
     search(page, "strategy", {"", "apidemo"}, timeout=20_000)  # later queries too
+    assert page.log.problems() == []
+
+
+def test_a_site_claiming_huge_cosines_never_outranks_a_page_holding_every_query_word(hostile, page):
+    """"claims" answers with filler whose vectors' scales claim cosines near a million:
+    scores are clamped to [-1, 1] (dense.js, as Python) and the merge counts a cosine at
+    most UNBACKED_SIMILARITY beyond the words backing it (merge.js, as merge.py), so this
+    site's page holding every query word comes first and every claims hit after each page
+    holding every query word (previously the claims hits were all first). "infinite"
+    (scales of Infinity, which this client took while Python refused them): its clusters
+    are refused in one line, its keyword hits merged as any keyword site's."""
+    open_with(page, hostile, "claims", "infinite")
+    query = "baseline strategy"  # every word in this site's "Choosing a baseline strategy"
+    search(page, query, {"", "apidemo", "claims", "infinite"})
+    ranked = page.evaluate("sphinxRag.dialog.results.map((r) => ({source: r.source ?? '', title: r.title, "
+                           "text: r.text, similarity: r.similarity ?? null}))")
+    assert ranked[0]["source"] == "" and "baseline strategy" in ranked[0]["title"].lower(), ranked[:3]
+    claims = [n for n, r in enumerate(ranked) if r["source"] == "claims"]
+    every_word = [n for n, r in enumerate(ranked) if r["source"] in ("", "apidemo")
+                  and all(w in r["text"].lower() for w in query.split())]
+    assert claims and every_word and max(every_word) < min(claims), [(r["source"], r["title"]) for r in ranked]
+    assert all(-1 <= ranked[n]["similarity"] <= 1 for n in claims), [ranked[n]["similarity"] for n in claims]
+    assert max(ranked[n]["similarity"] for n in claims) == 1  # the claim, clamped
+    line = site_line(page, "infinite")
+    assert re.fullmatch(r"infinite: keyword results only: its semantic index failed \(.*cluster-[0-9a-f]{16}\.bin.*"
+                        r"scales that are not finite numbers\)\)?", line), line
+    assert page.locator(f"{LINES}[data-source='claims']").count() == 0
     assert page.log.problems() == []
 
 

@@ -3,11 +3,33 @@
  * The dense tier, as sphinx_rag/search/dense.py: the clusters of the query's best keyword hits are
  * read first, then those whose int8 centroids are nearest the query, until `probe` vectors
  * are covered; their vectors are scored exactly (float64, dimensions summed in order:
- * bit-identical to Python).
+ * bit-identical to Python), then clamped to [-1, 1], what a cosine of unit vectors can be:
+ * no scale another site claims reaches past it (a scale that is not a finite number >= 0
+ * is refused with its shard, as Python refuses it).
  * @module dense
  */
 
 import { littleEndian } from "./shards.js";
+
+/** A score as a cosine: within [-1, 1] (Python's np.clip). @param {number} x */
+function cosine(x) {
+  return x > 1 ? 1 : x < -1 ? -1 : x;
+}
+
+/**
+ * What is wrong with a shard's scales (null: each a finite number >= 0, as Python's
+ * quantize_vectors writes them; Python's scales_problem): Infinity or NaN would make every
+ * score one.
+ * @param {Float32Array} scales
+ * @returns {string | null}
+ */
+export function scalesProblem(scales) {
+  for (let r = 0; r < scales.length; r++) {
+    if (!Number.isFinite(scales[r])) return "scales that are not finite numbers";
+    if (scales[r] < 0) return "negative scales";
+  }
+  return null;
+}
 
 /**
  * The query as float32 values in a Float64Array (Python: query.astype(float32).astype(float64)).
@@ -20,7 +42,7 @@ export function asFloat32Values(query) {
 }
 
 /**
- * Rows `vectors[r]` dotted with `q` times `scales[r]`, into `out[at + r]`. Each row's sum
+ * Rows `vectors[r]` dotted with `q` times `scales[r]`, clamped to [-1, 1], into `out[at + r]`. Each row's sum
  * runs over the dimensions in order, as Python sums them (each int8 x float32 product is
  * exact, the float64 additions are the same sequence); four rows at a time, so that four
  * independent sums keep the CPU busy instead of one chain of dependent additions.
@@ -47,21 +69,21 @@ function scoreRows(q, vectors, scales, dim, out, at) {
       s2 += vectors[o + 2 * dim + j] * x;
       s3 += vectors[o + 3 * dim + j] * x;
     }
-    out[at + r] = s0 * scales[r];
-    out[at + r + 1] = s1 * scales[r + 1];
-    out[at + r + 2] = s2 * scales[r + 2];
-    out[at + r + 3] = s3 * scales[r + 3];
+    out[at + r] = cosine(s0 * scales[r]);
+    out[at + r + 1] = cosine(s1 * scales[r + 1]);
+    out[at + r + 2] = cosine(s2 * scales[r + 2]);
+    out[at + r + 3] = cosine(s3 * scales[r + 3]);
   }
   for (; r < rows; r++) {
     let s = 0;
     for (let j = 0, o = r * dim; j < dim; j++, o++) s += vectors[o] * q[j];
-    out[at + r] = s * scales[r];
+    out[at + r] = cosine(s * scales[r]);
   }
 }
 
 /**
- * Cosine of the (normalized) query with each int8 vector times its scale (Python's
- * dense_scores); written to `out[ids[r]]` when ids are given, else returned in order.
+ * Cosine of the (normalized) query with each int8 vector times its scale, clamped to
+ * [-1, 1] (Python's dense_scores); written to `out[ids[r]]` when ids are given, else returned in order.
  * @param {ArrayLike<number>} query
  * @param {Int8Array} vectors  rows x dim
  * @param {Float32Array} scales  rows
@@ -150,9 +172,12 @@ export function readClusterShard(bytes, dim) {
   if (bytes.byteLength !== 4 + 8 * count + count * dim) {
     throw new Error(`sphinx-rag: a cluster shard of ${bytes.byteLength} bytes, expected ${4 + 8 * count + count * dim}`);
   }
+  const scales = littleEndian(bytes, Float32Array, 4 + 4 * count, count);
+  const problem = scalesProblem(scales);
+  if (problem) throw new RangeError(`a cluster shard with ${problem}`);
   return {
     ids: littleEndian(bytes, Uint32Array, 4, count),
-    scales: littleEndian(bytes, Float32Array, 4 + 4 * count, count),
+    scales,
     vectors: new Int8Array(bytes.buffer, bytes.byteOffset + 4 + 8 * count, count * dim),
   };
 }
@@ -165,8 +190,11 @@ export function readClusterShard(bytes, dim) {
  */
 export function readCentroidShard(bytes, dim) {
   const count = littleEndian(bytes, Uint32Array, 0, 1)[0];
+  const scales = littleEndian(bytes, Float32Array, 4, count);
+  const problem = scalesProblem(scales);
+  if (problem) throw new RangeError(`a centroid shard with ${problem}`);
   return {
-    scales: littleEndian(bytes, Float32Array, 4, count),
+    scales,
     vectors: new Int8Array(bytes.buffer, bytes.byteOffset + 4 + 4 * count, count * dim),
   };
 }

@@ -293,7 +293,7 @@ export class IndexReader {
       if (bytes.byteLength !== 4 + count * (4 + this.dim) || decoded(n, () => new DataView(bytes.buffer, bytes.byteOffset, 4).getUint32(0, true)) !== count) {
         throw new IndexInvalid(`sphinx-rag: ${n} is not a well-formed sphinx-rag index file (not ${count} centroids of ${this.dim} dimensions)`);
       }
-      return readCentroidShard(bytes, this.dim);
+      return decoded(n, () => readCentroidShard(bytes, this.dim));
     });
   }
 

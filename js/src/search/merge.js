@@ -4,7 +4,8 @@
  * mirror of sphinx_rag/search/merge.py (see its docstring): a site whose verdict is weak comes
  * after every site with a good match; each hit's match is the share of the query's
  * distinct words its passage holds plus its cosine to the query (KEYWORD_SIMILARITY for a
- * site searched by keywords alone); each site's order is kept, the best next hit taken,
+ * site searched by keywords alone), the cosine (another site's claim) counted within [-1, 1]
+ * and at most UNBACKED_SIMILARITY above the share of words backing it; each site's order is kept, the best next hit taken,
  * ties to the hit whose title holds more query words, then the smaller key, then the
  * smaller site name: never to the site listed first. tests/fixtures/merge.json (written
  * by Python) pins the order.
@@ -16,6 +17,21 @@ import { clipQuery } from "./retrieve.js";
 
 /** The cosine a hit found by keywords alone is taken to have (Python's KEYWORD_SIMILARITY). */
 export const KEYWORD_SIMILARITY = 0.5;
+/** The most a hit's cosine counts beyond the share of the query's words its passage holds (Python's UNBACKED_SIMILARITY). */
+export const UNBACKED_SIMILARITY = 0.25;
+
+/**
+ * What a hit's cosine counts in its match (Python's _credit): KEYWORD_SIMILARITY without
+ * one, else the cosine within [-1, 1] (NaN: 0) and at most share + UNBACKED_SIMILARITY.
+ * @param {number | null | undefined} similarity @param {number} share
+ */
+function credit(similarity, share) {
+  let cosine;
+  if (similarity == null) cosine = KEYWORD_SIMILARITY;
+  else if (Number.isNaN(similarity)) cosine = 0;
+  else cosine = Math.min(Math.max(similarity, -1), 1);
+  return Math.min(cosine, share + UNBACKED_SIMILARITY);
+}
 
 /**
  * @typedef {{key: string, text: string, title?: string, similarity?: number | null}} Entry
@@ -72,14 +88,11 @@ function before(a, b) {
  */
 export function mergeAnswers(query, answers, names, k = null) {
   const words = matchWords(query);
-  const keyed = answers.map(({ hits, weak }, n) => hits.map((e, i) => ({
-    weak: Boolean(weak),
-    match: share(words, e.text) + (e.similarity == null ? KEYWORD_SIMILARITY : e.similarity),
-    title: share(words, e.title ?? ""),
-    key: e.key,
-    name: names[n],
-    i,
-  })));
+  const keyed = answers.map(({ hits, weak }, n) => hits.map((e, i) => {
+    const held = share(words, e.text);
+    return { weak: Boolean(weak), match: held + credit(e.similarity, held), title: share(words, e.title ?? ""),
+      key: e.key, name: names[n], i };
+  }));
   const heads = keyed.map(() => 0);
   const seen = new Set();
   /** @type {Array<[number, number]>} */
