@@ -79,7 +79,12 @@ def test_teacher_student_export(pairs, tmp_path):
     saved = json.loads((tmp_path / "teacher" / "training.json").read_text())
     assert saved["info"]["max_tokens"] == 48 and saved["mode"] == "teacher"
 
-    student = _run("student", pairs, tmp_path / "student", "--teacher", str(tmp_path / "teacher"), "--layers", "0,5",
+    scored = tmp_path / "scored.jsonl"  # the teacher's logits, once: the student reads them
+    train_reranker.score(train_reranker.arguments(["score", str(pairs), str(scored), "--teacher", str(tmp_path / "teacher"),
+                                                   "--negatives", "3", "--threads", "1"]))
+    rows = [json.loads(line) for line in scored.read_text().splitlines()]
+    assert all(len(r["teacher_logits"]) == 4 and len(r["negatives"]) == 3 for r in rows if r["split"] == "train")
+    student = _run("student", scored, tmp_path / "student", "--teacher", str(tmp_path / "teacher"), "--layers", "0,5",
                    "--rank", "32", "--steps", "12", "--eval-every", "12")
     assert student["steps"] == 12 and all(loss == loss for loss in student["losses"])  # no NaN
 

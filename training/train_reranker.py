@@ -7,12 +7,14 @@ one logit. Training is listwise: each question's answer and ``--negatives`` of i
 negatives (sampled from sphinx-rag's fused top 30, nearer the top more often) form a
 group, and the loss is the cross-entropy of the answer under the softmax of the group's
 logits. The student also learns the teacher's distribution over the same group
-(KL divergence at temperature ``--temperature``), from the teacher's logits computed
-while it trains.
+(KL divergence at temperature ``--temperature``), from the teacher's logits: computed
+once for every training question by the score mode (the negatives sampled then), or while
+it trains.
 
     python training/train_reranker.py teacher PAIRS.jsonl OUT_DIR [--hours 3]
-    python training/train_reranker.py student PAIRS.jsonl OUT_DIR --teacher TEACHER_DIR \
-        [--layers 2] [--rank 128] [--max-tokens 64] [--hours 2]
+    python training/train_reranker.py score PAIRS.jsonl SCORED.jsonl --teacher TEACHER_DIR
+    python training/train_reranker.py student SCORED.jsonl OUT_DIR --teacher TEACHER_DIR \
+        [--layers 0,5] [--rank 128] [--max-tokens 64] [--hours 2]
     python training/train_reranker.py evaluate PAIRS.jsonl MODEL_DIR [--max-tokens 64]
 
 Every ``--eval-every`` steps the model ranks the validation projects' questions (their
@@ -290,14 +292,19 @@ def train(args, mode: str) -> dict:
                 break
             batch = [train_rows[i] for i in order[at:at + args.groups]]
             pairs = []
+            scored = all("teacher_logits" in r for r in batch)  # made once by the score mode
             for r in batch:
-                pairs += [(r["question"], t) for t in [r["positive"], *sample_negatives(r, args.negatives, rng)]]
+                negatives = r["negatives"][: args.negatives] if scored else sample_negatives(r, args.negatives, rng)
+                pairs += [(r["question"], t) for t in [r["positive"], *negatives]]
             logits = model(**enc.batch(pairs)).logits.reshape(len(batch), args.negatives + 1)
             target = torch.zeros(len(batch), dtype=torch.long)
             loss = ce(logits, target)
             if teacher is not None:
-                with torch.no_grad():
-                    t_logits = teacher(**t_enc.batch(pairs)).logits.reshape(len(batch), args.negatives + 1)
+                if scored:
+                    t_logits = torch.tensor([r["teacher_logits"][: args.negatives + 1] for r in batch])
+                else:
+                    with torch.no_grad():
+                        t_logits = teacher(**t_enc.batch(pairs)).logits.reshape(len(batch), args.negatives + 1)
                 kl = nn.functional.kl_div(nn.functional.log_softmax(logits / args.temperature, -1),
                                           nn.functional.softmax(t_logits / args.temperature, -1),
                                           reduction="batchmean") * args.temperature ** 2
@@ -330,10 +337,38 @@ def train(args, mode: str) -> dict:
     return {"steps": step, "losses": losses, "best_mrr": best, "seconds": time.time() - started}
 
 
+@torch.no_grad()
+def score(args) -> int:
+    """The teacher's logits of each training question's answer and ``--negatives`` hard
+    negatives, sampled once (seeded): the students learn from them without running the
+    teacher (``pairs`` rows gain ``teacher_logits``; validation rows are kept as they are)."""
+    torch.set_num_threads(args.threads)
+    rng = random.Random(args.seed)
+    teacher = load_model(args.teacher)
+    t_info = json.loads((Path(args.teacher) / "training.json").read_text())["info"]
+    enc = Encoder(tokenizer_for(minilm_dir()), RerankerInfo(t_info["max_query_tokens"], t_info["max_tokens"], 20, 0.0))
+    started, n = time.time(), 0
+    with open(args.pairs, encoding="utf-8") as src, open(args.out, "w", encoding="utf-8") as out:
+        for line in src:
+            row = json.loads(line)
+            if row["split"] == "train":
+                row["negatives"] = sample_negatives(row, args.negatives, rng)
+                texts = [row["positive"], *row["negatives"]]
+                row["teacher_logits"] = [round(float(x), 4) for x in
+                                         logits_of(teacher, enc, [(row["question"], t) for t in texts]).tolist()]
+                n += 1
+                if n % 200 == 0:
+                    print(f"[{time.strftime('%H:%M:%S')}] {n} questions scored ({n * len(texts) / (time.time() - started):.1f}"
+                          " pairs/s)", flush=True)
+            out.write(json.dumps(row, ensure_ascii=False) + "\n")
+    print(f"{n} questions scored by {args.teacher} in {time.time() - started:.0f} s -> {args.out}")
+    return 0
+
+
 def arguments(argv=None) -> argparse.Namespace:
     """The command line (also how tests/test_training.py sets a run up)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("mode", choices=("teacher", "student", "evaluate"))
+    parser.add_argument("mode", choices=("teacher", "score", "student", "evaluate"))
     parser.add_argument("pairs", type=Path)
     parser.add_argument("out")
     parser.add_argument("--teacher", help="the teacher's directory (student mode)")
@@ -358,6 +393,8 @@ def arguments(argv=None) -> argparse.Namespace:
 
 def main(argv=None) -> int:
     args = arguments(argv)
+    if args.mode == "score":
+        return score(args)
     if args.mode == "evaluate":
         torch.set_num_threads(args.threads)
         model = load_model(args.out)
