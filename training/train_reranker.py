@@ -348,9 +348,14 @@ def score(args) -> int:
     t_info = json.loads((Path(args.teacher) / "training.json").read_text())["info"]
     enc = Encoder(tokenizer_for(minilm_dir()), RerankerInfo(t_info["max_query_tokens"], t_info["max_tokens"], 20, 0.0))
     started, n = time.time(), 0
-    with open(args.pairs, encoding="utf-8") as src, open(args.out, "w", encoding="utf-8") as out:
-        for line in src:
-            row = json.loads(line)
+    with open(args.pairs, encoding="utf-8") as src:
+        rows = [json.loads(line) for line in src]
+    train = [i for i, r in enumerate(rows) if r["split"] == "train"]
+    keep = set(random.Random(args.seed).sample(train, min(args.limit, len(train)))) if args.limit else set(train)
+    with open(args.out, "w", encoding="utf-8") as out:
+        for i, row in enumerate(rows):
+            if row["split"] == "train" and i not in keep:
+                continue  # beyond --limit: not scored, left out
             if row["split"] == "train":
                 row["negatives"] = sample_negatives(row, args.negatives, rng)
                 texts = [row["positive"], *row["negatives"]]
@@ -388,6 +393,7 @@ def arguments(argv=None) -> argparse.Namespace:
     parser.add_argument("--val-questions", type=int, default=600)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--limit", type=int, default=0, help="score: this many training questions, sampled (0: all)")
     return parser.parse_args(argv)
 
 
