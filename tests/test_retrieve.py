@@ -26,9 +26,10 @@ import generate  # noqa: E402
 
 def test_dense_scores_sum_dimensions_in_order():
     rng = np.random.default_rng(0)
-    vectors = rng.integers(-127, 128, size=(50, 37), dtype=np.int8)
+    unit = rng.standard_normal((50, 37))
+    vectors, scales = quantize_vectors((unit / np.linalg.norm(unit, axis=1, keepdims=True)).astype(np.float32))
     query = rng.standard_normal(37).astype(np.float32)
-    scales = rng.random(50).astype(np.float32)
+    query /= np.linalg.norm(query)
     got = dense.dense_scores(query, vectors, scales)
     for i in (0, 17, 49):
         acc = 0.0
@@ -96,8 +97,8 @@ def test_a_centroid_no_chunk_is_nearest_to_is_dropped():
 
 def test_probe_reads_the_nearest_clusters_until_enough_vectors():
     centroids = np.array([[127, 0], [0, 127], [90, 90]], dtype=np.int8)
-    scales = np.ones(3, dtype=np.float32)
-    query = np.array([1.0, 0.1], dtype=np.float32)
+    scales = np.full(3, 1 / 127, dtype=np.float32)  # unit vectors: cosines within [-1, 1]
+    query = np.array([1.0, 0.1], dtype=np.float32) / np.float32(np.hypot(1.0, 0.1))
     assert dense.probe_order(query, centroids, scales, [5, 5, 5], probe=1) == [0]
     assert dense.probe_order(query, centroids, scales, [5, 5, 5], probe=6) == [0, 2]
     assert dense.probe_order(query, centroids, scales, [5, 5, 5], probe=100) == [0, 2, 1]
