@@ -44,6 +44,18 @@ def test_summaries_become_questions_in_readers_words():
     assert questions.paraphrase("How do I compute the mean?", random.Random(1)) != "How do I compute the mean?"
 
 
+def test_balanced_keeps_every_narrative_answer_and_as_many_api_ones():
+    """86% of the generated questions are answered by an API chunk, and a teacher trained on
+    them put API chunks above the guide's sections hand-written questions ask for."""
+    api = [{"positive": f"f{i} (function in pkg)\nDo {i}."} for i in range(9)]
+    api += [{"positive": "Parameter x of pkg.f (Do.)\nx is described as 'y'."}]
+    prose = [{"positive": "Guide > Install\npip install pkg"}, {"positive": "Tutorial\nFirst steps."}]
+    got = train_reranker.balanced(api + prose, seed=0)
+    assert got[:2] == prose and len(got) == 4 and all(r in api for r in got[2:])
+    assert got == train_reranker.balanced(api + prose, seed=0)  # seeded
+    assert train_reranker.balanced(api, seed=0) == []  # no narrative answer: nothing to balance with
+
+
 @pytest.fixture(scope="module")
 def pairs(tmp_path_factory, rootdir) -> Path:
     """Questions and hard negatives from tests/roots/test-api built with the model."""

@@ -8,10 +8,10 @@ scales, dequantized in the graph, so every runtime computes in fp32). Beside it:
 weight, chosen on the validation projects), the tokenizer and the vocabulary.
 
 The export is checked before it is kept: onnxruntime, through the runtime's own
-``CrossEncoder``, must give the torch model's logits within 0.05 on a sample of pairs
+``CrossEncoder``, must give the torch model's logits within 1% of their range on a sample of pairs
 and the same order within each question.
 
-    python training/export_reranker.py MODEL_DIR OUT_DIR [--depth 20] [--rank-weight W]
+    python training/export_reranker.py MODEL_DIR OUT_DIR [--depth 20] [--rank-weight W] [--fp32]
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ SAMPLE = [
 ]
 
 
-def export(model_dir: Path, out: Path, depth: int, rank_weight: float | None) -> dict:
+def export(model_dir: Path, out: Path, depth: int, rank_weight: float | None, fp32: bool = False) -> dict:
     training = json.loads((model_dir / "training.json").read_text(encoding="utf-8"))
     t = training["info"]
     info = RerankerInfo(int(t["max_query_tokens"]), int(t["max_tokens"]), depth,
@@ -55,7 +55,7 @@ def export(model_dir: Path, out: Path, depth: int, rank_weight: float | None) ->
     model.config.return_dict = False
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
-        fp32 = Path(tmp) / "fp32.onnx"
+        fp32_path = Path(tmp) / "fp32.onnx"
         x = torch.ones((2, 16), dtype=torch.long)
 
         class Logits(torch.nn.Module):
@@ -69,14 +69,15 @@ def export(model_dir: Path, out: Path, depth: int, rank_weight: float | None) ->
 
         axes = {"input_ids": {0: "batch", 1: "tokens"}, "attention_mask": {0: "batch", 1: "tokens"},
                 "token_type_ids": {0: "batch", 1: "tokens"}, "logits": {0: "batch"}}
-        torch.onnx.export(Logits(model).eval(), (x, x, torch.zeros_like(x)), str(fp32),
+        torch.onnx.export(Logits(model).eval(), (x, x, torch.zeros_like(x)), str(fp32_path),
                           input_names=["input_ids", "attention_mask", "token_type_ids"], output_names=["logits"],
                           dynamic_axes=axes, opset_version=17, dynamo=False)
         import onnx
 
         from sphinx_rag.model.export import quantize_weights_int8
 
-        onnx.save(quantize_weights_int8(onnx.load(str(fp32))), str(out / "reranker.onnx"))
+        graph = onnx.load(str(fp32_path))
+        onnx.save(graph if fp32 else quantize_weights_int8(graph), str(out / "reranker.onnx"))
     shutil.copyfile(minilm_dir() / "vocab.txt", out / "vocab.txt")
     tokenizer_for(minilm_dir()).save(str(out / "tokenizer.json"))
     sha = hashlib.sha256((out / "reranker.onnx").read_bytes()).hexdigest()
@@ -85,22 +86,26 @@ def export(model_dir: Path, out: Path, depth: int, rank_weight: float | None) ->
             "trained": {"mode": training["mode"], "step": training["step"], "seconds": training["seconds"],
                         "validation": training["metrics"]}}
     (out / "reranker_info.json").write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    check(model, out, info)
+    check(model, out, info, "fp32" if fp32 else "int8")
     print(f"{out / 'reranker.onnx'}: {(out / 'reranker.onnx').stat().st_size / 1e6:.2f} MB, sha256 {sha[:16]}")
     return data
 
 
 @torch.no_grad()
-def check(model, out: Path, info: RerankerInfo):
-    """onnxruntime (the runtime's CrossEncoder) against torch on SAMPLE: within 0.05, same order."""
+def check(model, out: Path, info: RerankerInfo, weights: str = "int8"):
+    """onnxruntime (the runtime's CrossEncoder) against torch on SAMPLE: the same order, and
+    logits within 1% of their range (0.05 at least): int8 weights move a six-layer teacher's
+    logits by up to ~0.1 on a range of ~12."""
     runtime = CrossEncoder(out)
     enc = Encoder(tokenizer_for(minilm_dir()), info)
     for query, texts in SAMPLE:
         want = model(**enc.batch([(query, t) for t in texts]))[0].reshape(-1).numpy()
         got = runtime.logits(query, texts)
-        if np.abs(want - got).max() > 0.05 or list(np.argsort(-want)) != list(np.argsort(-got)):
+        tolerance = max(0.05, 0.01 * float(want.max() - want.min()))
+        if np.abs(want - got).max() > tolerance or list(np.argsort(-want)) != list(np.argsort(-got)):
             raise SystemExit(f"[export] onnxruntime's logits {got} differ from torch's {want} for {query!r}")
-    print("export checked: onnxruntime gives torch's logits (int8 weights) within 0.05, the same order")
+    print(f"export checked: onnxruntime gives torch's logits ({weights} weights) within 1% of their range, "
+          "the same order")
 
 
 def main(argv=None) -> int:
@@ -109,8 +114,10 @@ def main(argv=None) -> int:
     parser.add_argument("out_dir", type=Path)
     parser.add_argument("--depth", type=int, default=20)
     parser.add_argument("--rank-weight", type=float, default=None, help="default: the one chosen in training")
+    parser.add_argument("--fp32", action="store_true",
+                        help="keep fp32 weights (the teacher, for compare_rerankers.py: never shipped)")
     args = parser.parse_args(argv)
-    export(args.model_dir, args.out_dir, args.depth, args.rank_weight)
+    export(args.model_dir, args.out_dir, args.depth, args.rank_weight, args.fp32)
     return 0
 
 
