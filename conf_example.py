@@ -40,9 +40,9 @@ sphinx_rag_fusion = 'rrf'
 # site: ~0.3-1 MB instead of ~25 MB) or 'model'.
 sphinx_rag_query_encoder = 'both'
 
-# Publish the cross-encoder reranker (~8 MB, from the default model's package) with the
-# model: once a reader's browser has the model, it reorders the fused top results (and
-# `sphinx-rag search` and the MCP server rerank too). False: the fused order only.
+# Publish the default model's package's cross-encoder reranker with the model, when it
+# ships one (none yet): once a reader's browser has the model, it reorders the fused top
+# results (and `sphinx-rag search` and the MCP server rerank too). False: the fused order only.
 sphinx_rag_rerank = True
 
 # The k of reciprocal-rank fusion: 1/(k + rank).

@@ -288,11 +288,13 @@ CONFIG = [
            "`static` (the encoder only: the site ships no model and no onnxruntime) or `model` "
            "(the full model only).", choices=("both", "static", "model")),
     Option("sphinx_rag_rerank", True, (bool,),
-           "Publish the cross-encoder reranker (about 8 MB, in the default model's package) with the "
-           "model: once the reader's browser has the model (a query that needs meaning), a small model "
-           "that reads the question and each of the fused top candidates together reorders them, and the "
-           "reordered list replaces the fused one. `sphinx-rag search` and the MCP server rerank too "
-           "(`--no-rerank` turns it off there). False: the fused order only, nothing more downloaded."),
+           "Publish the default model's package's cross-encoder reranker with the model, when it ships "
+           "one (none yet: the one trained so far lowered hand-written questions' first results, see "
+           "eval/RESULTS.md): once the reader's browser has the model (a query that needs meaning), a "
+           "small model that reads the question and each of the fused top candidates together reorders "
+           "them, and the reordered list replaces the fused one. `sphinx-rag search` and the MCP server "
+           "rerank too (`--no-rerank` turns it off there). False: the fused order only, nothing more "
+           "downloaded."),
     Option("sphinx_rag_rrf_k", 60, (int,), "The k of reciprocal-rank fusion: 1/(k + rank).",
            _positive),
     Option("sphinx_rag_relevance_floor", 0.3, (float, int),
