@@ -91,7 +91,7 @@ def api_html(tmp_path_factory, rootdir) -> Path:
 
 def test_a_site_without_a_reranker_ranks_as_fused(api_html):
     """No reranker published (sphinx_rag.model.source.RERANKER_SHA256 pins none yet): the
-    build says nothing, the manifest names none, and asking for reranking changes nothing."""
+    manifest names none, and asking for reranking changes nothing and says nothing."""
     directory, why = packaged_reranker_dir()
     assert (directory, why) == (None, "")  # pins none: nothing to say
     assert IndexReader(api_html).manifest.get("reranker_files") is None
