@@ -82,16 +82,16 @@ def reciprocal_rank(answers, names, keyword=None):
     return [first[k][2] for k in sorted(scores, key=lambda k: (-scores[k], first[k][0], first[k][1]))]
 
 
-def _interleave(value):
+def _interleave(value, ties=lambda h, name: (h["key"],)):
+    """Weak sites last, then the best ``value`` among the sites' next hits, then ``ties``."""
     def merge(answers, names, keyword=None):
-        """Weak sites last, then the best ``value`` among the sites' next hits, ties to the key."""
         heads, out, seen = [0] * len(answers), [], set()
         while True:
             live = [n for n in range(len(answers)) if heads[n] < len(answers[n][0])]
             if not live:
                 return out
             n = min(live, key=lambda n: (answers[n][1], -value(answers[n][0][heads[n]], n == keyword),
-                                         answers[n][0][heads[n]]["key"]))
+                                         *ties(answers[n][0][heads[n]], names[n])))
             h = answers[n][0][heads[n]]
             heads[n] += 1
             if h["key"] not in seen:
@@ -101,26 +101,11 @@ def _interleave(value):
 
 
 def _like_merge(value):
-    """Weak sites last, then the best ``value`` among the sites' next hits, ties as merge.py
-    breaks them (title words, key, site name)."""
-    def merge(answers, names, keyword=None):
-        from sphinx_rag.search.merge import _share, match_words
+    """``_interleave`` with ties broken as merge.py breaks them (title words, key, site name)."""
+    from sphinx_rag.search.merge import _share, match_words
 
-        words = match_words(ANSWER_QUERY[0])
-        heads, out, seen = [0] * len(answers), [], set()
-        while True:
-            live = [n for n in range(len(answers)) if heads[n] < len(answers[n][0])]
-            if not live:
-                return out
-            n = min(live, key=lambda n: (answers[n][1], -value(answers[n][0][heads[n]], n == keyword),
-                                         -_share(words, answers[n][0][heads[n]]["title"]),
-                                         answers[n][0][heads[n]]["key"], names[n]))
-            h = answers[n][0][heads[n]]
-            heads[n] += 1
-            if h["key"] not in seen:
-                seen.add(h["key"])
-                out.append(h)
-    return merge
+    words = match_words(ANSWER_QUERY[0])
+    return _interleave(value, lambda h, name: (-_share(words, h["title"]), h["key"], name))
 
 
 def _coverage(h):
