@@ -113,6 +113,15 @@ def build_site(src: Path, out: Path, *options: str, fresh: bool = True, env: dic
     return out
 
 
+def copy_with_model(root: Path, dest: Path) -> Path:
+    """A copy of a test root whose conf.py asks for the model's tier (most roots are
+    keyword-only: ``sphinx_rag_embeddings = False``)."""
+    shutil.copytree(root, dest, dirs_exist_ok=True)
+    conf = dest / "conf.py"
+    conf.write_text(conf.read_text().replace("sphinx_rag_embeddings = False", "sphinx_rag_embeddings = True"))
+    return dest
+
+
 def without_reranker(html_dir: Path, out: Path) -> Path:
     """A copy of a built site as ``sphinx_rag_rerank = False`` publishes it: its manifest
     names no reranker (and its files are gone). Browser tests that compare the model tier's

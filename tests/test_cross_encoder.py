@@ -79,12 +79,9 @@ def test_reranker_info_refuses_what_the_model_cannot_read(bad):
 @pytest.fixture(scope="module")
 def api_html(tmp_path_factory, rootdir) -> Path:
     """tests/roots/test-api with the model's tier (the root itself is keyword-only)."""
-    from site_helpers import build_site
+    from site_helpers import build_site, copy_with_model
 
-    src = tmp_path_factory.mktemp("rerank-api-src")
-    shutil.copytree(rootdir / "test-api", src, dirs_exist_ok=True)
-    conf = src / "conf.py"
-    conf.write_text(conf.read_text().replace("sphinx_rag_embeddings = False", "sphinx_rag_embeddings = True"))
+    src = copy_with_model(rootdir / "test-api", tmp_path_factory.mktemp("rerank-api-src"))
     out = tmp_path_factory.mktemp("rerank-api") / "html"
     return build_site(src, out, "-d", str(out.parent / "doctrees"))
 

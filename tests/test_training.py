@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import random
-import shutil
 import sys
 from pathlib import Path
 
@@ -59,12 +58,9 @@ def test_balanced_keeps_every_narrative_answer_and_as_many_api_ones():
 @pytest.fixture(scope="module")
 def pairs(tmp_path_factory, rootdir) -> Path:
     """Questions and hard negatives from tests/roots/test-api built with the model."""
-    from site_helpers import build_site
+    from site_helpers import build_site, copy_with_model
 
-    src = tmp_path_factory.mktemp("train-src")
-    shutil.copytree(rootdir / "test-api", src, dirs_exist_ok=True)
-    conf = src / "conf.py"
-    conf.write_text(conf.read_text().replace("sphinx_rag_embeddings = False", "sphinx_rag_embeddings = True"))
+    src = copy_with_model(rootdir / "test-api", tmp_path_factory.mktemp("train-src"))
     html = build_site(src, tmp_path_factory.mktemp("train") / "html")
     rows = list(make_pairs.site_pairs(html, "test-api", "train", 40, 10, random.Random(0)))
     assert len(rows) >= 12, rows
