@@ -94,8 +94,9 @@ def export(model_dir: Path, out: Path, depth: int, rank_weight: float | None, fp
 @torch.no_grad()
 def check(model, out: Path, info: RerankerInfo, weights: str = "int8"):
     """onnxruntime (the runtime's CrossEncoder) against torch on SAMPLE: the same order, and
-    logits within 1% of their range (0.05 at least): int8 weights move a six-layer teacher's
-    logits by up to ~0.1 on a range of ~12."""
+    logits within 1% of their range (0.05 at least). The two-layer student passes in int8;
+    the six-layer teacher in int8 did not (its logits moved by 0.18 where their range was
+    1.3), so it is exported with ``--fp32`` for comparisons."""
     runtime = CrossEncoder(out)
     enc = Encoder(tokenizer_for(minilm_dir()), info)
     for query, texts in SAMPLE:
