@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from sphinx_rag.model.source import packaged_reranker_dir
-from sphinx_rag.search.cross_encoder import (CHARS_PER_TOKEN, RerankerInfo, clip_text, combined, load_reranker,
-                                             pair_ids, rerank_scores)
+from sphinx_rag.search.cross_encoder import (CHARS_PER_TOKEN, RerankerInfo, clip_text, combined, focus_text,
+                                             load_reranker, model_text, pair_ids, rerank_scores)
 from sphinx_rag.search.index import IndexReader
 from sphinx_rag.search.retrieve import Searcher
 
@@ -35,6 +35,28 @@ def test_clip_text_counts_code_points():
     text = "\U0001F600" * (CHARS_PER_TOKEN * 3 + 5)  # astral: two UTF-16 units each in the browser
     assert clip_text(text, 3) == "\U0001F600" * (CHARS_PER_TOKEN * 3)
     assert clip_text("short", 3) == "short"
+
+
+def test_focus_text_puts_the_sentences_that_share_the_question_words_first():
+    text = ("Deployment > Development server\nThe server runs on port 5000. Reloading restarts it! "
+            "To stop reloading, pass --no-reload.\n$ app run --no-reload")
+    got = focus_text("How do I stop the server from reloading?", text, 64).split("\n")
+    assert got[0] == "Deployment > Development server"  # the heading path stays first
+    assert got[1] == "To stop reloading, pass --no-reload."  # stop + reload (+ no)
+    assert got[2:] == ["The server runs on port 5000.", "Reloading restarts it!", "$ app run --no-reload"]
+    assert focus_text("nothing shared", "Head\nOne. Two.\nThree.", 64) == "Head\nOne.\nTwo.\nThree."
+    assert focus_text("a", "x" * 1000, 3) == "x" * (CHARS_PER_TOKEN * 3)  # clipped like clip_text
+
+
+def test_focus_text_reads_a_hostile_chunk_in_bounded_time():
+    huge = "Head\n" + "filler words here. " * 5000 + "the asked word."  # the answer past 20,000 code points
+    assert focus_text("asked word", huge, 64) == clip_text("Head" + "\nfiller words here." * 100, 64)
+
+
+def test_model_text_cuts_as_the_info_says():
+    focus = RerankerInfo(4, 12, 3, 0.5, text_cut="focus")
+    assert model_text("stop", "H\nGo on. Stop here.", focus) == "H\nStop here.\nGo on."
+    assert model_text("stop", "H\nGo on. Stop here.", INFO) == "H\nGo on. Stop here."
 
 
 def test_combined_adds_the_fused_ranks_prior():
@@ -68,6 +90,7 @@ def test_rerank_scores_leave_a_single_candidate_alone():
     {"max_query_tokens": 8, "max_tokens": 64, "depth": 0, "rank_weight": 1.0},
     {"max_query_tokens": 8, "max_tokens": 64, "depth": 20, "rank_weight": float("inf")},
     {"max_query_tokens": "8", "max_tokens": 64, "depth": 20, "rank_weight": "x"},
+    {"max_query_tokens": 8, "max_tokens": 64, "depth": 20, "rank_weight": 1.0, "text_cut": "tail"},
 ])
 def test_reranker_info_refuses_what_the_model_cannot_read(bad):
     with pytest.raises(ValueError, match="reranker_info.json"):

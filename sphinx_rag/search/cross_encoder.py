@@ -25,14 +25,15 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["RERANKER_FILES", "CHARS_PER_TOKEN", "RerankerInfo", "CrossEncoder", "pair_ids", "clip_text",
-           "combined", "rerank_scores", "read_info", "load_reranker"]
+__all__ = ["RERANKER_FILES", "CHARS_PER_TOKEN", "TEXT_CUTS", "RerankerInfo", "CrossEncoder", "pair_ids",
+           "clip_text", "focus_text", "model_text", "combined", "rerank_scores", "read_info", "load_reranker"]
 
 RERANKER_FILES = ("reranker.onnx", "reranker_info.json", "tokenizer.json", "vocab.txt")
 #: Code points of a text that are tokenized at most, per token of the budget (a WordPiece
@@ -41,6 +42,13 @@ CHARS_PER_TOKEN = 8
 #: The same fold of each int8 weight into an fp32 constant as the embedding model's
 #: (model/embed.py SESSION_CONFIG): the browser computes in fp32 too.
 SESSION_CONFIG = {"session.disable_quant_qdq": "1"}
+#: How a chunk's text is cut to the model's budget: "head", its first code points
+#: (``clip_text``); "focus", its first line then its sentences richest in the question's
+#: words (``focus_text``).
+TEXT_CUTS = ("head", "focus")
+#: ``focus_text`` reads a chunk's first ``CHARS_PER_TOKEN * FOCUS_READ_TOKENS`` code points
+#: at most (a hostile chunk costs no more).
+FOCUS_READ_TOKENS = 2500
 
 
 @dataclass(frozen=True)
@@ -52,19 +60,22 @@ class RerankerInfo:
     depth: int  # fused candidates re-scored
     rank_weight: float  # the fused rank's prior: combined = logit - rank_weight * ln(rank)
     do_lower_case: bool = True
+    text_cut: str = "head"  # TEXT_CUTS
 
     @classmethod
     def from_json(cls, data: dict) -> RerankerInfo:
         try:
             info = cls(int(data["max_query_tokens"]), int(data["max_tokens"]), int(data["depth"]),
-                       float(data["rank_weight"]), bool(data.get("do_lower_case", True)))
+                       float(data["rank_weight"]), bool(data.get("do_lower_case", True)),
+                       str(data.get("text_cut", "head")))
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"reranker_info.json lacks or mistypes {exc}") from None
         if not (1 <= info.max_query_tokens < info.max_tokens - 3 and info.max_tokens <= 512 and 1 <= info.depth <= 100
-                and math.isfinite(info.rank_weight) and 0 <= info.rank_weight <= 10):
+                and math.isfinite(info.rank_weight) and 0 <= info.rank_weight <= 10 and info.text_cut in TEXT_CUTS):
             raise ValueError("reranker_info.json holds values out of range "
                              f"(max_query_tokens {info.max_query_tokens}, max_tokens {info.max_tokens}, "
-                             f"depth {info.depth}, rank_weight {info.rank_weight})")
+                             f"depth {info.depth}, rank_weight {info.rank_weight}, text_cut {info.text_cut!r}: "
+                             f"one of {', '.join(TEXT_CUTS)})")
         return info
 
 
@@ -76,6 +87,31 @@ def clip_text(text: str, max_tokens: int) -> str:
     """The part of ``text`` that is tokenized (its first ``CHARS_PER_TOKEN * max_tokens``
     code points; cross_encoder.js clipText the same)."""
     return text[: CHARS_PER_TOKEN * max_tokens]
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?]) +")
+
+
+def focus_text(query: str, text: str, max_tokens: int) -> str:
+    """What of ``text`` a reranker reading ``max_tokens`` sees when it reads the parts that
+    matter to ``query``: the first line (the owner or heading path, ``chunk/__init__.py``),
+    then the other lines, split into sentences, with most distinct question words
+    (``lexical.tokenize``) first, ties and the rest in reading order; clipped like
+    ``clip_text``. A two-layer reranker reading a section's first 64 tokens misses the
+    sentence a prose question asks about (eval/RESULTS.md, "A cross-encoder reranker")."""
+    from .lexical import tokenize
+
+    lines = clip_text(text, FOCUS_READ_TOKENS).split("\n")
+    units = [u for line in lines[1:] for u in _SENTENCE_END.split(line) if u.strip(" \t")]
+    asked = set(tokenize(query))
+    shared = [len(asked.intersection(tokenize(u))) for u in units]
+    order = sorted(range(len(units)), key=lambda k: (-shared[k], k))
+    return clip_text("\n".join([lines[0], *(units[k] for k in order)]), max_tokens)
+
+
+def model_text(query: str, text: str, info: RerankerInfo) -> str:
+    """The part of a chunk's text the model reads, by ``info.text_cut``."""
+    return focus_text(query, text, info.max_tokens) if info.text_cut == "focus" else clip_text(text, info.max_tokens)
 
 
 def pair_ids(query_ids: Sequence[int], text_ids: Sequence[int], *, cls: int, sep: int,
@@ -139,15 +175,16 @@ class CrossEncoder:
         self.cls, self.sep = tokenizer.token_to_id("[CLS]"), tokenizer.token_to_id("[SEP]")
 
     def pieces(self, text: str) -> list[int]:
-        """Word-piece ids of the part of ``text`` the model may read, no special tokens."""
-        return self.tokenizer.encode(clip_text(text, self.info.max_tokens), add_special_tokens=False).ids
+        """Word-piece ids of ``text`` (already cut), no special tokens."""
+        return self.tokenizer.encode(text, add_special_tokens=False).ids
 
     def logits(self, query: str, texts: list[str]) -> np.ndarray:
         """The model's score of (query, text) for each text, one padded batch, float32."""
         if not texts:
             return np.zeros(0, dtype=np.float32)
-        q = self.pieces(query)
-        pairs = [pair_ids(q, self.pieces(t), cls=self.cls, sep=self.sep, info=self.info) for t in texts]
+        q = self.pieces(clip_text(query, self.info.max_tokens))
+        pairs = [pair_ids(q, self.pieces(model_text(query, t, self.info)), cls=self.cls, sep=self.sep, info=self.info)
+                 for t in texts]
         width = max(len(ids) for ids, _ in pairs)
         ids = np.zeros((len(pairs), width), dtype=np.int64)
         types = np.zeros((len(pairs), width), dtype=np.int64)

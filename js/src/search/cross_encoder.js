@@ -11,10 +11,15 @@
  * @module cross_encoder
  */
 
+import { tokenize } from "./lexical.js";
 import { WordPieceTokenizer } from "./wordpiece.js";
 
 /** Code points of a text tokenized per token of the budget (Python's CHARS_PER_TOKEN). */
 export const CHARS_PER_TOKEN = 8;
+/** How a chunk's text is cut to the model's budget (Python's TEXT_CUTS). */
+export const TEXT_CUTS = ["head", "focus"];
+/** focusText reads CHARS_PER_TOKEN * FOCUS_READ_TOKENS code points at most. */
+const FOCUS_READ_TOKENS = 2500;
 
 /**
  * @typedef {object} RerankerInfo  reranker_info.json
@@ -23,6 +28,7 @@ export const CHARS_PER_TOKEN = 8;
  * @property {number} depth
  * @property {number} rank_weight
  * @property {boolean} [do_lower_case]
+ * @property {string} [text_cut]  one of TEXT_CUTS ("head" when absent)
  */
 
 /**
@@ -39,9 +45,11 @@ export function readInfo(data) {
   const info = {
     max_query_tokens: Math.trunc(num("max_query_tokens")), max_tokens: Math.trunc(num("max_tokens")),
     depth: Math.trunc(num("depth")), rank_weight: num("rank_weight"), do_lower_case: data.do_lower_case !== false,
+    text_cut: data.text_cut === undefined ? "head" : data.text_cut,
   };
   if (!(info.max_query_tokens >= 1 && info.max_query_tokens < info.max_tokens - 3 && info.max_tokens <= 512
-        && info.depth >= 1 && info.depth <= 100 && info.rank_weight >= 0 && info.rank_weight <= 10)) {
+        && info.depth >= 1 && info.depth <= 100 && info.rank_weight >= 0 && info.rank_weight <= 10
+        && TEXT_CUTS.includes(info.text_cut))) {
     throw new Error("sphinx-rag: reranker_info.json holds values out of range");
   }
   return info;
@@ -62,6 +70,33 @@ export function clipText(text, maxTokens) {
     out += ch;
   }
   return out;
+}
+
+/**
+ * Python's focus_text: the first line (owner or heading path), then the other lines' sentences
+ * with most distinct question words (lexical.js tokenize) first, ties and the rest in
+ * reading order; clipped like clipText.
+ * @param {string} query
+ * @param {string} text
+ * @param {number} maxTokens
+ */
+export function focusText(query, text, maxTokens) {
+  const lines = clipText(text, FOCUS_READ_TOKENS).split("\n");
+  const units = lines.slice(1).flatMap((line) => line.split(/(?<=[.!?]) +/)).filter((u) => /[^ \t]/.test(u));
+  const asked = new Set(tokenize(query));
+  const shared = units.map((u) => new Set(tokenize(u).filter((t) => asked.has(t))).size);
+  const order = units.map((_, k) => k).sort((a, b) => shared[b] - shared[a] || a - b);
+  return clipText([lines[0], ...order.map((k) => units[k])].join("\n"), maxTokens);
+}
+
+/**
+ * The part of a chunk's text the model reads, by info.text_cut (Python's model_text).
+ * @param {string} query
+ * @param {string} text
+ * @param {RerankerInfo} info
+ */
+export function modelText(query, text, info) {
+  return info.text_cut === "focus" ? focusText(query, text, info.max_tokens) : clipText(text, info.max_tokens);
 }
 
 /**
@@ -165,11 +200,11 @@ export class CrossEncoder {
   }
 
   /**
-   * Word-piece ids of the part of a text the model may read, no special tokens.
+   * Word-piece ids of an already cut text, no special tokens.
    * @param {string} text
    */
   pieces(text) {
-    return this.tokenizer.tokenize(clipText(text, this.info.max_tokens)).map((t) => /** @type {number} */ (this.tokenizer.vocab.get(t)));
+    return this.tokenizer.tokenize(text).map((t) => /** @type {number} */ (this.tokenizer.vocab.get(t)));
   }
 
   /**
@@ -180,9 +215,10 @@ export class CrossEncoder {
    */
   async logits(query, texts) {
     if (!texts.length) return new Float32Array(0);
-    const q = this.pieces(query);
+    const q = this.pieces(clipText(query, this.info.max_tokens));
     const t = this.tokenizer;
-    const pairs = texts.map((text) => pairIds(q, this.pieces(text), { cls: t.clsId, sep: t.sepId, info: this.info }));
+    const pairs = texts.map((text) => pairIds(q, this.pieces(modelText(query, text, this.info)),
+      { cls: t.clsId, sep: t.sepId, info: this.info }));
     const width = Math.max(...pairs.map((p) => p.ids.length));
     const n = pairs.length;
     const ids = new BigInt64Array(n * width);
