@@ -43,6 +43,16 @@ def test_summaries_become_questions_in_readers_words():
     assert questions.paraphrase("How do I compute the mean?", random.Random(1)) != "How do I compute the mean?"
 
 
+def test_a_sentence_deep_in_a_section_is_asked_about_its_chunk():
+    record = {"kind": "guide", "url": "deploy.html#server", "headings": ["Deployment", "Development server"],
+              "text": "Deployment > Development server\nRun it locally. The development server handles only one "
+                      "request at a time, so production sites should use a real WSGI server instead."}
+    made = questions.questions_for_site([record], "pkg", random.Random(0))
+    asked = [q for q in made if q.source == "body-sentence"]
+    assert len(asked) == 1 and asked[0].scope == "chunk" and asked[0].style == "keyword"
+    assert "development server handles" in asked[0].text  # the sentence's own first content words
+
+
 def test_balanced_keeps_every_narrative_answer_and_as_many_api_ones():
     """86% of the generated questions are answered by an API chunk, and a teacher trained on
     them put API chunks above the guide's sections hand-written questions ask for."""
@@ -106,3 +116,26 @@ def test_teacher_student_export(pairs, tmp_path):
     texts = ["Baseline (class in apimod)\nPredict with simple rules.", "Filler (class in apimod)\nFills missing values."]
     first = model.logits("which class fills missing values?", texts)
     assert (first == model.logits("which class fills missing values?", texts)).all()  # deterministic
+
+
+def test_a_student_on_the_labels_alone_reads_the_focused_text(pairs, tmp_path):
+    """No teacher: MiniLM-L6's own layers and the labels; the chunk cut to the sentences that
+    share the question's words (cross_encoder.focus_text), in training and in the export."""
+    student = _run("student", pairs, tmp_path / "student", "--layers", "0,5", "--rank", "32", "--text-cut", "focus",
+                   "--steps", "24", "--eval-every", "24")
+    first, last = sum(student["losses"][:4]) / 4, sum(student["losses"][-4:]) / 4
+    assert last < first, student["losses"]
+    assert json.loads((tmp_path / "student" / "training.json").read_text())["info"]["text_cut"] == "focus"
+
+    import export_reranker
+    from sphinx_rag.search.cross_encoder import CrossEncoder, read_info
+
+    export_reranker.export(tmp_path / "student", tmp_path / "exported", depth=5, rank_weight=None)
+    assert read_info(tmp_path / "exported").text_cut == "focus"
+    model = CrossEncoder(tmp_path / "exported")
+    filler = "Unrelated words about plotting. " * 40
+    late = f"Filler (class in apimod)\n{filler}It fills missing values."
+    early = f"Filler (class in apimod)\nIt fills missing values. {filler}"
+    # the sentence that answers is read wherever it stands: both read as the card line, then it
+    got = model.logits("which class fills missing values?", [late, early])
+    assert got[0] == got[1]

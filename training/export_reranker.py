@@ -50,7 +50,8 @@ def export(model_dir: Path, out: Path, depth: int, rank_weight: float | None, fp
     training = json.loads((model_dir / "training.json").read_text(encoding="utf-8"))
     t = training["info"]
     info = RerankerInfo(int(t["max_query_tokens"]), int(t["max_tokens"]), depth,
-                        float(t["rank_weight"] if rank_weight is None else rank_weight))
+                        float(t["rank_weight"] if rank_weight is None else rank_weight),
+                        text_cut=t.get("text_cut", "head"))
     model = load_model(model_dir)
     model.config.return_dict = False
     out.mkdir(parents=True, exist_ok=True)
@@ -82,7 +83,7 @@ def export(model_dir: Path, out: Path, depth: int, rank_weight: float | None, fp
     tokenizer_for(minilm_dir()).save(str(out / "tokenizer.json"))
     sha = hashlib.sha256((out / "reranker.onnx").read_bytes()).hexdigest()
     data = {"format": FORMAT, "max_query_tokens": info.max_query_tokens, "max_tokens": info.max_tokens,
-            "depth": info.depth, "rank_weight": info.rank_weight, "do_lower_case": True,
+            "depth": info.depth, "rank_weight": info.rank_weight, "do_lower_case": True, "text_cut": info.text_cut,
             "trained": {"mode": training["mode"], "step": training["step"], "seconds": training["seconds"],
                         "validation": training["metrics"]}}
     (out / "reranker_info.json").write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")

@@ -15,7 +15,8 @@ that chunk:
 * returns, attributes, raises, examples, notes -> "what does X return", "where does X keep
   ...", "when does X raise ...", "example of X";
 * a section heading -> "how do I ...?" (an -ing or imperative heading), "what is ...?"
-  (a noun heading), and sentences of the section that say "you can ..." -> "how can I ...?".
+  (a noun heading), sentences of the section that say "you can ..." -> "how can I ...?", and
+  one of its sentences -> its first content words (the section's chunk, not its page).
 
 Every question may then be paraphrased (``SYNONYMS``), lowercased or given a typo.
 ``equivalents`` says which other chunks answer the question as well (they are never used as
@@ -46,6 +47,9 @@ _ROLE = re.compile(r":[\w:]+:`~?([^`<]*?)(?:\s*<[^>]*>)?`")  # :class:`~a.B` -> 
 _MARKUP = re.compile(r"``|`|\*\*|\*")
 _YOU_CAN = re.compile(r"\b(?:you can|you may|allows you to|lets you|can be used to|is used to|helps you)\s+"
                       r"(?P<vp>[a-z][^.;:()]{12,90}?)(?:[.;:(]|$)", re.I)
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+_CODE_LIKE = re.compile(r"[{}=<>$]|\(\)|>>>")
 
 OBJECT_WORDS = {"class": "class", "exception": "exception", "function": "function", "method": "method",
                 "classmethod": "method", "staticmethod": "method", "attribute": "attribute", "property": "property",
@@ -360,6 +364,14 @@ def section_questions(f: dict, record: dict, i: int, rng: random.Random, project
         if len(vp.split()) >= 3:
             out.append(Question(rng.choice([f"how can I {vp}?", f"is it possible to {vp}?", f"how to {vp}"]),
                                 "natural", "body-you-can", i, "chunk"))
+    # a sentence deep in the section, asked in its own words: the answer is this chunk, not
+    # its heading's page (prose questions ask what a paragraph says: eval/RESULTS.md)
+    sentences = [x for x in _SENTENCE.split(body) if 8 <= len(x.split()) <= 40 and not _CODE_LIKE.search(x)]
+    if sentences:
+        kw = keywords(rng.choice(sentences), rng, (3, 5))
+        if len(kw.split()) >= 3:
+            out.append(Question(rng.choice([kw, f"{h.lower()} {kw}", f"{kw} in {project}"]), "keyword",
+                                "body-sentence", i, "chunk"))
     return out
 
 

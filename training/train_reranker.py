@@ -15,6 +15,7 @@ it trains.
     python training/train_reranker.py score PAIRS.jsonl SCORED.jsonl --teacher TEACHER_DIR
     python training/train_reranker.py student SCORED.jsonl OUT_DIR --teacher TEACHER_DIR \
         [--layers 0,5] [--rank 128] [--max-tokens 64] [--hours 2]
+    python training/train_reranker.py student PAIRS.jsonl OUT_DIR --text-cut focus   # no teacher: the labels alone
     python training/train_reranker.py evaluate PAIRS.jsonl MODEL_DIR [--max-tokens 64]
 
 Every ``--eval-every`` steps the model ranks the validation projects' questions (their
@@ -43,7 +44,7 @@ from torch import nn
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from sphinx_rag.search.cross_encoder import RerankerInfo, clip_text, combined, pair_ids  # noqa: E402
+from sphinx_rag.search.cross_encoder import RerankerInfo, clip_text, combined, model_text, pair_ids  # noqa: E402
 
 RANK_WEIGHTS = (0.0, 0.25, 0.5, 1.0, 2.0)
 
@@ -77,7 +78,8 @@ def load_rows(path: Path, split: str) -> list[dict]:
 
 
 class Encoder:
-    """Question and text -> padded id tensors, through the runtime's pair_ids."""
+    """Question and text -> padded id tensors, through the runtime's own cut
+    (``model_text``) and ``pair_ids``."""
 
     def __init__(self, tokenizer, info: RerankerInfo):
         self.tok, self.info = tokenizer, info
@@ -85,15 +87,17 @@ class Encoder:
         self.cache: dict[str, list[int]] = {}
 
     def pieces(self, text: str) -> list[int]:
+        """Word pieces of an already cut text (cached: questions and head-cut chunks repeat)."""
         ids = self.cache.get(text)
         if ids is None:
-            ids = self.tok.encode(clip_text(text, self.info.max_tokens), add_special_tokens=False).ids
+            ids = self.tok.encode(text, add_special_tokens=False).ids
             if len(self.cache) < 400_000:
                 self.cache[text] = ids
         return ids
 
     def batch(self, pairs: list[tuple[str, str]]):
-        built = [pair_ids(self.pieces(q), self.pieces(t), cls=self.cls, sep=self.sep, info=self.info) for q, t in pairs]
+        built = [pair_ids(self.pieces(clip_text(q, self.info.max_tokens)), self.pieces(model_text(q, t, self.info)),
+                          cls=self.cls, sep=self.sep, info=self.info) for q, t in pairs]
         width = max(len(ids) for ids, _ in built)
         ids = torch.zeros((len(built), width), dtype=torch.long)
         types = torch.zeros_like(ids)
@@ -259,7 +263,7 @@ def train(args, mode: str) -> dict:
     torch.set_num_threads(args.threads)
     base = minilm_dir()
     tok = tokenizer_for(base)
-    info = RerankerInfo(args.max_query_tokens, args.max_tokens, args.depth, 0.0)
+    info = RerankerInfo(args.max_query_tokens, args.max_tokens, args.depth, 0.0, text_cut=args.text_cut)
     enc = Encoder(tok, info)
     train_rows = load_rows(args.pairs, "train")
     if args.balance:
@@ -269,19 +273,24 @@ def train(args, mode: str) -> dict:
     if mode == "teacher":
         model = BertForSequenceClassification.from_pretrained(args.init or base, num_labels=1)
         model.bert.embeddings.word_embeddings.weight.requires_grad_(False)
+    elif not args.teacher:  # a student on the labels alone, from MiniLM-L6's own layers
+        layers = [int(x) for x in args.layers.split(",")]
+        model = make_student(BertForSequenceClassification.from_pretrained(base, num_labels=1), layers, args.rank)
     else:
         teacher = load_model(args.teacher)
         layers = [int(x) for x in args.layers.split(",")]
         model = make_student(teacher, layers, args.rank)
         t_info = json.loads((Path(args.teacher) / "training.json").read_text())["info"]
-        t_enc = Encoder(tok, RerankerInfo(t_info["max_query_tokens"], t_info["max_tokens"], args.depth, 0.0))
+        t_enc = Encoder(tok, RerankerInfo(t_info["max_query_tokens"], t_info["max_tokens"], args.depth, 0.0,
+                                          text_cut=t_info.get("text_cut", "head")))
     model.train()
     params = [p for p in model.parameters() if p.requires_grad]
     head = [p for n, p in model.named_parameters() if p.requires_grad and n.startswith("classifier")]
     body = [p for n, p in model.named_parameters() if p.requires_grad and not n.startswith("classifier")]
-    # the head starts from nothing (the teacher's) or from the teacher (the student): it learns faster
+    # the head starts from nothing (from MiniLM) or from the teacher's: from nothing it learns faster
+    fresh_head = not args.init if mode == "teacher" else not args.teacher
     opt = torch.optim.AdamW([{"params": body, "lr": args.lr},
-                             {"params": head, "lr": args.lr * (20 if mode == "teacher" and not args.init else 1)}], weight_decay=0.01)
+                             {"params": head, "lr": args.lr * (20 if fresh_head else 1)}], weight_decay=0.01)
     steps = args.steps
     sched = get_linear_schedule_with_warmup(opt, int(0.05 * steps), steps)
     out = Path(args.out)
@@ -349,7 +358,8 @@ def train(args, mode: str) -> dict:
                     (out / "training.json").write_text(json.dumps({
                         "mode": mode, "step": step, "seconds": round(time.time() - started), "metrics": metrics,
                         "info": {"max_query_tokens": args.max_query_tokens, "max_tokens": args.max_tokens,
-                                 "depth": args.depth, "rank_weight": metrics["best_weight"]},
+                                 "depth": args.depth, "rank_weight": metrics["best_weight"],
+                                 "text_cut": args.text_cut},
                         "args": {k: str(v) for k, v in vars(args).items()}}, indent=1))
                     say(f"  kept (best MRR@10 {best:.3f} at rank_weight {metrics['best_weight']})")
     say(f"done: {step} steps, {seen} questions, {time.time() - started:.0f} s")
@@ -365,7 +375,8 @@ def score(args) -> int:
     rng = random.Random(args.seed)
     teacher = load_model(args.teacher)
     t_info = json.loads((Path(args.teacher) / "training.json").read_text())["info"]
-    enc = Encoder(tokenizer_for(minilm_dir()), RerankerInfo(t_info["max_query_tokens"], t_info["max_tokens"], 20, 0.0))
+    enc = Encoder(tokenizer_for(minilm_dir()), RerankerInfo(t_info["max_query_tokens"], t_info["max_tokens"], 20, 0.0,
+                                                            text_cut=t_info.get("text_cut", "head")))
     started, n = time.time(), 0
     with open(args.pairs, encoding="utf-8") as src:
         rows = [json.loads(line) for line in src]
@@ -395,11 +406,13 @@ def arguments(argv=None) -> argparse.Namespace:
     parser.add_argument("mode", choices=("teacher", "score", "student", "evaluate"))
     parser.add_argument("pairs", type=Path)
     parser.add_argument("out")
-    parser.add_argument("--teacher", help="the teacher's directory (student mode)")
+    parser.add_argument("--teacher", help="student: the teacher's directory (none: MiniLM-L6's layers, the labels alone)")
     parser.add_argument("--layers", default="0,5", help="student: the teacher's layers it starts from")
     parser.add_argument("--rank", type=int, default=128, help="student: rank of the word table (0: full)")
     parser.add_argument("--max-tokens", type=int, default=128)
     parser.add_argument("--max-query-tokens", type=int, default=32)
+    parser.add_argument("--text-cut", choices=("head", "focus"), default="head",
+                        help="what of a chunk the model reads (cross_encoder.model_text)")
     parser.add_argument("--depth", type=int, default=20, help="candidates reranked (validation)")
     parser.add_argument("--negatives", type=int, default=7)
     parser.add_argument("--groups", type=int, default=2, help="questions per step")
@@ -426,7 +439,8 @@ def main(argv=None) -> int:
     if args.mode == "evaluate":
         torch.set_num_threads(args.threads)
         model = load_model(args.out)
-        enc = Encoder(tokenizer_for(Path(args.out)), RerankerInfo(args.max_query_tokens, args.max_tokens, args.depth, 0.0))
+        enc = Encoder(tokenizer_for(Path(args.out)), RerankerInfo(args.max_query_tokens, args.max_tokens, args.depth, 0.0,
+                                                                  text_cut=args.text_cut))
         groups = validation_groups(load_rows(args.pairs, "validation"), args.val_questions, args.seed)
         print(describe(evaluate(model, enc, groups, args.depth)))
         return 0
