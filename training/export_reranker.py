@@ -49,9 +49,8 @@ SAMPLE = [
 def export(model_dir: Path, out: Path, depth: int, rank_weight: float | None, fp32: bool = False) -> dict:
     training = json.loads((model_dir / "training.json").read_text(encoding="utf-8"))
     t = training["info"]
-    info = RerankerInfo(int(t["max_query_tokens"]), int(t["max_tokens"]), depth,
-                        float(t["rank_weight"] if rank_weight is None else rank_weight),
-                        text_cut=t.get("text_cut", "head"))
+    info = RerankerInfo.from_json({**t, "depth": depth, "rank_weight": t["rank_weight"] if rank_weight is None
+                                   else rank_weight})
     model = load_model(model_dir)
     model.config.return_dict = False
     out.mkdir(parents=True, exist_ok=True)

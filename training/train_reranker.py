@@ -44,7 +44,8 @@ from torch import nn
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from sphinx_rag.search.cross_encoder import RerankerInfo, clip_text, combined, model_text, pair_ids  # noqa: E402
+from sphinx_rag.search.cross_encoder import (TEXT_CUTS, RerankerInfo, clip_text, combined, model_text,  # noqa: E402
+                                             pair_ids)
 
 RANK_WEIGHTS = (0.0, 0.25, 0.5, 1.0, 2.0)
 
@@ -107,6 +108,12 @@ class Encoder:
             types[row, : len(kinds)] = torch.tensor(kinds)
             mask[row, : len(pair)] = 1
         return {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+
+
+def teacher_info(model_dir: str | Path, depth: int) -> RerankerInfo:
+    """How a trained model reads its inputs (its ``training.json``), at ``depth``."""
+    t_info = json.loads((Path(model_dir) / "training.json").read_text())["info"]
+    return RerankerInfo.from_json({**t_info, "depth": depth, "rank_weight": 0.0})
 
 
 def tokenizer_for(model_dir: Path):
@@ -273,16 +280,13 @@ def train(args, mode: str) -> dict:
     if mode == "teacher":
         model = BertForSequenceClassification.from_pretrained(args.init or base, num_labels=1)
         model.bert.embeddings.word_embeddings.weight.requires_grad_(False)
-    elif not args.teacher:  # a student on the labels alone, from MiniLM-L6's own layers
+    else:  # a student: the teacher's layers, or MiniLM-L6's own (no teacher: the labels alone)
         layers = [int(x) for x in args.layers.split(",")]
-        model = make_student(BertForSequenceClassification.from_pretrained(base, num_labels=1), layers, args.rank)
-    else:
-        teacher = load_model(args.teacher)
-        layers = [int(x) for x in args.layers.split(",")]
-        model = make_student(teacher, layers, args.rank)
-        t_info = json.loads((Path(args.teacher) / "training.json").read_text())["info"]
-        t_enc = Encoder(tok, RerankerInfo(t_info["max_query_tokens"], t_info["max_tokens"], args.depth, 0.0,
-                                          text_cut=t_info.get("text_cut", "head")))
+        if args.teacher:
+            teacher = load_model(args.teacher)
+            t_enc = Encoder(tok, teacher_info(args.teacher, args.depth))
+        source = teacher if teacher is not None else BertForSequenceClassification.from_pretrained(base, num_labels=1)
+        model = make_student(source, layers, args.rank)
     model.train()
     params = [p for p in model.parameters() if p.requires_grad]
     head = [p for n, p in model.named_parameters() if p.requires_grad and n.startswith("classifier")]
@@ -374,9 +378,7 @@ def score(args) -> int:
     torch.set_num_threads(args.threads)
     rng = random.Random(args.seed)
     teacher = load_model(args.teacher)
-    t_info = json.loads((Path(args.teacher) / "training.json").read_text())["info"]
-    enc = Encoder(tokenizer_for(minilm_dir()), RerankerInfo(t_info["max_query_tokens"], t_info["max_tokens"], 20, 0.0,
-                                                            text_cut=t_info.get("text_cut", "head")))
+    enc = Encoder(tokenizer_for(minilm_dir()), teacher_info(args.teacher, 20))
     started, n = time.time(), 0
     with open(args.pairs, encoding="utf-8") as src:
         rows = [json.loads(line) for line in src]
@@ -411,7 +413,7 @@ def arguments(argv=None) -> argparse.Namespace:
     parser.add_argument("--rank", type=int, default=128, help="student: rank of the word table (0: full)")
     parser.add_argument("--max-tokens", type=int, default=128)
     parser.add_argument("--max-query-tokens", type=int, default=32)
-    parser.add_argument("--text-cut", choices=("head", "focus"), default="head",
+    parser.add_argument("--text-cut", choices=TEXT_CUTS, default="head",
                         help="what of a chunk the model reads (cross_encoder.model_text)")
     parser.add_argument("--depth", type=int, default=20, help="candidates reranked (validation)")
     parser.add_argument("--negatives", type=int, default=7)
