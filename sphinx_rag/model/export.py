@@ -21,6 +21,7 @@ import os
 import shutil
 import tempfile
 import warnings
+from collections.abc import Collection
 from pathlib import Path
 
 import numpy as np
@@ -103,7 +104,7 @@ def _symmetric_int8(w: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray]:
     return q, scale
 
 
-def quantize_weights_int8(model):
+def quantize_weights_int8(model, keep: Collection[str] = ()):
     """Rewrite an fp32 ONNX model (in place) to weight-only int8; the graph still computes fp32.
 
     * MatMul weights [K, N] (input 1): int8 + per-column scale, ``DequantizeLinear(axis=1)``
@@ -111,7 +112,8 @@ def quantize_weights_int8(model):
     * Gather tables [V, D] (input 0): int8 + per-row scale; rows are gathered as int8 and
       only those rows are scaled (Gather, Cast, Mul), so a 30k-row vocabulary is never
       dequantized as a whole at run time.
-    Tensors smaller than ``MIN_QUANT_ELEMENTS`` and anything used otherwise stay fp32.
+    Tensors smaller than ``MIN_QUANT_ELEMENTS``, anything used otherwise and the initializers
+    named in ``keep`` stay fp32.
     """
     import onnx
     from onnx import TensorProto, helper, numpy_helper
@@ -133,6 +135,7 @@ def quantize_weights_int8(model):
             or int(np.prod(t.dims)) < MIN_QUANT_ELEMENTS
             or name in graph_outputs
             or name not in uses
+            or name in keep
         ):
             return None
         kinds = set()
