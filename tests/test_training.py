@@ -139,3 +139,58 @@ def test_a_student_on_the_labels_alone_reads_the_focused_text(pairs, tmp_path):
     # the sentence that answers is read wherever it stands: both read as the card line, then it
     got = model.logits("which class fills missing values?", [late, early])
     assert got[0] == got[1]
+
+
+def test_a_student_trained_with_the_fused_prior_learns_where_the_fused_order_is_wrong(pairs, tmp_path):
+    """--prior: each question's fused top --depth in fused order, scored as at query time
+    (logit - W ln(rank)); only questions whose answer is among them train."""
+    rows = [json.loads(line) for line in pairs.read_text().splitlines()]
+    group, at = train_reranker.fused_group(rows[0], 5) or (None, None)
+    if group is not None:
+        assert len(group) == 5 and group[at] == rows[0]["positive"] and at == rows[0]["positive_rank"] - 1
+    assert train_reranker.fused_group({**rows[0], "positive_rank": 0}, 5) is None  # not in the fused top 30
+    assert train_reranker.fused_group({**rows[0], "positive_rank": 6}, 5) is None  # below the depth
+    trained = [r for r in rows if r["split"] == "train" and train_reranker.fused_group(r, 5)]
+    passes = 3
+    per_pass = (len(trained) + 1) // 2  # two questions a step
+    student = _run("student", pairs, tmp_path / "student", "--layers", "0,5", "--rank", "32", "--text-cut", "focus",
+                   "--prior", "1", "--steps", str(passes * per_pass), "--eval-every", str(passes * per_pass))
+    losses = student["losses"]
+    first, last = sum(losses[:per_pass]), sum(losses[-per_pass:])  # the same questions, once each
+    assert last < first, losses
+    saved = json.loads((tmp_path / "student" / "training.json").read_text())
+    assert "prior1.0" in saved["metrics"] and saved["args"]["prior"] == "1.0"
+
+
+def test_int8_export_keeps_fp32_only_the_weights_the_check_needs(tmp_path, monkeypatch):
+    """Where every weight in int8 misses the check, the export keeps fp32 the weights whose
+    rounding alone moves the logits most, one at a time, until it passes."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    import export_reranker
+    from sphinx_rag.model.export import MIN_QUANT_ELEMENTS
+
+    side = int(MIN_QUANT_ELEMENTS ** 0.5) + 1
+    rng = np.random.default_rng(0)
+    weights = [numpy_helper.from_array(rng.normal(size=(side, side)).astype(np.float32), name) for name in "ABC"]
+    nodes = [helper.make_node("MatMul", ["x", "A"], ["a"]), helper.make_node("MatMul", ["a", "B"], ["b"]),
+             helper.make_node("MatMul", ["b", "C"], ["y"])]
+    graph = helper.make_model(helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, side])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, side])], weights),
+        opset_imports=[helper.make_opsetid("", 17)])
+    harm = {"A": 0.5, "B": 3.0, "C": 0.8}  # the deviation each weight's int8 rounding causes
+
+    def deviation(model, out, info):
+        in_int8 = {t.name[: -len("_quantized")] for t in onnx.load(str(out / "reranker.onnx")).graph.initializer
+                   if t.name.endswith("_quantized")}
+        return sum(harm[n] for n in in_int8)
+
+    monkeypatch.setattr(export_reranker, "deviation", deviation)
+    assert export_reranker.int8_within_check(graph, None, tmp_path, None) == ["B", "C"]  # 0.5 passes, 1.3 does not
+    saved = {t.name for t in onnx.load(str(tmp_path / "reranker.onnx")).graph.initializer}
+    assert {"A_quantized", "B", "C"} <= saved and "B_quantized" not in saved
+    harm.update(B=0.1, C=0.2)
+    assert export_reranker.int8_within_check(graph, None, tmp_path, None) == []  # all int8 passes: nothing kept

@@ -6,7 +6,10 @@ Both read ``[CLS] question [SEP] chunk text [SEP]`` built by the runtime's own
 one logit. Training is listwise: each question's answer and ``--negatives`` of its hard
 negatives (sampled from sphinx-rag's fused top 30, nearer the top more often) form a
 group, and the loss is the cross-entropy of the answer under the softmax of the group's
-logits. The student also learns the teacher's distribution over the same group
+logits. With ``--prior W`` a group is instead the question's fused top ``--depth`` in
+fused order, and the softmax is of ``logit - W ln(rank)``, the score the runtime ranks by
+(``cross_encoder.combined``): the model learns only where the fused order is wrong, at the
+depth and weight it will run with. The student also learns the teacher's distribution over the same group
 (KL divergence at temperature ``--temperature``), from the teacher's logits: computed
 once for every training question by the score mode (the negatives sampled then), or while
 it trains.
@@ -16,6 +19,7 @@ it trains.
     python training/train_reranker.py student SCORED.jsonl OUT_DIR --teacher TEACHER_DIR \
         [--layers 0,5] [--rank 128] [--max-tokens 64] [--hours 2]
     python training/train_reranker.py student PAIRS.jsonl OUT_DIR --text-cut focus   # no teacher: the labels alone
+    python training/train_reranker.py student PAIRS.jsonl OUT_DIR --text-cut focus --prior 8 --depth 10
     python training/train_reranker.py evaluate PAIRS.jsonl MODEL_DIR [--max-tokens 64]
 
 Every ``--eval-every`` steps the model ranks the validation projects' questions (their
@@ -47,7 +51,7 @@ sys.path.insert(0, str(HERE.parent))
 from sphinx_rag.search.cross_encoder import (TEXT_CUTS, RerankerInfo, clip_text, combined, model_text,  # noqa: E402
                                              pair_ids)
 
-RANK_WEIGHTS = (0.0, 0.25, 0.5, 1.0, 2.0)
+RANK_WEIGHTS = (0.0, 0.5, 1.0, 2.0, 4.0, 8.0)
 
 
 def minilm_dir() -> Path:
@@ -159,6 +163,18 @@ def validation_groups(rows: list[dict], n: int, seed: int) -> list[dict]:
     return groups
 
 
+def fused_group(row: dict, depth: int) -> tuple[list[str], int] | None:
+    """A training question's fused top ``depth`` as the reranker sees it at query time (the
+    answer at its fused rank) and the answer's index, or None when the answer is not among
+    them: what ``--prior`` trains on."""
+    at = row["positive_rank"] - 1
+    if not 0 <= at < depth or len(row["negatives"]) < depth - 1:
+        return None
+    texts = list(row["negatives"][: depth - 1])
+    texts.insert(at, row["positive"])
+    return texts, at
+
+
 def rank_metrics(order_of_answer: list[int]) -> tuple[float, float]:
     """(MRR@10, Hit@1) from each question's 0-based rank of its answer."""
     mrr = sum(1 / (r + 1) for r in order_of_answer if r < 10) / max(1, len(order_of_answer))
@@ -167,31 +183,32 @@ def rank_metrics(order_of_answer: list[int]) -> tuple[float, float]:
 
 
 @torch.no_grad()
-def evaluate(model, enc: Encoder, groups: list[dict], depth: int) -> dict:
-    """Fused, model-only and combined orders of the first ``depth`` candidates."""
+def evaluate(model, enc: Encoder, groups: list[dict], depth: int, weights=RANK_WEIGHTS) -> dict:
+    """Fused, model-only and combined orders (at each prior weight) of the first ``depth``
+    candidates."""
     model.eval()
     fused, alone = [], []
-    with_prior = {w: [] for w in RANK_WEIGHTS}
+    with_prior = {w: [] for w in weights}
     for g in groups:
         cands = g["candidates"][:depth]
         if g["answer"] >= depth:
             fused.append(g["answer"])
             alone.append(g["answer"])
-            for w in RANK_WEIGHTS:
+            for w in weights:
                 with_prior[w].append(g["answer"])
             continue
         logits = logits_of(model, enc, [(g["question"], c) for c in cands]).numpy()
         fused.append(g["answer"])
         order = sorted(range(len(cands)), key=lambda k: (-logits[k], k))
         alone.append(order.index(g["answer"]))
-        for w in RANK_WEIGHTS:
+        for w in weights:
             s = combined(logits, w)
             order = sorted(range(len(cands)), key=lambda k: (-s[k], k))
             with_prior[w].append(order.index(g["answer"]))
     model.train()
     out = {"fused": rank_metrics(fused), "model": rank_metrics(alone)}
     out |= {f"prior{w}": rank_metrics(v) for w, v in with_prior.items()}
-    best = max(RANK_WEIGHTS, key=lambda w: out[f"prior{w}"][0])
+    best = max(weights, key=lambda w: out[f"prior{w}"][0])
     out["best_weight"] = best
     out["best_mrr"] = out[f"prior{best}"][0]
     return out
@@ -199,7 +216,7 @@ def evaluate(model, enc: Encoder, groups: list[dict], depth: int) -> dict:
 
 def describe(metrics: dict) -> str:
     parts = [f"fused {metrics['fused'][0]:.3f}/{metrics['fused'][1]:.3f}", f"model {metrics['model'][0]:.3f}/{metrics['model'][1]:.3f}"]
-    parts += [f"w={w} {metrics[f'prior{w}'][0]:.3f}/{metrics[f'prior{w}'][1]:.3f}" for w in RANK_WEIGHTS]
+    parts += [f"w={key[5:]} {value[0]:.3f}/{value[1]:.3f}" for key, value in metrics.items() if key.startswith("prior")]
     return "MRR@10/Hit@1: " + ", ".join(parts)
 
 
@@ -275,6 +292,13 @@ def train(args, mode: str) -> dict:
     train_rows = load_rows(args.pairs, "train")
     if args.balance:
         train_rows = balanced(train_rows, args.seed)
+    if args.prior:  # the fused top --depth with its rank prior, as at query time
+        if args.teacher:
+            raise SystemExit("--prior trains on the labels alone: leave out --teacher")
+        train_rows = [r for r in train_rows if fused_group(r, args.depth)]
+    if not train_rows:
+        raise SystemExit(f"no training questions in {args.pairs}" + (f" with the answer in the fused top {args.depth}"
+                                                                      if args.prior else ""))
     groups = validation_groups(load_rows(args.pairs, "validation"), args.val_questions, args.seed)
     teacher = None
     if mode == "teacher":
@@ -317,12 +341,50 @@ def train(args, mode: str) -> dict:
     step, seen = 0, 0
     losses: list[float] = []
     order = list(range(len(train_rows)))
+
+    def learn(loss, pairs_seen: int) -> None:
+        """One optimizer step; the progress line, and every ``--eval-every`` steps the
+        validation ranking (the best checkpoint kept)."""
+        nonlocal best, step, seen
+        losses.append(float(loss.item()))
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
+        opt.step()
+        sched.step()
+        opt.zero_grad()
+        step += 1
+        seen += pairs_seen
+        if step % 50 == 0:
+            say(f"step {step}/{steps} loss {loss.item():.4f} ({seen / (time.time() - started):.1f} pairs/s)")
+        if step % args.eval_every == 0 or step == steps:
+            metrics = evaluate(model, enc, groups, args.depth, sorted({*RANK_WEIGHTS, args.prior}))
+            say(f"step {step}: {describe(metrics)}")
+            if metrics["best_mrr"] > best:
+                best = metrics["best_mrr"]
+                save_model(model, out, mode)
+                tok.save(str(out / "tokenizer.json"))
+                (out / "training.json").write_text(json.dumps({
+                    "mode": mode, "step": step, "seconds": round(time.time() - started), "metrics": metrics,
+                    "info": {"max_query_tokens": args.max_query_tokens, "max_tokens": args.max_tokens,
+                             "depth": args.depth, "rank_weight": metrics["best_weight"],
+                             "text_cut": args.text_cut},
+                    "args": {k: str(v) for k, v in vars(args).items()}}, indent=1))
+                say(f"  kept (best MRR@10 {best:.3f} at rank_weight {metrics['best_weight']})")
+
     while step < steps and time.time() - started < args.hours * 3600:
         rng.shuffle(order)
         for at in range(0, len(order), args.groups):
             if step >= steps or time.time() - started >= args.hours * 3600:
                 break
             batch = [train_rows[i] for i in order[at:at + args.groups]]
+            if args.prior:
+                made = [fused_group(r, args.depth) for r in batch]
+                pairs = [(r["question"], t) for r, (texts, _) in zip(batch, made) for t in texts]
+                logits = model(**enc.batch(pairs)).logits.reshape(len(batch), args.depth)
+                prior = args.prior * torch.log(torch.arange(1, args.depth + 1, dtype=torch.float32))
+                loss = ce(logits - prior, torch.tensor([answer for _, answer in made]))
+                learn(loss, len(pairs))
+                continue
             pairs = []
             scored = all("teacher_logits" in r for r in batch)  # made once by the score mode
             for r in batch:
@@ -341,32 +403,9 @@ def train(args, mode: str) -> dict:
                                           nn.functional.softmax(t_logits / args.temperature, -1),
                                           reduction="batchmean") * args.temperature ** 2
                 loss = args.label_weight * loss + (1 - args.label_weight) * kl
-            losses.append(float(loss.item()))
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(params, 1.0)
-            opt.step()
-            sched.step()
-            opt.zero_grad()
-            step += 1
-            seen += len(batch)
-            if step % 50 == 0:
-                rate = seen * (args.negatives + 1) / (time.time() - started)
-                say(f"step {step}/{steps} loss {loss.item():.4f} ({rate:.1f} pairs/s)")
-            if step % args.eval_every == 0 or step == steps:
-                metrics = evaluate(model, enc, groups, args.depth)
-                say(f"step {step}: {describe(metrics)}")
-                if metrics["best_mrr"] > best:
-                    best = metrics["best_mrr"]
-                    save_model(model, out, mode)
-                    tok.save(str(out / "tokenizer.json"))
-                    (out / "training.json").write_text(json.dumps({
-                        "mode": mode, "step": step, "seconds": round(time.time() - started), "metrics": metrics,
-                        "info": {"max_query_tokens": args.max_query_tokens, "max_tokens": args.max_tokens,
-                                 "depth": args.depth, "rank_weight": metrics["best_weight"],
-                                 "text_cut": args.text_cut},
-                        "args": {k: str(v) for k, v in vars(args).items()}}, indent=1))
-                    say(f"  kept (best MRR@10 {best:.3f} at rank_weight {metrics['best_weight']})")
-    say(f"done: {step} steps, {seen} questions, {time.time() - started:.0f} s")
+            learn(loss, len(pairs))
+
+    say(f"done: {step} steps, {seen} pairs, {time.time() - started:.0f} s")
     return {"steps": step, "losses": losses, "best_mrr": best, "seconds": time.time() - started}
 
 
@@ -429,6 +468,10 @@ def arguments(argv=None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--balance", action="store_true",
                         help="as many questions answered by API chunks as by narrative ones (balanced())")
+    parser.add_argument("--prior", type=float, default=0.0,
+                        help="train on each question's fused top --depth scored as at query time, the model's logit "
+                             "minus PRIOR * ln(fused rank) (cross_encoder.combined): it learns where the fused order "
+                             "is wrong (0: the answer against sampled negatives)")
     parser.add_argument("--init", help="teacher: start from this teacher's directory, not MiniLM-L6")
     parser.add_argument("--limit", type=int, default=0, help="score: this many training questions, sampled (0: all)")
     return parser.parse_args(argv)
