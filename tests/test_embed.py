@@ -236,6 +236,19 @@ def test_sentence_transformers_config(tmp_path):
         {"pooling_mode_max_tokens": True, "word_embedding_dimension": 8}))
     with pytest.raises(RuntimeError, match="unsupported pooling"):
         model_source.read_sentence_transformers_config(tmp_path)
+    # sentence-transformers 5 saves a model's pooling as one string (what model.save() writes)
+    (tmp_path / "modules.json").write_text(json.dumps([
+        {"path": "", "type": "sentence_transformers.base.modules.transformer.Transformer"},
+        {"path": "1_Pooling", "type": "sentence_transformers.sentence_transformer.modules.pooling.Pooling"},
+        {"path": "2_Normalize", "type": "sentence_transformers.sentence_transformer.modules.normalize.Normalize"}]))
+    for mode, pooling in (("mean", "mean"), ("cls", "cls")):
+        (tmp_path / "1_Pooling" / "config.json").write_text(json.dumps(
+            {"embedding_dimension": 6, "pooling_mode": mode, "include_prompt": True}))
+        cfg = model_source.read_sentence_transformers_config(tmp_path)
+        assert (cfg["pooling"], cfg["normalize"], cfg["dim"]) == (pooling, True, 6)
+    (tmp_path / "1_Pooling" / "config.json").write_text(json.dumps({"embedding_dimension": 6, "pooling_mode": "max"}))
+    with pytest.raises(RuntimeError, match="unsupported pooling"):
+        model_source.read_sentence_transformers_config(tmp_path)
 
 
 def test_unknown_model_error_is_clear(monkeypatch):

@@ -253,16 +253,18 @@ def read_sentence_transformers_config(src: str | os.PathLike) -> dict:
                 for k, v in sorted(pool_cfg.items())
                 if k.startswith("pooling_mode_") and v
             ]
-            if modes == ["mean_tokens"]:
+            if isinstance(pool_cfg.get("pooling_mode"), str):  # sentence-transformers 5's own format
+                modes.append(pool_cfg["pooling_mode"])
+            if modes in (["mean_tokens"], ["mean"]):
                 pooling = "mean"
-            elif modes == ["cls_token"]:
+            elif modes in (["cls_token"], ["cls"]):
                 pooling = "cls"
             else:
                 raise _err(
                     f"unsupported pooling {modes or 'none'} in {src}; sphinx-rag "
                     "supports mean or cls pooling"
                 )
-            dim = pool_cfg.get("word_embedding_dimension")
+            dim = pool_cfg.get("word_embedding_dimension") or pool_cfg.get("embedding_dimension")
     else:
         notes.append(
             "not a sentence-transformers model (no modules.json): using mean pooling "
