@@ -194,3 +194,36 @@ def test_int8_export_keeps_fp32_only_the_weights_the_check_needs(tmp_path, monke
     assert {"A_quantized", "B", "C"} <= saved and "B_quantized" not in saved
     harm.update(B=0.1, C=0.2)
     assert export_reranker.int8_within_check(graph, None, tmp_path, None) == []  # all int8 passes: nothing kept
+
+
+def test_the_bi_encoder_fine_tuned_on_the_pairs_tells_answers_from_hard_negatives_better(pairs, tmp_path):
+    """train_embedder.py (issue 43, item 4): a few steps on the tiny corpus's pairs widen the
+    cosine margin of each question's answer over its first hard negative, and the result
+    is a sentence-transformers directory (what sphinx_rag_model accepts)."""
+    import numpy as np
+    from sentence_transformers import SentenceTransformer
+
+    import train_embedder
+
+    rows = [json.loads(line) for line in pairs.read_text().splitlines() if json.loads(line)["split"] == "train"]
+
+    def margin(model) -> float:
+        q = model.encode([r["question"] for r in rows], normalize_embeddings=True)
+        pos = model.encode([train_embedder.as_embedded(r["positive"]) for r in rows], normalize_embeddings=True)
+        neg = model.encode([train_embedder.as_embedded(r["negatives"][0]) for r in rows], normalize_embeddings=True)
+        return float(np.mean((q * pos).sum(1) - (q * neg).sum(1)))
+
+    before = margin(SentenceTransformer(str(train_reranker.minilm_dir()), device="cpu"))
+    train_embedder.train(train_embedder.arguments([str(pairs), str(tmp_path / "tuned"), "--steps", "12", "--batch", "4",
+                                                   "--lr", "1e-4", "--max-tokens", "64", "--threads", "1"]))
+    after = margin(SentenceTransformer(str(tmp_path / "tuned"), device="cpu"))
+    assert after > before, (before, after)
+    assert json.loads((tmp_path / "tuned" / "training.json").read_text())["steps"] == 12
+    from sphinx_rag.model.source import read_sentence_transformers_config
+
+    # what sphinx-rag exports it with: the default model's pooling and length (trained at 64 tokens)
+    read = read_sentence_transformers_config(tmp_path / "tuned")
+    assert (read["pooling"], read["normalize"], read["max_seq_length"], read["dim"]) == ("mean", True, 256, 384)
+    # a chunk is embedded as sphinx-rag embeds it: an API chunk by its first paragraph
+    assert train_embedder.as_embedded("f (function in pkg)\nDoes f.\n\nLong options.") == "f (function in pkg)\nDoes f."
+    assert train_embedder.as_embedded("Guide > Install\nRun pip.\n\nThen import.") == "Guide > Install\nRun pip.\n\nThen import."
