@@ -145,11 +145,12 @@ def test_a_student_trained_with_the_fused_prior_learns_where_the_fused_order_is_
     """--prior: each question's fused top --depth in fused order, scored as at query time
     (logit - W ln(rank)); only questions whose answer is among them train."""
     rows = [json.loads(line) for line in pairs.read_text().splitlines()]
-    group, at = train_reranker.fused_group(rows[0], 5) or (None, None)
-    if group is not None:
-        assert len(group) == 5 and group[at] == rows[0]["positive"] and at == rows[0]["positive_rank"] - 1
-    assert train_reranker.fused_group({**rows[0], "positive_rank": 0}, 5) is None  # not in the fused top 30
-    assert train_reranker.fused_group({**rows[0], "positive_rank": 6}, 5) is None  # below the depth
+    row = next(r for r in rows if 2 <= r["positive_rank"] <= 5 and len(r["negatives"]) >= 4)
+    group, at = train_reranker.fused_group(row, 5)
+    assert len(group) == 5 and at == row["positive_rank"] - 1 and group[at] == row["positive"]
+    assert group[:at] == row["negatives"][:at] and group[at + 1:] == row["negatives"][at:4]  # fused order kept
+    assert train_reranker.fused_group({**row, "positive_rank": 0}, 5) is None  # not in the fused top 30
+    assert train_reranker.fused_group({**row, "positive_rank": 6}, 5) is None  # below the depth
     trained = [r for r in rows if r["split"] == "train" and train_reranker.fused_group(r, 5)]
     passes = 3
     per_pass = (len(trained) + 1) // 2  # two questions a step

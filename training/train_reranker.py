@@ -156,23 +156,28 @@ def validation_groups(rows: list[dict], n: int, seed: int) -> list[dict]:
     rng.shuffle(rows)
     groups = []
     for r in rows[:n]:
-        cands = list(r["negatives"])
-        at = r["positive_rank"] - 1
-        cands.insert(at, r["positive"])
+        cands, at = in_fused_order(r)
         groups.append({"question": r["question"], "candidates": cands[:30], "answer": at, "style": r["style"]})
     return groups
+
+
+def in_fused_order(row: dict) -> tuple[list[str], int]:
+    """A question's candidates as the fused ranking gave them (its answer put back at its
+    fused rank among the hard negatives) and the answer's index."""
+    at = row["positive_rank"] - 1
+    texts = list(row["negatives"])
+    texts.insert(at, row["positive"])
+    return texts, at
 
 
 def fused_group(row: dict, depth: int) -> tuple[list[str], int] | None:
     """A training question's fused top ``depth`` as the reranker sees it at query time (the
     answer at its fused rank) and the answer's index, or None when the answer is not among
     them: what ``--prior`` trains on."""
-    at = row["positive_rank"] - 1
-    if not 0 <= at < depth or len(row["negatives"]) < depth - 1:
+    if not 1 <= row["positive_rank"] <= depth or len(row["negatives"]) < depth - 1:
         return None
-    texts = list(row["negatives"][: depth - 1])
-    texts.insert(at, row["positive"])
-    return texts, at
+    texts, at = in_fused_order(row)
+    return texts[:depth], at
 
 
 def rank_metrics(order_of_answer: list[int]) -> tuple[float, float]:
