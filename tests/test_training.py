@@ -228,3 +228,44 @@ def test_the_bi_encoder_fine_tuned_on_the_pairs_tells_answers_from_hard_negative
     # a chunk is embedded as sphinx-rag embeds it: an API chunk by its first paragraph
     assert train_embedder.as_embedded("f (function in pkg)\nDoes f.\n\nLong options.") == "f (function in pkg)\nDoes f."
     assert train_embedder.as_embedded("Guide > Install\nRun pip.\n\nThen import.") == "Guide > Install\nRun pip.\n\nThen import."
+
+
+def test_validation_mrr_ranks_each_answer_among_its_fused_candidates():
+    """validation_mrr: the answer's rank by cosine among itself and its hard negatives
+    (1/rank within the top 10, else 0), the chunks embedded as sphinx-rag embeds them."""
+    import train_embedder
+
+    class Scripted:
+        """Questions along x; each text's cosine with them is the number in its name."""
+
+        def encode(self, texts, **_):
+            out = [[1.0, 0.0] if t.startswith("q") else [float(t.split()[-1]), 1.0] for t in texts]
+            return torch.nn.functional.normalize(torch.tensor(out), dim=-1)
+
+    def row(answer: float, negatives: list[float]) -> dict:
+        return {"question": "q", "positive": f"answer {answer}", "negatives": [f"neg{i} {x}" for i, x in enumerate(negatives)]}
+
+    rows = [row(0.9, [0.95, 0.1]),             # second: 1/2
+            row(0.5, [0.1, 0.2]),              # first: 1
+            row(0.1, [0.2 + i for i in range(12)])]  # below ten others: 0
+    assert train_embedder.validation_mrr(Scripted(), rows) == pytest.approx((0.5 + 1 + 0) / 3)
+
+
+def test_the_bi_encoder_keeps_its_best_validation_step(pairs, tmp_path):
+    """--validate-every: scored before the first step and every N steps on the validation
+    projects' questions; OUT_DIR holds the best-scoring step and training.json the curve."""
+    import train_embedder
+
+    out = tmp_path / "tuned"
+    result = train_embedder.train(train_embedder.arguments([
+        str(pairs), str(out), "--steps", "6", "--batch", "4", "--lr", "1e-4", "--max-tokens", "64",
+        "--threads", "1", "--validate-every", "3"]))
+    curve = result["validation"]
+    assert [c["step"] for c in curve] == [0, 3, 6]
+    assert all(0 < c["mrr@10"] <= 1 for c in curve), curve
+    saved = json.loads((out / "training.json").read_text())
+    best = max(curve, key=lambda c: c["mrr@10"])  # the first of equals: a later step must do better
+    assert saved["steps"] == best["step"] and saved["validation_mrr@10"] == curve
+    from sphinx_rag.model.source import read_sentence_transformers_config
+
+    assert read_sentence_transformers_config(out)["max_seq_length"] == 256  # saved at the length it is read at
