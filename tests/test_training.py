@@ -66,12 +66,18 @@ def test_balanced_keeps_every_narrative_answer_and_as_many_api_ones():
 
 
 @pytest.fixture(scope="module")
-def pairs(tmp_path_factory, rootdir) -> Path:
-    """Questions and hard negatives from tests/roots/test-api built with the model."""
+def api_site(tmp_path_factory, rootdir) -> Path:
+    """tests/roots/test-api built with the model."""
     from site_helpers import build_site, copy_with_model
 
     src = copy_with_model(rootdir / "test-api", tmp_path_factory.mktemp("train-src"))
-    html = build_site(src, tmp_path_factory.mktemp("train") / "html")
+    return build_site(src, tmp_path_factory.mktemp("train") / "html")
+
+
+@pytest.fixture(scope="module")
+def pairs(tmp_path_factory, api_site) -> Path:
+    """Questions and hard negatives from the api site."""
+    html = api_site
     rows = list(make_pairs.site_pairs(html, "test-api", "train", 40, 10, random.Random(0)))
     assert len(rows) >= 12, rows
     for row in rows:
@@ -269,3 +275,24 @@ def test_the_bi_encoder_keeps_its_best_validation_step(pairs, tmp_path):
     from sphinx_rag.model.source import read_sentence_transformers_config
 
     assert read_sentence_transformers_config(out)["max_seq_length"] == 256  # saved at the length it is read at
+
+
+def test_questions_in_readers_words_become_pairs_with_the_labelled_answer(api_site, capsys):
+    """make_pairs.reader_pairs: the answer is the chunk the label names (URL and phrase), the
+    negatives the fused top 10 without it; a label no chunk holds is reported and skipped."""
+    from sphinx_rag.search.index import IndexReader
+
+    index = IndexReader(api_site)
+    chunk = next(c for c in (index.chunk(i) for i in range(index.n_chunks))
+                 if c["kind"] == "api" and len(c["text"].split("\n", 1)[-1].split()) >= 6)
+    phrase = " ".join(chunk["text"].split("\n", 1)[-1].split()[:5])
+    questions = [{"id": "t-1", "question": "what is " + phrase.lower(), "style": "natural",
+                  "relevant": [{"url": chunk["url"], "text_contains": phrase}]},
+                 {"id": "t-2", "question": "anything", "style": "howto",
+                  "relevant": [{"url": chunk["url"], "text_contains": "words no chunk has anywhere"}]}]
+    rows = list(make_pairs.reader_pairs(api_site, "test-api", "train", questions, 10))
+    assert len(rows) == 1 and "t-2: no chunk at" in capsys.readouterr().out
+    row = rows[0]
+    assert row["source"] == "reader" and row["question"] == questions[0]["question"]
+    assert phrase in " ".join(row["positive"].split()) and row["positive"] not in row["negatives"]
+    assert 1 <= row["positive_rank"] <= 10 and 0 < len(row["negatives"]) <= 10

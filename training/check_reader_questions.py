@@ -27,18 +27,25 @@ QUESTIONS = HERE / "reader_questions"
 STYLES = ("howto", "natural", "which", "paraphrase", "concept", "keyword", "typo")
 
 
+def holds(chunk: dict, label: dict) -> bool:
+    """Whether ``chunk`` answers a label: its URL, and the phrase in its text or in what the
+    reader sees of it (as ``sphinx-rag evaluate`` matches a passage)."""
+    phrase = _fold(label["text_contains"])
+    return chunk["url"] == label["url"] and (
+        phrase in _fold(chunk["text"]) or phrase in _fold(display_text(chunk.get("display") or [])))
+
+
 def problems(project: str, html: Path) -> list[str]:
     """One line per question whose label no chunk of ``html`` carries."""
     index = IndexReader(html)
     by_url = collections.defaultdict(list)
     for i in range(index.manifest["counts"]["chunks"]):
         chunk = index.chunk(i)
-        by_url[chunk["url"]].append(_fold(chunk["text"]) + "\n" + _fold(display_text(chunk.get("display") or [])))
+        by_url[chunk["url"]].append(chunk)
     out = []
     for q in json.loads((QUESTIONS / f"{project}.json").read_text(encoding="utf-8")):
         for rel in q["relevant"]:
-            phrase = _fold(rel["text_contains"])
-            if not any(phrase in text for text in by_url.get(rel["url"], [])):
+            if not any(holds(chunk, rel) for chunk in by_url.get(rel["url"], [])):
                 out.append(f"{q['id']}: no chunk at {rel['url']} holds {rel['text_contains']!r}")
     return out
 

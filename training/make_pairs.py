@@ -13,6 +13,10 @@ Usage (in the training environment)::
 
     python training/make_pairs.py SITES_DIR OUT.jsonl [--per-site 3000] [--depth 30] [--seed 0]
 
+With ``--reader-questions training/reader_questions`` each site's questions in readers'
+words are added the same way (``source``: "reader"; their answer is the chunk their label
+names).
+
 One JSON object per line: ``site``, ``split``, ``style``, ``source`` (the template),
 ``question``, ``positive`` (the answering chunk's text), ``negatives`` (texts, in fused
 order), ``positive_rank`` (1-based rank of the answer in the fused ranking, 0: not in the
@@ -110,6 +114,37 @@ def site_pairs(html: Path, site: str, split: str, n: int, depth: int, rng: rando
                "positive_rank": rank}
 
 
+def reader_pairs(html: Path, site: str, split: str, questions: list[dict], depth: int):
+    """Pairs from questions in readers' words (``reader_questions/SITE.json``): the answer is
+    the chunk at the label's URL whose text holds its phrase (and that chunk's twins), the
+    negatives the fused top ``depth`` without them, as for the generated questions."""
+    from check_reader_questions import holds
+    from sphinx_rag.search.index import IndexReader
+    from sphinx_rag.search.retrieve import Searcher
+
+    index = IndexReader(html)
+    records = [index.chunk(i) for i in range(index.n_chunks)]
+    by_twin: dict[str, list[int]] = defaultdict(list)
+    for i, r in enumerate(records):
+        by_twin[twin_key(r["text"])].append(i)
+    searcher = Searcher(index, encoder="model")
+    for q in questions:
+        label = q["relevant"][0]
+        held = [i for i, r in enumerate(records) if holds(r, label)]
+        if not held:
+            print(f"[make_pairs] {site} {q['id']}: no chunk at {label['url']} holds its phrase (skipped)", flush=True)
+            continue
+        good = {t for i in held for t in by_twin[twin_key(records[i]["text"])]} | set(held)
+        scored = searcher.scores(q["question"])
+        ranked = sorted(scored, key=lambda i: (-scored[i], i))[:depth]
+        rank = next((k for k, i in enumerate(ranked, start=1) if i in good), 0)
+        negatives = [i for i in ranked if i not in good]
+        if negatives:
+            yield {"site": site, "split": split, "style": q["style"], "source": "reader", "question": q["question"],
+                   "positive": records[held[0]]["text"], "negatives": [records[i]["text"] for i in negatives],
+                   "positive_rank": rank}
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("sites_dir", type=Path)
@@ -118,6 +153,8 @@ def main(argv=None) -> int:
     parser.add_argument("--depth", type=int, default=30, help="fused candidates the negatives come from")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--only", default="", help="comma-separated site names")
+    parser.add_argument("--reader-questions", type=Path, default=None, metavar="DIR",
+                        help="also each site's questions in readers' words, DIR/SITE.json (source 'reader')")
     args = parser.parse_args(argv)
     sites = json.loads((args.sites_dir / "sites.json").read_text(encoding="utf-8"))
     styles: Counter = Counter()
@@ -129,6 +166,10 @@ def main(argv=None) -> int:
             rng = random.Random(f"{args.seed}:{site}")
             n = args.per_site if info["split"] == "train" else args.per_site // 2
             rows = list(site_pairs(Path(info["html"]), site, info["split"], n, args.depth, rng))
+            written = args.reader_questions / f"{site}.json" if args.reader_questions else None
+            if written is not None and written.is_file():
+                rows += reader_pairs(Path(info["html"]), site, info["split"],
+                                     json.loads(written.read_text(encoding="utf-8")), args.depth)
             for row in rows:
                 out.write(json.dumps(row, ensure_ascii=False) + "\n")
                 styles[(info["split"], row["style"])] += 1
