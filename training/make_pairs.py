@@ -116,21 +116,24 @@ def site_pairs(html: Path, site: str, split: str, n: int, depth: int, rng: rando
 
 def reader_pairs(html: Path, site: str, split: str, questions: list[dict], depth: int):
     """Pairs from questions in readers' words (``reader_questions/SITE.json``): the answer is
-    the chunk at the label's URL whose text holds its phrase (and that chunk's twins), the
-    negatives the fused top ``depth`` without them, as for the generated questions."""
+    the chunk at the label's URL that holds its phrase (``check_reader_questions.holds``) and
+    that chunk's twins, the negatives the fused top ``depth`` without them, as for the
+    generated questions."""
     from check_reader_questions import holds
     from sphinx_rag.search.index import IndexReader
     from sphinx_rag.search.retrieve import Searcher
 
     index = IndexReader(html)
     records = [index.chunk(i) for i in range(index.n_chunks)]
+    by_url: dict[str, list[int]] = defaultdict(list)
     by_twin: dict[str, list[int]] = defaultdict(list)
     for i, r in enumerate(records):
+        by_url[r["url"]].append(i)
         by_twin[twin_key(r["text"])].append(i)
     searcher = Searcher(index, encoder="model")
     for q in questions:
         label = q["relevant"][0]
-        held = [i for i, r in enumerate(records) if holds(r, label)]
+        held = [i for i in by_url[label["url"]] if holds(records[i], label)]
         if not held:
             print(f"[make_pairs] {site} {q['id']}: no chunk at {label['url']} holds its phrase (skipped)", flush=True)
             continue
