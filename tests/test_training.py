@@ -78,7 +78,7 @@ def api_site(tmp_path_factory, rootdir) -> Path:
 def pairs(tmp_path_factory, api_site) -> Path:
     """Questions and hard negatives from the api site."""
     html = api_site
-    rows = list(make_pairs.site_pairs(html, "test-api", "train", 40, 10, random.Random(0)))
+    rows = list(make_pairs.site_pairs(make_pairs.Site(html), "test-api", "train", 40, 10, random.Random(0)))
     assert len(rows) >= 12, rows
     for row in rows:
         assert row["positive"] not in row["negatives"]  # an answer is never its own negative
@@ -290,7 +290,7 @@ def test_questions_in_readers_words_become_pairs_with_the_labelled_answer(api_si
                   "relevant": [{"url": chunk["url"], "text_contains": phrase}]},
                  {"id": "t-2", "question": "anything", "style": "howto",
                   "relevant": [{"url": chunk["url"], "text_contains": "words no chunk has anywhere"}]}]
-    rows = list(make_pairs.reader_pairs(api_site, "test-api", "train", questions, 10))
+    rows = list(make_pairs.reader_pairs(make_pairs.Site(api_site), "test-api", "train", questions, 10))
     assert len(rows) == 1 and "t-2: no chunk at" in capsys.readouterr().out
     row = rows[0]
     assert row["source"] == "reader" and row["question"] == questions[0]["question"]

@@ -79,73 +79,73 @@ def twin_key(text: str) -> str:
     return _DOTTED.sub(r"\1", _CARD_MODULE.sub(r"\1", text))
 
 
-def answers(q: Question, records: list[dict], by_url: dict, by_twin: dict) -> set[int]:
-    """The chunks that answer ``q``: its positive, its twins (the same text but for where
-    the object lives), and for a question about a whole object or section every chunk at
-    the positive's URL."""
-    pos = records[q.positive]
-    same = set(by_twin[twin_key(pos["text"])]) | {q.positive}
-    return same | set(by_url[pos["url"]]) if q.scope == "url" else same
+class Site:
+    """A built site as the pairs are made from it: its chunks, found by URL and by twin text,
+    and sphinx-rag's ranking as a reader with the model gets it (loaded once a site)."""
 
+    def __init__(self, html: Path):
+        from sphinx_rag.search.index import IndexReader
+        from sphinx_rag.search.retrieve import Searcher
 
-def site_pairs(html: Path, site: str, split: str, n: int, depth: int, rng: random.Random):
-    from sphinx_rag.search.index import IndexReader
-    from sphinx_rag.search.retrieve import Searcher
+        index = IndexReader(html)
+        self.records = [index.chunk(i) for i in range(index.n_chunks)]
+        self.by_url: dict[str, list[int]] = defaultdict(list)
+        self.by_twin: dict[str, list[int]] = defaultdict(list)
+        for i, r in enumerate(self.records):
+            self.by_url[r["url"]].append(i)
+            self.by_twin[twin_key(r["text"])].append(i)
+        self.searcher = Searcher(index, encoder="model")
 
-    index = IndexReader(html)
-    records = [index.chunk(i) for i in range(index.n_chunks)]
-    by_url: dict[str, list[int]] = defaultdict(list)
-    by_twin: dict[str, list[int]] = defaultdict(list)
-    for i, r in enumerate(records):
-        by_url[r["url"]].append(i)
-        by_twin[twin_key(r["text"])].append(i)
-    searcher = Searcher(index, encoder="model")
-    questions = sample(questions_for_site(records, site, rng), n, rng)
-    for q in questions:
-        scored = searcher.scores(q.text)
+    def twins(self, i: int) -> set[int]:
+        """Chunk ``i`` and the chunks of the same text but for where the object lives."""
+        return set(self.by_twin[twin_key(self.records[i]["text"])]) | {i}
+
+    def pair(self, question: str, positive: int, good: set[int], depth: int, **fields) -> dict | None:
+        """The row of one question: ``positive``'s text, the fused top ``depth`` without the
+        ``good`` chunks as negatives, the answer's fused rank; None when nothing is left."""
+        scored = self.searcher.scores(question)
         ranked = sorted(scored, key=lambda i: (-scored[i], i))[:depth]
-        good = answers(q, records, by_url, by_twin)
-        rank = next((k for k, i in enumerate(ranked, start=1) if i in good), 0)
         negatives = [i for i in ranked if i not in good]
         if not negatives:
-            continue
-        yield {"site": site, "split": split, "style": q.style, "source": q.source, "question": q.text,
-               "positive": records[q.positive]["text"], "negatives": [records[i]["text"] for i in negatives],
-               "positive_rank": rank}
+            return None
+        return {**fields, "question": question, "positive": self.records[positive]["text"],
+                "negatives": [self.records[i]["text"] for i in negatives],
+                "positive_rank": next((k for k, i in enumerate(ranked, start=1) if i in good), 0)}
 
 
-def reader_pairs(html: Path, site: str, split: str, questions: list[dict], depth: int):
+def answers(q: Question, site: Site) -> set[int]:
+    """The chunks that answer ``q``: its positive, its twins, and for a question about a
+    whole object or section every chunk at the positive's URL."""
+    same = site.twins(q.positive)
+    return same | set(site.by_url[site.records[q.positive]["url"]]) if q.scope == "url" else same
+
+
+def site_pairs(site: Site, name: str, split: str, n: int, depth: int, rng: random.Random):
+    for q in sample(questions_for_site(site.records, name, rng), n, rng):
+        row = site.pair(q.text, q.positive, answers(q, site), depth, site=name, split=split, style=q.style,
+                        source=q.source)
+        if row is not None:
+            yield row
+
+
+def reader_pairs(site: Site, name: str, split: str, questions: list[dict], depth: int):
     """Pairs from questions in readers' words (``reader_questions/SITE.json``): the answer is
     the chunk at the label's URL that holds its phrase (``check_reader_questions.holds``) and
     that chunk's twins, the negatives the fused top ``depth`` without them, as for the
     generated questions."""
     from check_reader_questions import holds
-    from sphinx_rag.search.index import IndexReader
-    from sphinx_rag.search.retrieve import Searcher
 
-    index = IndexReader(html)
-    records = [index.chunk(i) for i in range(index.n_chunks)]
-    by_url: dict[str, list[int]] = defaultdict(list)
-    by_twin: dict[str, list[int]] = defaultdict(list)
-    for i, r in enumerate(records):
-        by_url[r["url"]].append(i)
-        by_twin[twin_key(r["text"])].append(i)
-    searcher = Searcher(index, encoder="model")
     for q in questions:
         label = q["relevant"][0]
-        held = [i for i in by_url[label["url"]] if holds(records[i], label)]
+        held = [i for i in site.by_url[label["url"]] if holds(site.records[i], label)]
         if not held:
-            print(f"[make_pairs] {site} {q['id']}: no chunk at {label['url']} holds its phrase (skipped)", flush=True)
+            print(f"[make_pairs] {name} {q['id']}: no chunk at {label['url']} holds its phrase (skipped)", flush=True)
             continue
-        good = {t for i in held for t in by_twin[twin_key(records[i]["text"])]} | set(held)
-        scored = searcher.scores(q["question"])
-        ranked = sorted(scored, key=lambda i: (-scored[i], i))[:depth]
-        rank = next((k for k, i in enumerate(ranked, start=1) if i in good), 0)
-        negatives = [i for i in ranked if i not in good]
-        if negatives:
-            yield {"site": site, "split": split, "style": q["style"], "source": "reader", "question": q["question"],
-                   "positive": records[held[0]]["text"], "negatives": [records[i]["text"] for i in negatives],
-                   "positive_rank": rank}
+        good = set().union(*(site.twins(i) for i in held))
+        row = site.pair(q["question"], held[0], good, depth, site=name, split=split, style=q["style"],
+                        source="reader")
+        if row is not None:
+            yield row
 
 
 def main(argv=None) -> int:
@@ -168,11 +168,12 @@ def main(argv=None) -> int:
             started = time.time()
             rng = random.Random(f"{args.seed}:{site}")
             n = args.per_site if info["split"] == "train" else args.per_site // 2
-            rows = list(site_pairs(Path(info["html"]), site, info["split"], n, args.depth, rng))
+            built = Site(Path(info["html"]))
+            rows = list(site_pairs(built, site, info["split"], n, args.depth, rng))
             written = args.reader_questions / f"{site}.json" if args.reader_questions else None
             if written is not None and written.is_file():
-                rows += reader_pairs(Path(info["html"]), site, info["split"],
-                                     json.loads(written.read_text(encoding="utf-8")), args.depth)
+                rows += reader_pairs(built, site, info["split"], json.loads(written.read_text(encoding="utf-8")),
+                                     args.depth)
             for row in rows:
                 out.write(json.dumps(row, ensure_ascii=False) + "\n")
                 styles[(info["split"], row["style"])] += 1
