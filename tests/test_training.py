@@ -77,8 +77,7 @@ def api_site(tmp_path_factory, rootdir) -> Path:
 @pytest.fixture(scope="module")
 def pairs(tmp_path_factory, api_site) -> Path:
     """Questions and hard negatives from the api site."""
-    html = api_site
-    rows = list(make_pairs.site_pairs(make_pairs.Site(html), "test-api", "train", 40, 10, random.Random(0)))
+    rows = list(make_pairs.site_pairs(make_pairs.Site(api_site), "test-api", "train", 40, 10, random.Random(0)))
     assert len(rows) >= 12, rows
     for row in rows:
         assert row["positive"] not in row["negatives"]  # an answer is never its own negative
